@@ -1,0 +1,62 @@
+# torch-ocl: the two commands are `make demo` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+SYSTEM_PACKAGES := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo \
+                   cmake g++ make libgtest-dev ninja-build
+SOURCES := $(shell find csrc cmake -type f) CMakeLists.txt pyproject.toml $(wildcard torch_ocl/*.py)
+
+.PHONY: demo test setup system venv install test-cpp test-py bench clean format
+
+demo: setup
+	$(PY) examples/demo.py
+
+test: setup test-cpp test-py
+
+setup: system venv install
+
+# System packages: installed when missing and we are root; otherwise the exact command is printed.
+system:
+	@missing=""; for p in $(SYSTEM_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "Installing system packages:$$missing"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	  else \
+	    echo "Missing system packages. Run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+$(VENV)/.deps: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q torch==2.13.0 "scikit-build-core>=0.10" numpy pytest
+	touch $@
+
+venv: $(VENV)/.deps
+
+# The extension and the C++ tests build in one CMake tree (build/<wheel tag>, see pyproject).
+$(VENV)/.installed: $(VENV)/.deps $(SOURCES)
+	$(PIP) install -q --no-build-isolation --no-deps .
+	touch $@
+
+install: $(VENV)/.installed
+
+test-cpp: setup
+	cd build/$$(ls build | grep -m1 '^cp') && ctest --output-on-failure --timeout 300
+
+test-py: setup
+	$(PY) -m pytest -q tests
+
+bench: setup
+	$(PY) benchmarks/runtime.py
+
+format:
+	clang-format -i $$(find csrc -name '*.cpp' -o -name '*.h')
+
+clean:
+	rm -rf build $(VENV)

@@ -1,0 +1,124 @@
+#include "aten/cl_types.h"
+
+#include <c10/util/Exception.h>
+
+#include "integration/state.h"
+
+namespace torch_ocl::aten {
+
+using c10::ScalarType;
+
+void checkDtypeSupported(ScalarType t, c10::DeviceIndex index) {
+  switch (t) {
+    case ScalarType::Bool:
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::Float:
+    case ScalarType::ComplexFloat:
+      return;
+    case ScalarType::Double:
+    case ScalarType::ComplexDouble: {
+      const auto& info = device(index).info();
+      TORCH_CHECK_TYPE(info.fp64, "ocl:", static_cast<int>(index), " (", info.name,
+                       ") does not support ", t,
+                       ": the device lacks cl_khr_fp64. Convert to float32 explicitly "
+                       "(torch-ocl never downcasts silently).");
+      return;
+    }
+    default:
+      TORCH_CHECK_TYPE(false, "dtype ", t, " is not supported on the ocl device");
+  }
+}
+
+const char* clStorageType(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool:
+    case ScalarType::Byte:
+      return "uchar";
+    case ScalarType::Char:
+      return "char";
+    case ScalarType::Short:
+      return "short";
+    case ScalarType::Int:
+      return "int";
+    case ScalarType::Long:
+      return "long";
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+      return "ushort";
+    case ScalarType::Float:
+      return "float";
+    case ScalarType::Double:
+      return "double";
+    case ScalarType::ComplexFloat:
+      return "float2";
+    case ScalarType::ComplexDouble:
+      return "double2";
+    default:
+      TORCH_CHECK_TYPE(false, "dtype ", t, " is not supported on the ocl device");
+  }
+}
+
+const char* clComputeType(ScalarType t) {
+  if (t == ScalarType::Half || t == ScalarType::BFloat16) return "float";
+  return clStorageType(t);
+}
+
+std::string loadExpr(ScalarType t, const std::string& ptr, const std::string& idx) {
+  switch (t) {
+    case ScalarType::Half:
+      return "vload_half(" + idx + ", (__global const half*)(" + ptr + "))";
+    case ScalarType::BFloat16:
+      return "ocl_bf16_to_float(" + ptr + "[" + idx + "])";
+    default:
+      return ptr + "[" + idx + "]";
+  }
+}
+
+std::string storeStmt(ScalarType t, const std::string& ptr, const std::string& idx,
+                      const std::string& value) {
+  switch (t) {
+    case ScalarType::Half:
+      return "vstore_half_rte(" + value + ", " + idx + ", (__global half*)(" + ptr + "));";
+    case ScalarType::BFloat16:
+      return ptr + "[" + idx + "] = ocl_float_to_bf16(" + value + ");";
+    default:
+      return ptr + "[" + idx + "] = " + value + ";";
+  }
+}
+
+static bool isComplex(ScalarType t) {
+  return t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble;
+}
+
+static bool isFloating(ScalarType t) {
+  return t == ScalarType::Half || t == ScalarType::BFloat16 || t == ScalarType::Float ||
+         t == ScalarType::Double;
+}
+
+std::string convertExpr(ScalarType from, ScalarType to, const std::string& v) {
+  if (from == to) return v;
+  const std::string to_t = clComputeType(to);
+  if (isComplex(from) && isComplex(to)) return "convert_" + to_t + "(" + v + ")";
+  if (isComplex(to)) {
+    const char* real_t = to == ScalarType::ComplexFloat ? "float" : "double";
+    return "(" + to_t + ")((" + real_t + ")(" + v + "), 0)";
+  }
+  if (to == ScalarType::Bool) {
+    if (isComplex(from)) return "(uchar)((" + v + ").x != 0 || (" + v + ").y != 0)";
+    return "(uchar)((" + v + ") != 0)";
+  }
+  // complex -> real keeps the real part, as PyTorch does (it warns on the Python side).
+  std::string src = isComplex(from) ? "(" + v + ").x" : v;
+  // Floating -> small integers goes through long, which matches x86 CPU PyTorch's truncation.
+  if ((isFloating(from) || isComplex(from)) && !isFloating(to) && to != ScalarType::Long)
+    return "(" + to_t + ")(long)(" + src + ")";
+  return "(" + to_t + ")(" + src + ")";
+}
+
+}  // namespace torch_ocl::aten

@@ -1,0 +1,30 @@
+// How each ScalarType lives in OpenCL C: its storage type, the type arithmetic runs in, and the
+// expressions that load, store and convert it. fp16 without cl_khr_fp16 and bf16 everywhere are
+// storage types (ushort) with arithmetic in float; the pointwise generator builds on this.
+#pragma once
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include <string>
+
+namespace torch_ocl::aten {
+
+// Throws a clear error for dtypes the device cannot hold (fp64 without cl_khr_fp64, ...).
+void checkDtypeSupported(c10::ScalarType t, c10::DeviceIndex device);
+
+const char* clStorageType(c10::ScalarType t);  // "float", "ushort" (half/bf16), "uchar" (bool)...
+const char* clComputeType(c10::ScalarType t);  // "float" for half/bf16, else the storage type
+// Expression that reads element `idx` of pointer `ptr` (typed as clStorageType) as compute type.
+std::string loadExpr(c10::ScalarType t, const std::string& ptr, const std::string& idx);
+// Statement that stores compute-typed `value` to element `idx` of `ptr`.
+std::string storeStmt(c10::ScalarType t, const std::string& ptr, const std::string& idx,
+                      const std::string& value);
+// Converts a value of from's compute type to to's compute type with PyTorch's CPU semantics.
+std::string convertExpr(c10::ScalarType from, c10::ScalarType to, const std::string& value);
+// Small integer code for keys: (dtype) fits in 6 bits.
+inline uint64_t dtypeCode(c10::ScalarType t) {
+  return static_cast<uint64_t>(t) & 0x3f;
+}
+
+}  // namespace torch_ocl::aten

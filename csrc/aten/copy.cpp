@@ -1,0 +1,195 @@
+// Copies: host to device, device to host, device to device (strided and dtype-converting on the
+// device), between two ocl devices, and _local_scalar_dense.
+#include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/TensorIterator.h>
+#include <ATen/native/Resize.h>
+
+#include "aten/cl_types.h"
+#include "aten/launch.h"
+#include "aten/ops.h"
+
+namespace torch_ocl::aten {
+namespace {
+
+char kCopyFamily;
+
+cl_program copyProgram(c10::DeviceIndex idx, c10::ScalarType dst, c10::ScalarType src) {
+  const uint64_t variant = dtypeCode(dst) | (dtypeCode(src) << 6);
+  return programs(idx).get({&kCopyFamily, variant}, [&] {
+    const std::string load = loadExpr(src, "s", "i");
+    const std::string value = convertExpr(src, dst, load);
+    const std::string dst_t = clStorageType(dst), src_t = clStorageType(src);
+    std::string body;
+    body +=
+        "__kernel void copy_contig(__global char* db, ulong doff, __global const char* sb,\n"
+        "                          ulong soff, long n) {\n";
+    body += "  __global " + dst_t + "* d = (__global " + dst_t + "*)(db + doff);\n";
+    body += "  __global const " + src_t + "* s = (__global const " + src_t + "*)(sb + soff);\n";
+    body += "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {\n";
+    body += "    " + storeStmt(dst, "d", "i", value) + "\n  }\n}\n";
+    body +=
+        "__kernel void copy_strided(__global char* db, ulong doff, __global const char* sb,\n"
+        "    ulong soff, long n, int ndim, OclStrides2 st) {\n"
+        "  for (long li = get_global_id(0); li < n; li += get_global_size(0)) {\n"
+        "    long rem = li, od = 0, os = 0;\n"
+        "    for (int k = 0; k < ndim; ++k) {\n"
+        "      long c = rem % st.sizes[k];\n"
+        "      rem /= st.sizes[k];\n"
+        "      od += c * st.strides[0][k];\n"
+        "      os += c * st.strides[1][k];\n"
+        "    }\n";
+    body += "    __global " + dst_t + "* d = (__global " + dst_t + "*)(db + doff + od);\n";
+    body +=
+        "    __global const " + src_t + "* s = (__global const " + src_t + "*)(sb + soff + os);\n";
+    body += "    const long i = 0;\n";
+    body += "    " + storeStmt(dst, "d", "i", value) + "\n  }\n}\n";
+    return rt::ProgramSource{
+        std::string("copy<") + c10::toString(src) + "->" + c10::toString(dst) + ">",
+        withPrelude(body), ""};
+  });
+}
+
+bool isPinned(const at::Tensor& t) {
+  return rt::PinnedHostMemory::isPinned(t.storage().data());
+}
+
+// Same device, any layout and dtypes.
+void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
+  const c10::DeviceIndex idx = dst.device().index();
+  checkDtypeSupported(dst.scalar_type(), idx);
+  checkDtypeSupported(src.scalar_type(), idx);
+  rt::Device& dev = device(idx);
+  cl_command_queue q = currentQueue(idx);
+  if (dst.scalar_type() == src.scalar_type() && dst.is_contiguous() && src.is_contiguous() &&
+      dst.sizes() == src.sizes()) {
+    if (dst.is_alias_of(src) && dst.storage_offset() == src.storage_offset()) return;
+    at::assert_no_overlap(dst, src);
+    rt::BufferRef d = bufferOf(dst), s = bufferOf(src);
+    OCL_TRY
+    OCL_CHECK(clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, dst.nbytes(), 0, nullptr,
+                                  nullptr));
+    OCL_CATCH
+    return;
+  }
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(dst)
+                  .add_const_input(src)
+                  .resize_outputs(false)
+                  .check_all_same_dtype(false)
+                  .check_all_same_device(false)
+                  .build();
+  if (iter.numel() == 0) return;
+  cl_program prog = copyProgram(idx, dst.scalar_type(), src.scalar_type());
+  rt::BufferRef d = resolvePtr(iter.data_ptr(0)), s = resolvePtr(iter.data_ptr(1));
+  OCL_TRY
+  if (iter.is_contiguous()) {
+    cl_kernel k = programs(idx).kernel(prog, "copy_contig");
+    setArgs(k, d, s, static_cast<cl_long>(iter.numel()));
+    launch1D(dev, q, k, iter.numel());
+  } else {
+    cl_kernel k = programs(idx).kernel(prog, "copy_strided");
+    setArgs(k, d, s, static_cast<cl_long>(iter.numel()), static_cast<cl_int>(iter.ndim()),
+            stridesOf(iter));
+    launch1D(dev, q, k, iter.numel());
+  }
+  OCL_CATCH
+}
+
+bool deviceHolds(c10::ScalarType t, c10::DeviceIndex idx) {
+  if (t == c10::kDouble || t == c10::kComplexDouble) return device(idx).info().fp64;
+  return true;
+}
+
+void copyHostToDevice(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
+  const c10::DeviceIndex idx = dst.device().index();
+  checkDtypeSupported(dst.scalar_type(), idx);
+  // A dtype the device cannot hold is converted on the host; others convert on the device.
+  at::Tensor host = deviceHolds(src.scalar_type(), idx) ? src : src.to(dst.scalar_type());
+  if (!(host.scalar_type() == dst.scalar_type() && dst.is_contiguous() && host.is_contiguous() &&
+        dst.sizes() == host.sizes())) {
+    at::Tensor staging = at::empty(host.sizes(), host.options().device(dst.device()));
+    copyHostToDevice(staging, host.contiguous(), false);
+    copyOnDevice(dst, staging);
+    return;
+  }
+  rt::BufferRef d = bufferOf(dst);
+  c10::Stream stream = currentStream(idx);
+  const bool async = non_blocking && isPinned(host);
+  OCL_TRY
+  OCL_CHECK(clEnqueueWriteBuffer(queueOf(stream), d.mem, async ? CL_FALSE : CL_TRUE, d.offset,
+                                 dst.nbytes(), host.const_data_ptr(), 0, nullptr, nullptr));
+  OCL_CATCH
+  if (async) {
+    // The pinned block must not be reused before the write has read it.
+    recordHostUse(host.storage().mutable_data(), host.storage().data_ptr().get_context(), stream);
+    OCL_TRY
+    OCL_CHECK(clFlush(queueOf(stream)));
+    OCL_CATCH
+  }
+}
+
+void copyDeviceToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
+  const c10::DeviceIndex idx = src.device().index();
+  if (!(src.scalar_type() == dst.scalar_type() && dst.is_contiguous() && src.is_contiguous() &&
+        dst.sizes() == src.sizes())) {
+    // Convert and gather on the device into a contiguous buffer, then one read.
+    c10::ScalarType staging_t =
+        deviceHolds(dst.scalar_type(), idx) ? dst.scalar_type() : src.scalar_type();
+    at::Tensor staging = at::empty(dst.sizes(), src.options().dtype(staging_t));
+    copyOnDevice(staging, src);
+    if (staging_t == dst.scalar_type() && dst.is_contiguous()) {
+      copyDeviceToHost(dst, staging, non_blocking);
+    } else {
+      at::Tensor host = at::empty(dst.sizes(), dst.options().dtype(staging_t));
+      copyDeviceToHost(host, staging, false);
+      dst.copy_(host);
+    }
+    return;
+  }
+  rt::BufferRef s = bufferOf(src);
+  const bool async = non_blocking && isPinned(dst);
+  OCL_TRY
+  OCL_CHECK(clEnqueueReadBuffer(currentQueue(idx), s.mem, async ? CL_FALSE : CL_TRUE, s.offset,
+                                src.nbytes(), dst.mutable_data_ptr(), 0, nullptr, nullptr));
+  if (async) OCL_CHECK(clFlush(currentQueue(idx)));
+  OCL_CATCH
+}
+
+}  // namespace
+
+at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  TORCH_CHECK(self.sizes() == dst.sizes() || self.numel() == dst.numel(),
+              "_copy_from: size mismatch ", self.sizes(), " vs ", dst.sizes());
+  if (dst.numel() == 0) return dst;
+  const bool src_dev = self.device().type() == kOcl, dst_dev = dst.device().type() == kOcl;
+  at::Tensor src = self.sizes() == dst.sizes() ? self : self.view(dst.sizes());
+  if (!src_dev && dst_dev) {
+    copyHostToDevice(dst, src, non_blocking);
+  } else if (src_dev && !dst_dev) {
+    TORCH_CHECK(dst.device().is_cpu(), "torch-ocl: cannot copy from ocl to ", dst.device());
+    copyDeviceToHost(dst, src, non_blocking);
+  } else if (src.device() == dst.device()) {
+    copyOnDevice(dst, src);
+  } else {
+    // Two ocl devices have separate OpenCL contexts: go through (pinned when asked) host memory.
+    at::Tensor host =
+        at::empty(src.sizes(), src.options().device(at::kCPU).pinned_memory(non_blocking));
+    copyDeviceToHost(host, src, false);
+    copyHostToDevice(dst, host, false);
+  }
+  return dst;
+}
+
+at::Tensor copyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  return copyFrom(self, dst, false);
+}
+
+at::Scalar localScalarDense(const at::Tensor& self) {
+  at::Tensor host = at::empty({}, self.options().device(at::kCPU));
+  copyDeviceToHost(host, self.reshape({}), false);
+  return host.item();
+}
+
+}  // namespace torch_ocl::aten

@@ -1,0 +1,53 @@
+// empty and empty_strided: tensors whose storage comes from the caching device allocator.
+#include <ATen/EmptyTensor.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "aten/cl_types.h"
+#include "aten/ops.h"
+#include "integration/allocator.h"
+#include "integration/state.h"
+
+namespace torch_ocl::aten {
+namespace {
+
+c10::Device targetDevice(std::optional<c10::Device> device) {
+  c10::Device d = device.value_or(c10::Device(kOcl, currentDevice()));
+  TORCH_CHECK(d.type() == kOcl, "expected an ocl device, got ", d);
+  if (!d.has_index()) d = c10::Device(kOcl, currentDevice());
+  checkIndex(d.index());
+  return d;
+}
+
+}  // namespace
+
+at::Tensor empty(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
+                 std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                 std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
+  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided,
+              "torch-ocl supports only strided tensors, got layout ", *layout);
+  const c10::Device d = targetDevice(device);
+  const auto t = dtype.value_or(c10::get_default_dtype_as_scalartype());
+  checkDtypeSupported(t, d.index());
+  c10::DeviceGuard guard(d);
+  return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), deviceAllocator(),
+                                   c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t,
+                                   memory_format);
+}
+
+at::Tensor emptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
+                        std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                        std::optional<c10::Device> device, std::optional<bool> pin_memory) {
+  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
+  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided,
+              "torch-ocl supports only strided tensors, got layout ", *layout);
+  const c10::Device d = targetDevice(device);
+  const auto t = dtype.value_or(c10::get_default_dtype_as_scalartype());
+  checkDtypeSupported(t, d.index());
+  c10::DeviceGuard guard(d);
+  return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size),
+                                           C10_AS_INTARRAYREF_SLOW(stride), deviceAllocator(),
+                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t);
+}
+
+}  // namespace torch_ocl::aten

@@ -1,0 +1,118 @@
+#include "aten/fallback.h"
+
+#include <ATen/native/CPUFallback.h>
+#include <torch/library.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace torch_ocl::aten {
+namespace {
+
+std::mutex g_mutex;
+std::map<std::string, FallbackRecord>& records() {
+  static auto* r = new std::map<std::string, FallbackRecord>();  // NOLINT: leaked on purpose
+  return *r;
+}
+
+bool strictFromEnv() {
+  const char* v = std::getenv("TORCH_OCL_STRICT");
+  return v && *v && std::string(v) != "0";
+}
+std::atomic<bool> g_strict{strictFromEnv()};
+
+int64_t oclBytes(const c10::IValue& v) {
+  int64_t n = 0;
+  auto count = [&](const at::Tensor& t) {
+    if (t.defined() && t.device().type() == c10::DeviceType::PrivateUse1)
+      n += static_cast<int64_t>(t.nbytes());
+  };
+  if (v.isTensor()) {
+    count(v.toTensor());
+  } else if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorList()) count(t);
+  } else if (v.isOptionalTensorList()) {
+    for (const std::optional<at::Tensor> t : v.toOptionalTensorList())
+      if (t.has_value()) count(*t);
+  }
+  return n;
+}
+
+void oclFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  std::string name = schema.name();
+  if (!schema.overload_name().empty()) name += "." + schema.overload_name();
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      !g_strict.load(std::memory_order_relaxed), "torch-ocl strict mode: ", name,
+      " has no native ocl kernel and would run on the CPU. Leave strict mode "
+      "(TORCH_OCL_STRICT=0 / torch_ocl.strict(False)) to allow the CPU fallback, or see "
+      "docs/compatibility.md for what runs natively.");
+
+  const size_t nargs = schema.arguments().size();
+  int64_t to_host = 0, to_device = 0;
+  for (size_t i = 0; i < nargs; ++i) {
+    const c10::IValue& a = (*stack)[stack->size() - nargs + i];
+    const int64_t b = oclBytes(a);
+    to_host += b;
+    const auto* alias = schema.arguments()[i].alias_info();
+    if (alias && alias->isWrite()) to_device += b;  // mutated in place: copied back
+  }
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    first = records().find(name) == records().end();
+    if (first) records()[name].op = name;
+  }
+  if (first)
+    TORCH_WARN("torch-ocl: ", name,
+               " has no native ocl kernel; it runs on the CPU, copying its tensors between "
+               "host and device (slow). torch_ocl.fallback_report() lists every such op; "
+               "TORCH_OCL_STRICT=1 makes this an error.");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  at::native::cpu_fallback(op, stack);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const size_t nret = schema.returns().size();
+  for (size_t i = 0; i < nret && i < stack->size(); ++i) {
+    const auto* alias = schema.returns()[i].alias_info();
+    if (alias && alias->isWrite()) continue;  // already counted as a mutated argument
+    to_device += oclBytes((*stack)[stack->size() - nret + i]);
+  }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  FallbackRecord& r = records()[name];
+  r.calls += 1;
+  r.bytes_to_host += to_host;
+  r.bytes_to_device += to_device;
+  r.seconds += secs;
+}
+
+}  // namespace
+
+std::vector<FallbackRecord> fallbackRecords() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::vector<FallbackRecord> out;
+  for (const auto& kv : records()) out.push_back(kv.second);
+  return out;
+}
+
+void resetFallbackRecords() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  records().clear();
+}
+
+void setStrict(bool s) {
+  g_strict.store(s);
+}
+bool strict() {
+  return g_strict.load();
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&oclFallback>());
+}
+
+}  // namespace torch_ocl::aten

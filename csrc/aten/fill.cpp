@@ -1,0 +1,104 @@
+// fill_ and zero_: clEnqueueFillBuffer for contiguous tensors, a strided kernel otherwise.
+#include <ATen/ATen.h>
+#include <ATen/Dispatch_v2.h>
+#include <ATen/TensorIterator.h>
+
+#include "aten/cl_types.h"
+#include "aten/launch.h"
+#include "aten/ops.h"
+
+#include <cstring>
+
+namespace torch_ocl::aten {
+namespace {
+
+char kFillFamily;
+
+// The value as the bytes the device stores for dtype t.
+struct ScalarBits {
+  alignas(16) unsigned char bytes[16] = {};
+  size_t size = 0;
+};
+
+ScalarBits scalarBits(const at::Scalar& value, c10::ScalarType t) {
+  ScalarBits out;
+  AT_DISPATCH_V2(t, "ocl_fill", AT_WRAP([&] {
+                   scalar_t v = value.to<scalar_t>();
+                   static_assert(sizeof(scalar_t) <= sizeof(out.bytes));
+                   std::memcpy(out.bytes, &v, sizeof(scalar_t));
+                   out.size = sizeof(scalar_t);
+                 }),
+                 AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), c10::kHalf, c10::kBFloat16, c10::kBool);
+  return out;
+}
+
+cl_program fillProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return programs(idx).get({&kFillFamily, dtypeCode(t)}, [&] {
+    const std::string st = clStorageType(t);
+    std::string body =
+        "__kernel void fill_strided(__global char* db, ulong doff, long n, int ndim,\n"
+        "                           OclStrides2 st, " +
+        st +
+        " value) {\n"
+        "  for (long li = get_global_id(0); li < n; li += get_global_size(0)) {\n"
+        "    long rem = li, od = 0;\n"
+        "    for (int k = 0; k < ndim; ++k) {\n"
+        "      od += (rem % st.sizes[k]) * st.strides[0][k];\n"
+        "      rem /= st.sizes[k];\n"
+        "    }\n"
+        "    *(__global " +
+        st +
+        "*)(db + doff + od) = value;\n"
+        "  }\n}\n";
+    return rt::ProgramSource{std::string("fill<") + c10::toString(t) + ">", withPrelude(body), ""};
+  });
+}
+
+}  // namespace
+
+at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value) {
+  if (self.numel() == 0) return self;
+  const c10::DeviceIndex idx = self.device().index();
+  checkDtypeSupported(self.scalar_type(), idx);
+  const ScalarBits bits = scalarBits(value, self.scalar_type());
+  rt::Device& dev = device(idx);
+  cl_command_queue q = currentQueue(idx);
+  if (self.is_contiguous()) {
+    rt::BufferRef b = bufferOf(self);
+    OCL_TRY
+    OCL_CHECK(clEnqueueFillBuffer(q, b.mem, bits.bytes, bits.size, b.offset, self.nbytes(), 0,
+                                  nullptr, nullptr));
+    OCL_CATCH
+    return self;
+  }
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(self)
+                  .resize_outputs(false)
+                  .check_all_same_dtype(false)
+                  .build();
+  cl_program prog = fillProgram(idx, self.scalar_type());
+  rt::BufferRef b = resolvePtr(iter.data_ptr(0));
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "fill_strided");
+  cl_uint i = 0;
+  setArg(k, i, b);
+  setArg(k, i, static_cast<cl_long>(iter.numel()));
+  setArg(k, i, static_cast<cl_int>(iter.ndim()));
+  setArg(k, i, stridesOf(iter));
+  OCL_CHECK(clSetKernelArg(k, i++, bits.size, bits.bytes));
+  launch1D(dev, q, k, iter.numel());
+  OCL_CATCH
+  return self;
+}
+
+at::Tensor& fillTensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  return fillScalar(self, value.item());
+}
+
+at::Tensor& zero(at::Tensor& self) {
+  return fillScalar(self, 0);
+}
+
+}  // namespace torch_ocl::aten

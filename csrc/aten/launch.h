@@ -1,0 +1,54 @@
+// Launch helpers shared by the op families: argument setting, 1-D launches with an explicit
+// local size, (cl_mem, offset) of a tensor, and the strides struct the kernels take.
+#pragma once
+
+#include <ATen/TensorIterator.h>
+#include <ATen/core/Tensor.h>
+
+#include "integration/allocator.h"
+#include "integration/state.h"
+#include "kernels/embedded.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace torch_ocl::aten {
+
+constexpr int kMaxDims = 10;  // OCL_MAX_DIMS in prelude.cl
+struct alignas(8) OclStrides2 {
+  cl_long sizes[kMaxDims];
+  cl_long strides[2][kMaxDims];
+};
+
+// Byte-addressed location of a tensor's first element.
+inline rt::BufferRef bufferOf(const at::Tensor& t) {
+  return resolvePtr(static_cast<const char*>(t.storage().data()) +
+                    t.storage_offset() * t.element_size());
+}
+
+template <typename T>
+inline void setArg(cl_kernel k, cl_uint& i, const T& v) {
+  OCL_CHECK(clSetKernelArg(k, i++, sizeof(T), &v));
+}
+inline void setArg(cl_kernel k, cl_uint& i, const rt::BufferRef& b) {
+  OCL_CHECK(clSetKernelArg(k, i++, sizeof(cl_mem), &b.mem));
+  cl_ulong off = b.offset;
+  OCL_CHECK(clSetKernelArg(k, i++, sizeof(cl_ulong), &off));
+}
+template <typename... Args>
+inline void setArgs(cl_kernel k, const Args&... args) {
+  cl_uint i = 0;
+  (setArg(k, i, args), ...);
+}
+
+// Enqueues a grid-stride 1-D kernel covering n items on queue.
+void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n);
+
+// Sizes/strides from a TensorIterator with up to two operands (0: output, 1: input).
+OclStrides2 stridesOf(const at::TensorIteratorBase& iter);
+
+// Source of a program: the prelude followed by the body.
+std::string withPrelude(const std::string& body);
+
+}  // namespace torch_ocl::aten

@@ -1,0 +1,38 @@
+// Native ocl kernels, registered in register.cpp (one sorted table).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+#include <optional>
+
+namespace torch_ocl::aten {
+
+// factory.cpp
+at::Tensor empty(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
+                 std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                 std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format);
+at::Tensor emptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
+                        std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                        std::optional<c10::Device> device, std::optional<bool> pin_memory);
+
+// copy.cpp
+at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
+at::Tensor copyFromAndResize(const at::Tensor& self, const at::Tensor& dst);
+at::Scalar localScalarDense(const at::Tensor& self);
+
+// fill.cpp
+at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value);
+at::Tensor& fillTensor(at::Tensor& self, const at::Tensor& value);
+at::Tensor& zero(at::Tensor& self);
+
+// resize.cpp
+const at::Tensor& resize(const at::Tensor& self, c10::SymIntArrayRef size,
+                         std::optional<c10::MemoryFormat> memory_format);
+at::Tensor& setStorage(at::Tensor& self, at::Storage source, c10::SymInt storage_offset,
+                       c10::SymIntArrayRef size, c10::SymIntArrayRef stride);
+at::Tensor& setSourceStorage(at::Tensor& self, at::Storage source);
+at::Tensor& setSourceTensor(at::Tensor& self, const at::Tensor& source);
+at::Tensor& setEmpty(at::Tensor& self);
+
+}  // namespace torch_ocl::aten

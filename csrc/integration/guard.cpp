@@ -1,0 +1,125 @@
+// Device guard with streams and events, registered for PrivateUse1. torch.Stream, torch.Event,
+// torch.accelerator and autograd's stream handling all come through here.
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include "integration/allocator.h"
+#include "integration/state.h"
+
+#include <memory>
+
+namespace torch_ocl {
+namespace {
+
+rt::Event* asEvent(void* e) {
+  return static_cast<rt::Event*>(e);
+}
+
+struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return kOcl; }
+
+  c10::Device exchangeDevice(c10::Device d) const override {
+    TORCH_INTERNAL_ASSERT(d.type() == kOcl);
+    c10::Device old(kOcl, currentDevice());
+    if (old.index() != d.index()) setCurrentDevice(d.index());
+    return old;
+  }
+  c10::Device getDevice() const override { return c10::Device(kOcl, currentDevice()); }
+  void setDevice(c10::Device d) const override {
+    TORCH_INTERNAL_ASSERT(d.type() == kOcl);
+    setCurrentDevice(d.index());
+  }
+  void uncheckedSetDevice(c10::Device d) const noexcept override {
+    try {
+      setCurrentDevice(d.index());
+    } catch (...) {
+    }
+  }
+
+  c10::Stream getStream(c10::Device d) const override { return currentStream(d.index()); }
+  c10::Stream getDefaultStream(c10::Device d) const override { return defaultStream(d.index()); }
+  c10::Stream getStreamFromGlobalPool(c10::Device d, bool /*high_priority*/) const override {
+    rt::Device& dev = device(d.index());
+    return c10::Stream(c10::Stream::UNSAFE, d, dev.nextPoolStream());
+  }
+  c10::Stream getNewStream(c10::Device d, int /*priority*/) const override {
+    return getStreamFromGlobalPool(d, false);
+  }
+  c10::Stream exchangeStream(c10::Stream s) const override {
+    c10::Stream old = currentStream(s.device_index());
+    setCurrentStream(s);
+    return old;
+  }
+  void* getStreamNativeHandle(const c10::Stream s) const override { return queueOf(s); }
+
+  c10::DeviceIndex deviceCount() const noexcept override { return torch_ocl::deviceCount(); }
+
+  void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
+              const c10::EventFlag /*flag*/) const override {
+    TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "Event device index ",
+                static_cast<int>(device_index), " does not match recording stream's device index ",
+                static_cast<int>(stream.device_index()), ".");
+    rt::Device& dev = device(stream.device_index());
+    if (!*event) *event = std::make_unique<rt::Event>().release();
+    OCL_TRY
+    asEvent(*event)->record(dev, static_cast<int>(stream.id()));
+    OCL_CATCH
+  }
+  void block(void* event, const c10::Stream& stream) const override {
+    if (!event) return;
+    rt::Device& dev = device(stream.device_index());
+    OCL_TRY
+    asEvent(event)->wait(dev, static_cast<int>(stream.id()));
+    OCL_CATCH
+  }
+  bool queryEvent(void* event) const override {
+    if (!event) return true;
+    OCL_TRY
+    return asEvent(event)->query();
+    OCL_CATCH
+  }
+  void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {
+    std::unique_ptr<rt::Event> owned(asEvent(event));
+  }
+  void synchronizeEvent(void* event) const override {
+    if (!event) return;
+    OCL_TRY
+    asEvent(event)->synchronize();
+    OCL_CATCH
+  }
+  double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
+    TORCH_CHECK(start && end, "Both events must be recorded before calculating elapsed time.");
+    OCL_TRY
+    return asEvent(start)->elapsedMs(*asEvent(end));
+    OCL_CATCH
+  }
+
+  bool queryStream(const c10::Stream& stream) const override {
+    // An in-order queue is idle when a marker enqueued now is already complete.
+    rt::Event probe;
+    OCL_TRY
+    probe.record(device(stream.device_index()), static_cast<int>(stream.id()));
+    return probe.query();
+    OCL_CATCH
+  }
+  void synchronizeStream(const c10::Stream& stream) const override {
+    OCL_TRY
+    OCL_CHECK(clFinish(queueOf(stream)));
+    OCL_CATCH
+  }
+  void synchronizeDevice(const c10::DeviceIndex index) const override {
+    rt::Device& dev = device(index < 0 ? currentDevice() : index);
+    OCL_TRY
+    dev.synchronize();
+    OCL_CATCH
+  }
+  void recordDataPtrOnStream(const c10::DataPtr& data_ptr,
+                             const c10::Stream& stream) const override {
+    recordStreamForPtr(data_ptr.get(), stream);
+  }
+};
+
+}  // namespace
+
+C10_REGISTER_GUARD_IMPL(PrivateUse1, OclGuardImpl);
+
+}  // namespace torch_ocl

@@ -1,0 +1,126 @@
+// torch_ocl._C: thin Python bindings over the runtime and integration layers.
+#include <torch/csrc/Generator.h>
+#include <torch/extension.h>
+
+#include "aten/fallback.h"
+#include "integration/allocator.h"
+#include "integration/generator.h"
+#include "integration/state.h"
+
+namespace py = pybind11;
+
+namespace torch_ocl {
+
+void registerHooks();               // hooks.cpp
+void bindRawBench(py::module_& m);  // raw_bench.cpp
+
+namespace {
+
+py::dict deviceProperties(c10::DeviceIndex index) {
+  const rt::DeviceInfo& info = device(index).info();
+  py::dict d;
+  d["name"] = info.name;
+  d["vendor"] = info.vendor;
+  d["type"] = info.typeName();
+  d["driver_version"] = info.driver_version;
+  d["device_version"] = info.device_version;
+  d["opencl_c_version"] = info.opencl_c_version;
+  d["platform_name"] = info.platform_name;
+  d["platform_version"] = info.platform_version;
+  d["total_memory"] = info.global_mem_size;
+  d["max_alloc_size"] = info.max_mem_alloc_size;
+  d["local_memory"] = info.local_mem_size;
+  d["compute_units"] = info.compute_units;
+  d["max_work_group_size"] = info.max_work_group_size;
+  d["fp16"] = info.fp16;
+  d["fp64"] = info.fp64;
+  // bf16 is always a storage type with float arithmetic; no OpenCL device has it natively.
+  d["bf16"] = true;
+  d["extensions"] = info.extensions;
+  return d;
+}
+
+py::list allDevices() {
+  py::list out;
+  for (const auto& f : rt::Runtime::get().allDevices()) {
+    py::dict d;
+    d["platform"] = f.platform_name;
+    d["name"] = f.device_name;
+    d["type"] = (f.type & CL_DEVICE_TYPE_GPU)           ? "GPU"
+                : (f.type & CL_DEVICE_TYPE_ACCELERATOR) ? "ACCELERATOR"
+                : (f.type & CL_DEVICE_TYPE_CPU)         ? "CPU"
+                                                        : "OTHER";
+    out.append(d);
+  }
+  return out;
+}
+
+py::list fallbackRecords() {
+  py::list out;
+  for (const auto& r : aten::fallbackRecords()) {
+    py::dict d;
+    d["op"] = r.op;
+    d["calls"] = r.calls;
+    d["bytes_to_host"] = r.bytes_to_host;
+    d["bytes_to_device"] = r.bytes_to_device;
+    d["seconds"] = r.seconds;
+    out.append(d);
+  }
+  return out;
+}
+
+py::dict programCacheStats(c10::DeviceIndex index) {
+  rt::ProgramCacheStats s = programs(index).stats();
+  py::dict d;
+  d["memory_hits"] = s.memory_hits;
+  d["disk_hits"] = s.disk_hits;
+  d["disk_misses"] = s.disk_misses;
+  d["disk_corrupt"] = s.disk_corrupt;
+  d["disk_writes"] = s.disk_writes;
+  d["compiles"] = s.compiles;
+  d["compile_seconds"] = s.compile_seconds;
+  d["disk_enabled"] = programs(index).disk().enabled();
+  d["disk_dir"] = programs(index).disk().dir();
+  return d;
+}
+
+}  // namespace
+}  // namespace torch_ocl
+
+PYBIND11_MODULE(_C, m) {
+  using namespace torch_ocl;
+  registerHooks();
+  m.doc() = "torch-ocl native core";
+  m.def("device_count", [] { return static_cast<int>(deviceCount()); });
+  m.def("discovery_error", [] { return rt::Runtime::get().discoveryError(); });
+  m.def("all_devices", &allDevices);
+  m.def("init", [](int index) { device(static_cast<c10::DeviceIndex>(index)); });
+  m.def("is_initialized", &isInitialized);
+  m.def("is_in_bad_fork", &isInBadFork);
+  m.def("current_device", [] { return static_cast<int>(currentDevice()); });
+  m.def("set_device", [](int i) { setCurrentDevice(static_cast<c10::DeviceIndex>(i)); });
+  m.def("get_device_properties",
+        [](int i) { return deviceProperties(static_cast<c10::DeviceIndex>(i)); });
+  m.def("synchronize", [](int i) {
+    rt::Device& dev = device(static_cast<c10::DeviceIndex>(i));
+    py::gil_scoped_release no_gil;
+    OCL_TRY
+    dev.synchronize();
+    OCL_CATCH
+  });
+  m.def("set_memory_limit",
+        [](int i, uint64_t bytes) { setMemoryLimit(static_cast<c10::DeviceIndex>(i), bytes); });
+  m.def("memory_limit", [](int i) { return memoryLimit(static_cast<c10::DeviceIndex>(i)); });
+  m.def("default_generator", [](int i) {
+    return py::reinterpret_steal<py::object>(
+        THPGenerator_initDefaultGenerator(defaultGenerator(static_cast<c10::DeviceIndex>(i))));
+  });
+  m.def("fallback_records", &fallbackRecords);
+  m.def("reset_fallback_records", &aten::resetFallbackRecords);
+  m.def("set_strict", &aten::setStrict);
+  m.def("is_strict", &aten::strict);
+  m.def("program_cache_stats",
+        [](int i) { return programCacheStats(static_cast<c10::DeviceIndex>(i)); });
+  m.def("install_hint", [] { return std::string(rt::kInstallHint); });
+  bindRawBench(m);
+}

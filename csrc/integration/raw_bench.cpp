@@ -1,0 +1,148 @@
+// Raw OpenCL reference figures for benchmarks/runtime.py: the same transfers and kernels that
+// torch-ocl performs, issued directly against OpenCL with no framework in between, so that the
+// benchmark can print our figures as ratios of the device's own limits measured in one run.
+#include <torch/extension.h>
+
+#include "integration/state.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace torch_ocl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const char* kRawFillSource = R"CLC(
+__kernel void raw_fill(__global float* p, float v, long n) {
+  for (long i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = v;
+}
+)CLC";
+
+struct RawFill {
+  rt::Program program;
+  rt::Kernel kernel;
+};
+
+RawFill buildRawFill(rt::Device& dev) {
+  RawFill r;
+  cl_int err = CL_SUCCESS;
+  cl_context ctx = dev.context();
+  r.program = rt::Program(clCreateProgramWithSource(ctx, 1, &kRawFillSource, nullptr, &err));
+  OCL_CHECK_ERR(err, "clCreateProgramWithSource");
+  cl_device_id id = dev.id();
+  OCL_CHECK(clBuildProgram(r.program.get(), 1, &id, "", nullptr, nullptr));
+  r.kernel = rt::Kernel(clCreateKernel(r.program.get(), "raw_fill", &err));
+  OCL_CHECK_ERR(err, "clCreateKernel");
+  return r;
+}
+
+void launchRawFill(rt::Device& dev, cl_command_queue q, RawFill& f, cl_mem buf, cl_long n) {
+  float v = 1.5f;
+  OCL_CHECK(clSetKernelArg(f.kernel.get(), 0, sizeof(cl_mem), &buf));
+  OCL_CHECK(clSetKernelArg(f.kernel.get(), 1, sizeof(float), &v));
+  OCL_CHECK(clSetKernelArg(f.kernel.get(), 2, sizeof(cl_long), &n));
+  const size_t local = std::min<size_t>(256, dev.info().max_work_group_size);
+  const size_t cap = local * std::max<size_t>(1, dev.info().compute_units) * 16;
+  size_t global = std::min(cap, (static_cast<size_t>(n) + local - 1) / local * local);
+  OCL_CHECK(
+      clEnqueueNDRangeKernel(q, f.kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr));
+}
+
+// Seconds per repetition of `kind` on `nbytes`: h2d, d2h, d2d (clEnqueueCopyBuffer),
+// fill_kernel (a plain float fill kernel), fill_buffer (clEnqueueFillBuffer).
+std::vector<double> rawTransfer(int index, const std::string& kind, size_t nbytes, int reps) {
+  rt::Device& dev = device(static_cast<c10::DeviceIndex>(index));
+  std::vector<double> times;
+  OCL_TRY
+  cl_int err = CL_SUCCESS;
+  cl_context ctx = dev.context();
+  cl_command_queue q = dev.queue(0);
+  rt::Mem a(clCreateBuffer(ctx, CL_MEM_READ_WRITE, nbytes, nullptr, &err));
+  OCL_CHECK_ERR(err, "clCreateBuffer");
+  rt::Mem b(clCreateBuffer(ctx, CL_MEM_READ_WRITE, nbytes, nullptr, &err));
+  OCL_CHECK_ERR(err, "clCreateBuffer");
+  std::vector<char> host(nbytes, 1);
+  RawFill fill;
+  if (kind == "fill_kernel") fill = buildRawFill(dev);
+  const float pattern = 0.f;
+  auto once = [&] {
+    if (kind == "h2d") {
+      OCL_CHECK(
+          clEnqueueWriteBuffer(q, a.get(), CL_TRUE, 0, nbytes, host.data(), 0, nullptr, nullptr));
+    } else if (kind == "d2h") {
+      OCL_CHECK(
+          clEnqueueReadBuffer(q, a.get(), CL_TRUE, 0, nbytes, host.data(), 0, nullptr, nullptr));
+    } else if (kind == "d2d") {
+      OCL_CHECK(clEnqueueCopyBuffer(q, a.get(), b.get(), 0, 0, nbytes, 0, nullptr, nullptr));
+      OCL_CHECK(clFinish(q));
+    } else if (kind == "fill_kernel") {
+      launchRawFill(dev, q, fill, a.get(), static_cast<cl_long>(nbytes / 4));
+      OCL_CHECK(clFinish(q));
+    } else if (kind == "fill_buffer") {
+      OCL_CHECK(clEnqueueFillBuffer(q, a.get(), &pattern, 4, 0, nbytes, 0, nullptr, nullptr));
+      OCL_CHECK(clFinish(q));
+    } else {
+      TORCH_CHECK_VALUE(false, "unknown raw benchmark kind '", kind, "'");
+    }
+  };
+  once();  // warm up: first touch of the buffers, kernel compile at first enqueue
+  OCL_CHECK(clFinish(q));
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = Clock::now();
+    once();
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  OCL_CATCH
+  return times;
+}
+
+// Seconds per launch of a one-element fill kernel, enqueued back to back then finished.
+double rawSmallKernel(int index, int launches) {
+  rt::Device& dev = device(static_cast<c10::DeviceIndex>(index));
+  double per = 0;
+  OCL_TRY
+  cl_int err = CL_SUCCESS;
+  rt::Mem a(clCreateBuffer(dev.context(), CL_MEM_READ_WRITE, 4096, nullptr, &err));
+  OCL_CHECK_ERR(err, "clCreateBuffer");
+  RawFill fill = buildRawFill(dev);
+  cl_command_queue q = dev.queue(0);
+  launchRawFill(dev, q, fill, a.get(), 1);
+  OCL_CHECK(clFinish(q));
+  auto t0 = Clock::now();
+  for (int i = 0; i < launches; ++i) launchRawFill(dev, q, fill, a.get(), 1);
+  OCL_CHECK(clFinish(q));
+  per = std::chrono::duration<double>(Clock::now() - t0).count() / launches;
+  OCL_CATCH
+  return per;
+}
+
+// Seconds per allocate+free pair of a cached block straight on the caching allocator.
+double allocatorFastPath(int index, size_t nbytes, int reps) {
+  rt::DeviceAllocator& a = allocator(static_cast<c10::DeviceIndex>(index));
+  double per = 0;
+  OCL_TRY
+  a.free(a.allocate(nbytes, 0));  // make sure the block is cached
+  auto t0 = Clock::now();
+  for (int i = 0; i < reps; ++i) a.free(a.allocate(nbytes, 0));
+  per = std::chrono::duration<double>(Clock::now() - t0).count() / reps;
+  OCL_CATCH
+  return per;
+}
+
+}  // namespace
+
+void bindRawBench(py::module_& m) {
+  m.def("_raw_transfer", &rawTransfer, py::arg("device"), py::arg("kind"), py::arg("nbytes"),
+        py::arg("reps"), py::call_guard<py::gil_scoped_release>());
+  m.def("_raw_small_kernel", &rawSmallKernel, py::arg("device"), py::arg("launches"),
+        py::call_guard<py::gil_scoped_release>());
+  m.def("_allocator_fast_path", &allocatorFastPath, py::arg("device"), py::arg("nbytes"),
+        py::arg("reps"), py::call_guard<py::gil_scoped_release>());
+}
+
+}  // namespace torch_ocl

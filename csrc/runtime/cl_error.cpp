@@ -1,0 +1,95 @@
+#include "cl_error.h"
+
+#include <sstream>
+
+namespace torch_ocl::rt {
+
+std::string clErrorName(cl_int code) {
+  switch (code) {
+#define OCL_ERR_CASE(name) \
+  case name:               \
+    return #name;
+    OCL_ERR_CASE(CL_SUCCESS)
+    OCL_ERR_CASE(CL_DEVICE_NOT_FOUND)
+    OCL_ERR_CASE(CL_DEVICE_NOT_AVAILABLE)
+    OCL_ERR_CASE(CL_COMPILER_NOT_AVAILABLE)
+    OCL_ERR_CASE(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    OCL_ERR_CASE(CL_OUT_OF_RESOURCES)
+    OCL_ERR_CASE(CL_OUT_OF_HOST_MEMORY)
+    OCL_ERR_CASE(CL_PROFILING_INFO_NOT_AVAILABLE)
+    OCL_ERR_CASE(CL_MEM_COPY_OVERLAP)
+    OCL_ERR_CASE(CL_IMAGE_FORMAT_MISMATCH)
+    OCL_ERR_CASE(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    OCL_ERR_CASE(CL_BUILD_PROGRAM_FAILURE)
+    OCL_ERR_CASE(CL_MAP_FAILURE)
+    OCL_ERR_CASE(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    OCL_ERR_CASE(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    OCL_ERR_CASE(CL_COMPILE_PROGRAM_FAILURE)
+    OCL_ERR_CASE(CL_LINKER_NOT_AVAILABLE)
+    OCL_ERR_CASE(CL_LINK_PROGRAM_FAILURE)
+    OCL_ERR_CASE(CL_DEVICE_PARTITION_FAILED)
+    OCL_ERR_CASE(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    OCL_ERR_CASE(CL_INVALID_VALUE)
+    OCL_ERR_CASE(CL_INVALID_DEVICE_TYPE)
+    OCL_ERR_CASE(CL_INVALID_PLATFORM)
+    OCL_ERR_CASE(CL_INVALID_DEVICE)
+    OCL_ERR_CASE(CL_INVALID_CONTEXT)
+    OCL_ERR_CASE(CL_INVALID_QUEUE_PROPERTIES)
+    OCL_ERR_CASE(CL_INVALID_COMMAND_QUEUE)
+    OCL_ERR_CASE(CL_INVALID_HOST_PTR)
+    OCL_ERR_CASE(CL_INVALID_MEM_OBJECT)
+    OCL_ERR_CASE(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    OCL_ERR_CASE(CL_INVALID_IMAGE_SIZE)
+    OCL_ERR_CASE(CL_INVALID_SAMPLER)
+    OCL_ERR_CASE(CL_INVALID_BINARY)
+    OCL_ERR_CASE(CL_INVALID_BUILD_OPTIONS)
+    OCL_ERR_CASE(CL_INVALID_PROGRAM)
+    OCL_ERR_CASE(CL_INVALID_PROGRAM_EXECUTABLE)
+    OCL_ERR_CASE(CL_INVALID_KERNEL_NAME)
+    OCL_ERR_CASE(CL_INVALID_KERNEL_DEFINITION)
+    OCL_ERR_CASE(CL_INVALID_KERNEL)
+    OCL_ERR_CASE(CL_INVALID_ARG_INDEX)
+    OCL_ERR_CASE(CL_INVALID_ARG_VALUE)
+    OCL_ERR_CASE(CL_INVALID_ARG_SIZE)
+    OCL_ERR_CASE(CL_INVALID_KERNEL_ARGS)
+    OCL_ERR_CASE(CL_INVALID_WORK_DIMENSION)
+    OCL_ERR_CASE(CL_INVALID_WORK_GROUP_SIZE)
+    OCL_ERR_CASE(CL_INVALID_WORK_ITEM_SIZE)
+    OCL_ERR_CASE(CL_INVALID_GLOBAL_OFFSET)
+    OCL_ERR_CASE(CL_INVALID_EVENT_WAIT_LIST)
+    OCL_ERR_CASE(CL_INVALID_EVENT)
+    OCL_ERR_CASE(CL_INVALID_OPERATION)
+    OCL_ERR_CASE(CL_INVALID_GL_OBJECT)
+    OCL_ERR_CASE(CL_INVALID_BUFFER_SIZE)
+    OCL_ERR_CASE(CL_INVALID_MIP_LEVEL)
+    OCL_ERR_CASE(CL_INVALID_GLOBAL_WORK_SIZE)
+    OCL_ERR_CASE(CL_INVALID_PROPERTY)
+    OCL_ERR_CASE(CL_INVALID_IMAGE_DESCRIPTOR)
+    OCL_ERR_CASE(CL_INVALID_COMPILER_OPTIONS)
+    OCL_ERR_CASE(CL_INVALID_LINKER_OPTIONS)
+    OCL_ERR_CASE(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef OCL_ERR_CASE
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "CL_UNKNOWN_ERROR(" + std::to_string(code) + ")";
+  }
+}
+
+static std::string formatClError(cl_int code, const std::string& call, const char* file, int line) {
+  std::ostringstream os;
+  os << "OpenCL error " << clErrorName(code) << " (" << code << ") from " << call << " at " << file
+     << ":" << line;
+  return os.str();
+}
+
+ClError::ClError(cl_int code, const std::string& call, const char* file, int line)
+    : std::runtime_error(formatClError(code, call, file, line)), code_(code), call_(call) {}
+
+BuildError::BuildError(const std::string& program_name, const std::string& options,
+                       const std::string& log)
+    : std::runtime_error("OpenCL program '" + program_name + "' failed to build (options: '" +
+                         options + "'). Build log:\n" + log),
+      log_(log) {}
+
+}  // namespace torch_ocl::rt

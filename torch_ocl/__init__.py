@@ -1,0 +1,51 @@
+"""torch-ocl: a native PyTorch device for every OpenCL accelerator.
+
+Importing this package (PyTorch does it for you through the ``torch.backends`` entry point)
+registers the ``ocl`` device: ``torch.device("ocl")``, ``tensor.to("ocl")``, ``torch.ocl`` and
+``torch.accelerator``.
+"""
+
+import torch
+
+from . import _C  # noqa: F401  (registers the device guard, allocators, hooks and kernels)
+
+__version__ = "0.1.0"
+
+
+def _register() -> None:
+    if torch._C._get_privateuse1_backend_name() != "ocl":
+        torch.utils.rename_privateuse1_backend("ocl")
+    from . import device as _device_module
+
+    if not hasattr(torch, "ocl"):
+        torch._register_device_module("ocl", _device_module)
+    if not hasattr(torch.Tensor, "is_ocl"):
+        torch.utils.generate_methods_for_privateuse1_backend(
+            for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+        )
+
+
+_register()
+
+from ._fallback import fallback_report, reset_fallback_report, strict  # noqa: E402
+from .device import (  # noqa: E402
+    device_count,
+    get_device_name,
+    get_device_properties,
+    is_available,
+)
+
+
+def _autoload() -> None:
+    """Entry point of the ``torch.backends`` group: importing the package did everything."""
+
+
+__all__ = [
+    "device_count",
+    "fallback_report",
+    "get_device_name",
+    "get_device_properties",
+    "is_available",
+    "reset_fallback_report",
+    "strict",
+]
