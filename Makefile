@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 SYSTEM_PACKAGES := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo \
                    cmake g++ make libgtest-dev ninja-build
-SOURCES := $(shell find csrc cmake -type f) CMakeLists.txt pyproject.toml $(wildcard torch_ocl/*.py)
+SOURCES := $(shell find csrc cmake -type f) CMakeLists.txt pyproject.toml $(shell find src -name "*.py")
 
 .PHONY: demo test setup system venv install test-cpp test-py bench clean format
 
