@@ -26,12 +26,12 @@ cl_program copyProgram(c10::DeviceIndex idx, c10::ScalarType dst, c10::ScalarTyp
         "                          ulong soff, long n) {\n";
     body += "  __global " + dst_t + "* d = (__global " + dst_t + "*)(db + doff);\n";
     body += "  __global const " + src_t + "* s = (__global const " + src_t + "*)(sb + soff);\n";
-    body += "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {\n";
+    body += "  {\n    const long i = get_global_id(0);\n    if (i >= n) return;\n";
     body += "    " + storeStmt(dst, "d", "i", value) + "\n  }\n}\n";
     body +=
         "__kernel void copy_strided(__global char* db, ulong doff, __global const char* sb,\n"
         "    ulong soff, long n, int ndim, OclStrides2 st) {\n"
-        "  for (long li = get_global_id(0); li < n; li += get_global_size(0)) {\n"
+        "  {\n    const long li = get_global_id(0);\n    if (li >= n) return;\n"
         "    long rem = li, od = 0, os = 0;\n"
         "    for (int k = 0; k < ndim; ++k) {\n"
         "      long c = rem % st.sizes[k];\n"

@@ -40,7 +40,7 @@ cl_program fillProgram(c10::DeviceIndex idx, c10::ScalarType t) {
         "                           OclStrides2 st, " +
         st +
         " value) {\n"
-        "  for (long li = get_global_id(0); li < n; li += get_global_size(0)) {\n"
+        "  {\n    const long li = get_global_id(0);\n    if (li >= n) return;\n"
         "    long rem = li, od = 0;\n"
         "    for (int k = 0; k < ndim; ++k) {\n"
         "      od += (rem % st.sizes[k]) * st.strides[0][k];\n"

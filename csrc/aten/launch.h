@@ -42,7 +42,7 @@ inline void setArgs(cl_kernel k, const Args&... args) {
   (setArg(k, i, args), ...);
 }
 
-// Enqueues a grid-stride 1-D kernel covering n items on queue.
+// Enqueues a 1-D kernel with one work item per element (kernels return when id >= n).
 void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n);
 
 // Sizes/strides from a TensorIterator with up to two operands (0: output, 1: input).

@@ -14,6 +14,11 @@ rt::Event* asEvent(void* e) {
   return static_cast<rt::Event*>(e);
 }
 
+// torch.Stream(device="ocl") and friends pass a device without an index: the current device.
+c10::Device withIndex(c10::Device d) {
+  return d.has_index() ? d : c10::Device(kOcl, currentDevice());
+}
+
 struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kOcl; }
 
@@ -35,9 +40,14 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     }
   }
 
-  c10::Stream getStream(c10::Device d) const override { return currentStream(d.index()); }
-  c10::Stream getDefaultStream(c10::Device d) const override { return defaultStream(d.index()); }
+  c10::Stream getStream(c10::Device d) const override {
+    return currentStream(withIndex(d).index());
+  }
+  c10::Stream getDefaultStream(c10::Device d) const override {
+    return defaultStream(withIndex(d).index());
+  }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool /*high_priority*/) const override {
+    d = withIndex(d);
     rt::Device& dev = device(d.index());
     return c10::Stream(c10::Stream::UNSAFE, d, dev.nextPoolStream());
   }

@@ -19,7 +19,8 @@ using Clock = std::chrono::steady_clock;
 
 const char* kRawFillSource = R"CLC(
 __kernel void raw_fill(__global float* p, float v, long n) {
-  for (long i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = v;
+  long i = get_global_id(0);
+  if (i < n) p[i] = v;
 }
 )CLC";
 
@@ -47,8 +48,7 @@ void launchRawFill(rt::Device& dev, cl_command_queue q, RawFill& f, cl_mem buf, 
   OCL_CHECK(clSetKernelArg(f.kernel.get(), 1, sizeof(float), &v));
   OCL_CHECK(clSetKernelArg(f.kernel.get(), 2, sizeof(cl_long), &n));
   const size_t local = std::min<size_t>(256, dev.info().max_work_group_size);
-  const size_t cap = local * std::max<size_t>(1, dev.info().compute_units) * 16;
-  size_t global = std::min(cap, (static_cast<size_t>(n) + local - 1) / local * local);
+  size_t global = (static_cast<size_t>(n) + local - 1) / local * local;
   OCL_CHECK(
       clEnqueueNDRangeKernel(q, f.kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr));
 }
@@ -101,8 +101,9 @@ std::vector<double> rawTransfer(int index, const std::string& kind, size_t nbyte
   return times;
 }
 
-// Seconds per launch of a one-element fill kernel, enqueued back to back then finished.
-double rawSmallKernel(int index, int launches) {
+// Seconds per one-element fill, enqueued back to back then finished: kind "kernel" launches a
+// fill kernel, "fill_buffer" issues clEnqueueFillBuffer (what fill_ uses on contiguous tensors).
+double rawSmallFill(int index, const std::string& kind, int launches) {
   rt::Device& dev = device(static_cast<c10::DeviceIndex>(index));
   double per = 0;
   OCL_TRY
@@ -111,10 +112,20 @@ double rawSmallKernel(int index, int launches) {
   OCL_CHECK_ERR(err, "clCreateBuffer");
   RawFill fill = buildRawFill(dev);
   cl_command_queue q = dev.queue(0);
-  launchRawFill(dev, q, fill, a.get(), 1);
+  const float pattern = 1.f;
+  auto once = [&] {
+    if (kind == "kernel") {
+      launchRawFill(dev, q, fill, a.get(), 1);
+    } else if (kind == "fill_buffer") {
+      OCL_CHECK(clEnqueueFillBuffer(q, a.get(), &pattern, 4, 0, 4, 0, nullptr, nullptr));
+    } else {
+      TORCH_CHECK_VALUE(false, "unknown small-fill kind '", kind, "'");
+    }
+  };
+  once();
   OCL_CHECK(clFinish(q));
   auto t0 = Clock::now();
-  for (int i = 0; i < launches; ++i) launchRawFill(dev, q, fill, a.get(), 1);
+  for (int i = 0; i < launches; ++i) once();
   OCL_CHECK(clFinish(q));
   per = std::chrono::duration<double>(Clock::now() - t0).count() / launches;
   OCL_CATCH
@@ -139,7 +150,7 @@ double allocatorFastPath(int index, size_t nbytes, int reps) {
 void bindRawBench(py::module_& m) {
   m.def("_raw_transfer", &rawTransfer, py::arg("device"), py::arg("kind"), py::arg("nbytes"),
         py::arg("reps"), py::call_guard<py::gil_scoped_release>());
-  m.def("_raw_small_kernel", &rawSmallKernel, py::arg("device"), py::arg("launches"),
+  m.def("_raw_small_fill", &rawSmallFill, py::arg("device"), py::arg("kind"), py::arg("launches"),
         py::call_guard<py::gil_scoped_release>());
   m.def("_allocator_fast_path", &allocatorFastPath, py::arg("device"), py::arg("nbytes"),
         py::arg("reps"), py::call_guard<py::gil_scoped_release>());

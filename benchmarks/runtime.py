@@ -1,0 +1,126 @@
+"""Runtime benchmark: our copies, fill_, allocator and small-op overhead as ratios of raw OpenCL
+figures measured in the same process on the same device.
+
+    python benchmarks/runtime.py [--device 0] [--mib 256] [--reps 7] [--json out.json]
+
+Every figure is the median of --reps repetitions. A ratio is raw_time / our_time for bandwidth
+(1.0 = as fast as raw OpenCL) and our_time - raw_time for overheads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import time
+
+import torch
+import torch_ocl
+from torch_ocl import _C
+
+
+def median_time(fn, reps: int, sync) -> float:
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--mib", type=int, default=256, help="transfer size in MiB")
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--json", help="write the results here as JSON")
+    args = ap.parse_args()
+
+    dev = torch.device("ocl", args.device)
+    props = torch.ocl.get_device_properties(args.device)
+    nbytes = args.mib << 20
+    n = nbytes // 4
+    sync = lambda: torch.ocl.synchronize(args.device)  # noqa: E731
+    results: dict = {
+        "device": f"{props.name} ({props.platform_name}, driver {props.driver_version})",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "bytes": nbytes,
+        "rows": [],
+    }
+
+    def raw(kind: str) -> float:
+        return statistics.median(_C._raw_transfer(args.device, kind, nbytes, args.reps))
+
+    def row(name: str, ours: float, ref: float, target: str, unit: str = "GB/s"):
+        gbps = lambda t: nbytes / t / 1e9  # noqa: E731
+        results["rows"].append(
+            {"name": name, "ours_s": ours, "raw_s": ref, "ratio": ref / ours, "target": target,
+             "ours_gbps": gbps(ours), "raw_gbps": gbps(ref)}
+        )
+
+    host = torch.ones(n, dtype=torch.float32)
+    a = torch.empty(n, dtype=torch.float32, device=dev)
+    b = torch.empty(n, dtype=torch.float32, device=dev)
+    host_out = torch.empty(n, dtype=torch.float32)
+
+    row("host->device copy_", median_time(lambda: a.copy_(host), args.reps, sync), raw("h2d"), ">= 0.8")
+    row("device->host copy_", median_time(lambda: host_out.copy_(a), args.reps, sync), raw("d2h"), ">= 0.8")
+    row("device->device copy_", median_time(lambda: b.copy_(a), args.reps, sync), raw("d2d"), ">= 0.8")
+    ours_fill = median_time(lambda: a.fill_(1.5), args.reps, sync)
+    row("fill_ vs raw fill kernel", ours_fill, raw("fill_kernel"), ">= 0.8")
+    row("fill_ vs clEnqueueFillBuffer", ours_fill, raw("fill_buffer"), "(info)")
+    del a, b
+
+    # Allocator fast path: allocate + free of a cached 1 MiB block.
+    alloc_raw = _C._allocator_fast_path(args.device, 1 << 20, 200000)
+    x = torch.empty(1 << 18, device=dev)
+    del x
+    t0 = time.perf_counter()
+    for _ in range(20000):
+        x = torch.empty(1 << 18, device=dev)
+        del x
+    alloc_torch = (time.perf_counter() - t0) / 20000
+
+    # Small-op overhead: fill_ of one element, back to back, against the same raw command.
+    one = torch.empty(1, device=dev)
+    launches = 20000
+    one.fill_(1.0)
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(launches):
+        one.fill_(1.0)
+    sync()
+    ours_small = (time.perf_counter() - t0) / launches
+    raw_small = _C._raw_small_fill(args.device, "fill_buffer", launches)
+    raw_small_kernel = _C._raw_small_fill(args.device, "kernel", launches)
+    results["allocator_fast_path_us"] = alloc_raw * 1e6
+    results["torch_empty_1mib_us"] = alloc_torch * 1e6
+    results["small_fill_ours_us"] = ours_small * 1e6
+    results["small_fill_raw_us"] = raw_small * 1e6
+    results["small_fill_raw_kernel_us"] = raw_small_kernel * 1e6
+    results["small_fill_overhead_us"] = (ours_small - raw_small) * 1e6
+
+    print(f"torch-ocl runtime benchmark on ocl:{args.device}: {results['device']}")
+    print(f"{results['date']}, {args.mib} MiB transfers, median of {args.reps}\n")
+    print(f"{'':<30}{'ours GB/s':>11}{'raw GB/s':>11}{'ratio':>8}  target")
+    for r in results["rows"]:
+        print(f"{r['name']:<30}{r['ours_gbps']:>11.2f}{r['raw_gbps']:>11.2f}{r['ratio']:>8.2f}  {r['target']}")
+    print()
+    print(f"allocator fast path (1 MiB alloc+free, C++):  {alloc_raw * 1e6:8.3f} us   target <= 1 us")
+    print(f"torch.empty(1 MiB) + free from Python:        {alloc_torch * 1e6:8.3f} us   (info)")
+    print(f"fill_ of one element, ours:                   {ours_small * 1e6:8.2f} us")
+    print(f"same command raw (clEnqueueFillBuffer):       {raw_small * 1e6:8.2f} us")
+    print(f"one-element fill kernel raw:                  {raw_small_kernel * 1e6:8.2f} us")
+    print(f"framework overhead:                           {(ours_small - raw_small) * 1e6:8.2f} us   target <= 10 us")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
