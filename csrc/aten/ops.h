@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/Generator.h>
 #include <c10/core/Scalar.h>
 
 #include <optional>
@@ -25,6 +26,10 @@ at::Scalar localScalarDense(const at::Tensor& self);
 at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value);
 at::Tensor& fillTensor(at::Tensor& self, const at::Tensor& value);
 at::Tensor& zero(at::Tensor& self);
+
+// random.cpp
+at::Tensor& uniform(at::Tensor& self, double from, double to, std::optional<at::Generator> gen);
+at::Tensor& normal(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen);
 
 // resize.cpp
 const at::Tensor& resize(const at::Tensor& self, c10::SymIntArrayRef size,

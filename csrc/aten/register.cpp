@@ -23,12 +23,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty_strided", TORCH_FN(emptyStrided));
   m.impl("fill_.Scalar", TORCH_FN(fillScalar));
   m.impl("fill_.Tensor", TORCH_FN(fillTensor));
+  m.impl("normal_", TORCH_FN(normal));
   m.impl("resize_", TORCH_FN(resize));
   m.impl("set_", TORCH_FN(setEmpty));
   m.impl("set_.source_Storage", TORCH_FN(setSourceStorage));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(setStorage));
   m.impl("set_.source_Tensor", TORCH_FN(setSourceTensor));
   m.impl("unfold", TORCH_FN(at::native::unfold));
+  m.impl("uniform_", TORCH_FN(uniform));
   m.impl("view", TORCH_FN(at::native::view));
   m.impl("view.dtype", TORCH_FN(at::native::view_dtype));
   m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));

@@ -19,3 +19,24 @@ inline ushort ocl_float_to_bf16(float f) {
   u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even, as c10::BFloat16 does
   return (ushort)(u >> 16);
 }
+
+// Philox-4x32-10 (Salmon et al., SC'11): counter-based, so element i of a random op draws from
+// counter (offset, i) under key seed on every device, with pure integer arithmetic.
+inline uint4 ocl_philox(uint4 c, uint2 k) {
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) {
+      k.x += 0x9E3779B9u;
+      k.y += 0xBB67AE85u;
+    }
+    const uint lo0 = 0xD2511F53u * c.x, hi0 = mul_hi(0xD2511F53u, c.x);
+    const uint lo1 = 0xCD9E8D57u * c.z, hi1 = mul_hi(0xCD9E8D57u, c.z);
+    c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+  }
+  return c;
+}
+inline uint4 ocl_philox_at(ulong seed, ulong offset, long i) {
+  return ocl_philox((uint4)((uint)offset, (uint)(offset >> 32), (uint)i, (uint)((ulong)i >> 32)),
+                    (uint2)((uint)seed, (uint)(seed >> 32)));
+}
+// 24 random bits -> [0, 1) float.
+inline float ocl_uniform_float(uint x) { return (float)(x >> 8) * (1.0f / 16777216.0f); }
