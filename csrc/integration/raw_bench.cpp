@@ -90,7 +90,11 @@ std::vector<double> rawTransfer(int index, const std::string& kind, size_t nbyte
       TORCH_CHECK_VALUE(false, "unknown raw benchmark kind '", kind, "'");
     }
   };
-  once();  // warm up: first touch of the buffers, kernel compile at first enqueue
+  // Fill both buffers first: reading never-written memory can hit the zero page on CPU drivers
+  // and would inflate the raw figure.
+  OCL_CHECK(clEnqueueWriteBuffer(q, a.get(), CL_TRUE, 0, nbytes, host.data(), 0, nullptr, nullptr));
+  OCL_CHECK(clEnqueueWriteBuffer(q, b.get(), CL_TRUE, 0, nbytes, host.data(), 0, nullptr, nullptr));
+  once();  // warm up: kernel compile at first enqueue
   OCL_CHECK(clFinish(q));
   for (int r = 0; r < reps; ++r) {
     auto t0 = Clock::now();
