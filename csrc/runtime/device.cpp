@@ -86,6 +86,9 @@ Device::Device(int index, cl_platform_id platform, cl_device_id id)
   info_.fp16 = info_.hasExtension("cl_khr_fp16");
   info_.fp64 = info_.hasExtension("cl_khr_fp64") ||
                deviceValue<cl_device_fp_config>(id, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
+  // Lets code be tried as on the many GPUs without fp64 (Mali, Adreno, most Intel iGPUs).
+  if (const char* off = std::getenv("TORCH_OCL_DISABLE_FP64"); off && *off && *off != '0')
+    info_.fp64 = false;
   // "OpenCL C 1.2 PoCL" -> 1, 2
   int major = 1, minor = 2;
   if (std::sscanf(info_.opencl_c_version.c_str(), "OpenCL C %d.%d", &major, &minor) == 2) {
