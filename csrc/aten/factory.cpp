@@ -1,4 +1,5 @@
-// empty and empty_strided: tensors whose storage comes from the caching device allocator.
+// empty and empty_strided: tensors whose storage comes from the caching device allocator, and
+// record_stream, which tells that allocator about a stream using such storage.
 #include <ATen/EmptyTensor.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -10,12 +11,21 @@
 namespace torch_ocl::aten {
 namespace {
 
-c10::Device targetDevice(std::optional<c10::Device> device) {
+// Checks the options every factory shares; returns the device (with an index) and the dtype.
+std::pair<c10::Device, c10::ScalarType> checkOptions(std::optional<c10::ScalarType> dtype,
+                                                     std::optional<c10::Layout> layout,
+                                                     std::optional<c10::Device> device,
+                                                     std::optional<bool> pin_memory) {
+  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
+  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided,
+              "torch-ocl supports only strided tensors, got layout ", *layout);
   c10::Device d = device.value_or(c10::Device(kOcl, currentDevice()));
   TORCH_CHECK(d.type() == kOcl, "expected an ocl device, got ", d);
   if (!d.has_index()) d = c10::Device(kOcl, currentDevice());
   checkIndex(d.index());
-  return d;
+  const auto t = dtype.value_or(c10::get_default_dtype_as_scalartype());
+  checkDtypeSupported(t, d.index());
+  return {d, t};
 }
 
 }  // namespace
@@ -23,12 +33,7 @@ c10::Device targetDevice(std::optional<c10::Device> device) {
 at::Tensor empty(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
                  std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                  std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
-  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
-  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided,
-              "torch-ocl supports only strided tensors, got layout ", *layout);
-  const c10::Device d = targetDevice(device);
-  const auto t = dtype.value_or(c10::get_default_dtype_as_scalartype());
-  checkDtypeSupported(t, d.index());
+  const auto [d, t] = checkOptions(dtype, layout, device, pin_memory);
   c10::DeviceGuard guard(d);
   return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), deviceAllocator(),
                                    c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t,
@@ -38,16 +43,19 @@ at::Tensor empty(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
 at::Tensor emptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
                         std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                         std::optional<c10::Device> device, std::optional<bool> pin_memory) {
-  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
-  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided,
-              "torch-ocl supports only strided tensors, got layout ", *layout);
-  const c10::Device d = targetDevice(device);
-  const auto t = dtype.value_or(c10::get_default_dtype_as_scalartype());
-  checkDtypeSupported(t, d.index());
+  const auto [d, t] = checkOptions(dtype, layout, device, pin_memory);
   c10::DeviceGuard guard(d);
   return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size),
                                            C10_AS_INTARRAYREF_SLOW(stride), deviceAllocator(),
                                            c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t);
+}
+
+void recordStream(at::Tensor& self, c10::Stream stream) {
+  TORCH_CHECK(stream.device_type() == kOcl, "record_stream: expected an ocl stream, got one on ",
+              stream.device());
+  TORCH_CHECK(stream.device_index() == self.device().index(), "record_stream: the stream is on ",
+              stream.device(), " but the tensor is on ", self.device());
+  recordStreamForPtr(self.storage().data_ptr().get(), stream);
 }
 
 }  // namespace torch_ocl::aten
