@@ -182,6 +182,7 @@ def test_device_mismatch_error():
     assert torch.equal(b, torch.ones(3, 4))
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.xfail(
     strict=True,
     reason="the CPU fallback moves every argument to the CPU without PyTorch's per-op device "
@@ -222,6 +223,22 @@ def test_two_devices_in_subprocess():
             assert "2 ocl device(s)" in str(e), str(e)
         else:
             raise AssertionError("ocl:2 did not raise")
+        # Tensors of two ocl devices in one op: PyTorch's device error, also for ops that run
+        # through the CPU fallback.
+        import warnings
+        warnings.simplefilter("ignore")
+        a, b = torch.ones(2, 2, device="ocl:0"), torch.ones(2, 2, device="ocl:1")
+        for name, fn in [("add", lambda: a + b), ("mm", lambda: torch.mm(a, b)),
+                         ("mm reversed", lambda: torch.mm(b, a)),
+                         ("cat", lambda: torch.cat([a, b])), ("add_", lambda: b.add_(a))]:
+            try:
+                fn()
+            except RuntimeError as e:
+                assert "Expected all tensors to be on the same device" in str(e), (name, str(e))
+            else:
+                raise AssertionError(name + " did not raise")
+        assert torch.equal(torch.mm(b, b).cpu(), torch.full((2, 2), 2.0))
+        assert torch.mm(b, b).device == torch.device("ocl", 1)
         print("OK")
         """,
         env=TWO_DEVICES,

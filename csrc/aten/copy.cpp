@@ -1,6 +1,7 @@
 // Copies: host to device, device to host, device to device (strided and dtype-converting on the
 // device), between two ocl devices, and _local_scalar_dense.
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/native/Resize.h>
@@ -159,11 +160,12 @@ void copyDeviceToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blo
 }  // namespace
 
 at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  TORCH_CHECK(self.sizes() == dst.sizes() || self.numel() == dst.numel(),
-              "_copy_from: size mismatch ", self.sizes(), " vs ", dst.sizes());
+  // copy_ hands the source over unbroadcast; it must broadcast to the destination, as on CPU.
+  TORCH_CHECK(at::is_expandable_to(self.sizes(), dst.sizes()), "copy_: the source of shape ",
+              self.sizes(), " cannot be broadcast to the destination's shape ", dst.sizes());
   if (dst.numel() == 0) return dst;
   const bool src_dev = self.device().type() == kOcl, dst_dev = dst.device().type() == kOcl;
-  at::Tensor src = self.sizes() == dst.sizes() ? self : self.view(dst.sizes());
+  at::Tensor src = self.sizes() == dst.sizes() ? self : self.expand(dst.sizes());
   if (!src_dev && dst_dev) {
     copyHostToDevice(dst, src, non_blocking);
   } else if (src_dev && !dst_dev) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace torch_ocl::aten {
@@ -25,21 +26,43 @@ bool strictFromEnv() {
 }
 std::atomic<bool> g_strict{strictFromEnv()};
 
-int64_t oclBytes(const c10::IValue& v) {
-  int64_t n = 0;
-  auto count = [&](const at::Tensor& t) {
-    if (t.defined() && t.device().type() == c10::DeviceType::PrivateUse1)
-      n += static_cast<int64_t>(t.nbytes());
+// Calls fn for every defined ocl tensor held by v.
+template <typename Fn>
+void forEachOclTensor(const c10::IValue& v, Fn fn) {
+  auto visit = [&](const at::Tensor& t) {
+    if (t.defined() && t.device().type() == c10::DeviceType::PrivateUse1) fn(t);
   };
   if (v.isTensor()) {
-    count(v.toTensor());
+    visit(v.toTensor());
   } else if (v.isTensorList()) {
-    for (const at::Tensor& t : v.toTensorList()) count(t);
+    for (const at::Tensor& t : v.toTensorList()) visit(t);
   } else if (v.isOptionalTensorList()) {
     for (const std::optional<at::Tensor> t : v.toOptionalTensorList())
-      if (t.has_value()) count(*t);
+      if (t.has_value()) visit(*t);
   }
+}
+
+int64_t oclBytes(const c10::IValue& v) {
+  int64_t n = 0;
+  forEachOclTensor(v, [&](const at::Tensor& t) { n += static_cast<int64_t>(t.nbytes()); });
   return n;
+}
+
+// The CPU fallback would silently compute with tensors of two ocl devices (and put the result on
+// one of them); PyTorch's per-op device check, which the fallback bypasses, refuses that.
+void checkOneOclDevice(const c10::FunctionSchema& schema, const torch::jit::Stack& stack) {
+  const size_t nargs = schema.arguments().size();
+  std::optional<c10::Device> first;
+  for (size_t i = 0; i < nargs; ++i) {
+    forEachOclTensor(stack[stack.size() - nargs + i], [&](const at::Tensor& t) {
+      if (!first) first = t.device();
+      TORCH_CHECK(t.device() == *first,
+                  "Expected all tensors to be on the same device, but found at least two "
+                  "devices, ",
+                  *first, " and ", t.device(), "! (in ", schema.name(), ", argument '",
+                  schema.arguments()[i].name(), "')");
+    });
+  }
 }
 
 void oclFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -51,6 +74,8 @@ void oclFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       " has no native ocl kernel and would run on the CPU. Leave strict mode "
       "(TORCH_OCL_STRICT=0 / torch_ocl.strict(False)) to allow the CPU fallback, or see "
       "docs/compatibility.md for what runs natively.");
+
+  checkOneOclDevice(schema, *stack);
 
   const size_t nargs = schema.arguments().size();
   int64_t to_host = 0, to_device = 0;

@@ -1,9 +1,10 @@
 // Native ocl kernels, registered in register.cpp (one sorted table).
 #pragma once
 
-#include <ATen/core/Tensor.h>
 #include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
+#include <c10/core/Stream.h>
 
 #include <optional>
 
@@ -16,6 +17,7 @@ at::Tensor empty(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
 at::Tensor emptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
                         std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                         std::optional<c10::Device> device, std::optional<bool> pin_memory);
+void recordStream(at::Tensor& self, c10::Stream stream);
 
 // copy.cpp
 at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);

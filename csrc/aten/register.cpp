@@ -24,6 +24,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Scalar", TORCH_FN(fillScalar));
   m.impl("fill_.Tensor", TORCH_FN(fillTensor));
   m.impl("normal_", TORCH_FN(normal));
+  m.impl("record_stream", TORCH_FN(recordStream));
   m.impl("resize_", TORCH_FN(resize));
   m.impl("set_", TORCH_FN(setEmpty));
   m.impl("set_.source_Storage", TORCH_FN(setSourceStorage));

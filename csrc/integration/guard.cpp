@@ -5,7 +5,9 @@
 #include "integration/allocator.h"
 #include "integration/state.h"
 
+#include <chrono>
 #include <memory>
+#include <thread>
 
 namespace torch_ocl {
 namespace {
@@ -104,11 +106,20 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
 
   bool queryStream(const c10::Stream& stream) const override {
-    // An in-order queue is idle when a marker enqueued now is already complete.
+    // An in-order queue is idle when a marker enqueued now completes. The driver still has to
+    // process that marker (PoCL's worker threads take up to milliseconds on a loaded host), so
+    // an idle queue gets a short grace period: without it query() is False right after
+    // synchronize(). A busy queue answers False after at most kQueryGrace.
+    constexpr auto kQueryGrace = std::chrono::milliseconds(5);
     rt::Event probe;
     OCL_TRY
     probe.record(device(stream.device_index()), static_cast<int>(stream.id()));
-    return probe.query();
+    const auto deadline = std::chrono::steady_clock::now() + kQueryGrace;
+    while (!probe.query()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
     OCL_CATCH
   }
   void synchronizeStream(const c10::Stream& stream) const override {

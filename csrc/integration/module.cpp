@@ -1,4 +1,5 @@
 // torch_ocl._C: thin Python bindings over the runtime and integration layers.
+#include <torch/csrc/Event.h>
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 
@@ -41,6 +42,7 @@ py::dict deviceProperties(c10::DeviceIndex index) {
 }
 
 py::list allDevices() {
+  deviceCount();  // discovery goes through the state layer, which tracks it for fork()
   py::list out;
   for (const auto& f : rt::Runtime::get().allDevices()) {
     py::dict d;
@@ -67,6 +69,16 @@ py::list fallbackRecords() {
     out.append(d);
   }
   return out;
+}
+
+// torch.Event.elapsed_time accepts only an exact torch.Event as its argument, so two
+// torch.ocl.Event objects (a subclass) cannot be timed against each other through it.
+double eventElapsedMs(const py::handle& start, const py::handle& end) {
+  TORCH_CHECK_TYPE(THPEvent_Check(start.ptr()) && THPEvent_Check(end.ptr()),
+                   "elapsed_time expects two torch.Event objects");
+  const c10::Event& a = reinterpret_cast<THPEvent*>(start.ptr())->event;
+  const c10::Event& b = reinterpret_cast<THPEvent*>(end.ptr())->event;
+  return a.elapsedTime(b);
 }
 
 py::dict programCacheStats(c10::DeviceIndex index) {
@@ -115,6 +127,7 @@ PYBIND11_MODULE(_C, m) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(defaultGenerator(static_cast<c10::DeviceIndex>(i))));
   });
+  m.def("event_elapsed_time", &eventElapsedMs);
   m.def("fallback_records", &fallbackRecords);
   m.def("reset_fallback_records", &aten::resetFallbackRecords);
   m.def("set_strict", &aten::setStrict);

@@ -12,6 +12,7 @@ namespace torch_ocl {
 namespace {
 
 std::atomic<bool> g_initialized{false};
+std::atomic<bool> g_driver_loaded{false};
 std::atomic<bool> g_in_bad_fork{false};
 std::once_flag g_init_once;
 
@@ -25,8 +26,21 @@ std::vector<PerDevice>& perDevice() {
   return *v;
 }
 
+// OpenCL drivers do not survive fork(): PoCL, for one, starts its worker threads when the platform
+// is first queried, so a child of a process that only asked for the device count would hang on
+// its first command. Such a child gets a clear error instead.
 void forkChild() {
-  if (g_initialized.load()) g_in_bad_fork.store(true);
+  if (g_driver_loaded.load() || g_initialized.load()) g_in_bad_fork.store(true);
+}
+
+// Called before anything that may query OpenCL.
+void loadDriver() {
+  if (g_driver_loaded.load(std::memory_order_acquire)) return;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork(nullptr, nullptr, &forkChild);
+    g_driver_loaded.store(true, std::memory_order_release);
+  });
 }
 
 void initOnce() {
@@ -41,7 +55,6 @@ void initOnce() {
       pd[i].programs =
           std::make_unique<rt::ProgramCache>(dev, rt::DiskCache::fromEnvironment(dev.info()));
     }
-    pthread_atfork(nullptr, nullptr, &forkChild);
     g_initialized.store(true);
   });
 }
@@ -54,6 +67,7 @@ thread_local std::array<int8_t, kMaxDevices> t_current_stream{};
 
 c10::DeviceIndex deviceCount() noexcept {
   try {
+    loadDriver();
     return static_cast<c10::DeviceIndex>(rt::Runtime::get().deviceCount());
   } catch (...) {
     return 0;
@@ -70,7 +84,9 @@ bool isInBadFork() {
 void checkIndex(c10::DeviceIndex index) {
   TORCH_CHECK(!g_in_bad_fork.load(),
               "Cannot re-initialize the OpenCL (ocl) device in a forked subprocess: the parent "
-              "process had already used it. Use the 'spawn' or 'forkserver' start method of "
+              "process had already loaded the OpenCL driver (using the device, or even asking "
+              "torch.ocl.is_available() or device_count(), does), and OpenCL drivers do not "
+              "survive fork(). Use the 'spawn' or 'forkserver' start method of "
               "multiprocessing to use ocl in child processes.");
   c10::DeviceIndex n = deviceCount();
   TORCH_CHECK(n > 0, "torch-ocl: ", rt::Runtime::get().discoveryError());

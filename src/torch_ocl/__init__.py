@@ -5,9 +5,18 @@ registers the ``ocl`` device: ``torch.device("ocl")``, ``tensor.to("ocl")``, ``t
 ``torch.accelerator``.
 """
 
-import torch
 
-from . import _C  # noqa: F401  (registers the device guard, allocators, hooks and kernels)
+def _autoload() -> None:
+    """Entry point of the ``torch.backends`` group: importing the package did everything.
+
+    Defined before ``import torch``: when ``import torch_ocl`` comes first, torch's backend
+    autoload looks this up on the still partially initialised package.
+    """
+
+
+import torch  # noqa: E402
+
+from . import _C  # noqa: E402, F401  (registers the device guard, allocators, hooks and kernels)
 
 __version__ = "0.1.0"
 
@@ -34,10 +43,6 @@ from .device import (  # noqa: E402
     get_device_properties,
     is_available,
 )
-
-
-def _autoload() -> None:
-    """Entry point of the ``torch.backends`` group: importing the package did everything."""
 
 
 __all__ = [

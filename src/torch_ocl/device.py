@@ -158,6 +158,10 @@ class Event(torch.Event):
                                enable_timing=enable_timing, blocking=blocking,
                                interprocess=interprocess)
 
+    def elapsed_time(self, end_event: torch.Event) -> float:
+        """Milliseconds from this event to ``end_event``; both recorded with timing and complete."""
+        return _C.event_elapsed_time(self, end_event)
+
 
 def current_stream(device: _DeviceLike = None) -> torch.Stream:
     return torch.accelerator.current_stream(_index(device))

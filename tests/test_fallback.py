@@ -1,0 +1,215 @@
+"""Tier 3: the CPU fallback — correct, loud (one warning per op), counted, and an error in strict
+mode."""
+
+import warnings
+
+import pytest
+import torch
+
+import torch_ocl
+from conftest import make_cpu, run_py
+
+
+@pytest.fixture(autouse=True)
+def _clean_report():
+    torch_ocl.reset_fallback_report()
+    yield
+    torch_ocl.reset_fallback_report()
+
+
+def _record(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn()
+    return result, [w for w in caught if "torch-ocl" in str(w.message)]
+
+
+def _ops():
+    return {r["op"]: r for r in torch_ocl.fallback_report(print_table=False)}
+
+
+def test_fallback_op_is_correct():
+    a_c, b_c = make_cpu((33, 17), torch.float32, 1), make_cpu((33, 17), torch.float32, 2)
+    a, b = a_c.to("ocl"), b_c.to("ocl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = {
+            "add": (torch.add(a, b), torch.add(a_c, b_c)),
+            "add alpha": (torch.add(a, b, alpha=2), torch.add(a_c, b_c, alpha=2)),
+            "non-contiguous": (a.t() * b.t(), a_c.t() * b_c.t()),
+            "step": (a[::2, 1::3] - b[::2, ::3], a_c[::2, 1::3] - b_c[::2, ::3]),
+            "broadcast": (a + b[0], a_c + b_c[0]),
+            "expanded": (a[:1].expand(33, 17) * 3, a_c[:1].expand(33, 17) * 3),
+            "matmul": (a @ b.t(), a_c @ b_c.t()),
+            "sum dim": (a.sum(dim=1), a_c.sum(dim=1)),
+            "int": (a.to(torch.int64) // 3, a_c.to(torch.int64) // 3),
+            "zero-size": (a[:0] + b[:0], a_c[:0] + b_c[:0]),
+            "odd size": (a.reshape(-1)[:1023].neg(), a_c.reshape(-1)[:1023].neg()),
+        }
+        for name, (got, want) in cases.items():
+            assert got.device.type == "ocl", name
+            assert got.dtype == want.dtype and got.shape == want.shape, name
+            torch.testing.assert_close(got.cpu(), want, msg=name)
+        # Several outputs.
+        v, i = a.max(dim=1)
+        vc, ic = a_c.max(dim=1)
+        assert v.device.type == "ocl" and i.device.type == "ocl"
+        assert torch.equal(v.cpu(), vc) and torch.equal(i.cpu(), ic)
+
+
+def test_fallback_in_place_and_out():
+    c = make_cpu((6, 8), torch.float32)
+    d = c.to("ocl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptr = d.data_ptr()
+        d.mul_(2)
+        c.mul_(2)
+        assert d.data_ptr() == ptr  # in place really is in place
+        assert torch.equal(d.cpu(), c)
+        # In place on a strided view writes back into the base only where the view is.
+        d[:, ::3].add_(100)
+        c[:, ::3].add_(100)
+        d.t()[2].sub_(1)
+        c.t()[2].sub_(1)
+        assert torch.equal(d.cpu(), c)
+        # out= with a destination of the right size, and one that must be resized.
+        out = torch.empty(6, 8, device="ocl")
+        torch.mul(d, d, out=out)
+        assert torch.equal(out.cpu(), c * c)
+        out2 = torch.empty(0, device="ocl")
+        torch.add(d, 1, out=out2)
+        assert out2.shape == (6, 8) and torch.equal(out2.cpu(), c + 1)
+
+
+def test_warns_once_per_op():
+    a = torch.ones(5, device="ocl")
+    r, w = _record(lambda: torch.add(a, a))
+    assert torch.equal(r.cpu(), torch.full((5,), 2.0))
+    assert len(w) == 1
+    assert w[0].category is UserWarning
+    msg = str(w[0].message)
+    assert "aten::add.out" in msg and "CPU" in msg and "fallback_report" in msg
+    _, w = _record(lambda: torch.add(a, a))
+    assert w == []
+    # A different op warns on its own.
+    _, w = _record(lambda: torch.mul(a, a))
+    assert len(w) == 1 and "aten::mul.out" in str(w[0].message)
+    # After a reset the op is new again.
+    torch_ocl.reset_fallback_report()
+    _, w = _record(lambda: torch.add(a, a))
+    assert len(w) == 1
+
+
+def test_report_counts_calls_bytes_and_time():
+    n = 1000
+    a = torch.ones(n, device="ocl")
+    b = torch.ones(n, device="ocl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(3):
+            torch.add(a, b)
+        torch.neg(a)
+    ops = _ops()
+    add = ops["aten::add.out"]
+    assert add["calls"] == 3
+    # Per call: self, other and out go to the host; out comes back.
+    assert add["bytes_to_host"] == 3 * 3 * n * 4
+    assert add["bytes_to_device"] == 3 * n * 4
+    assert add["seconds"] > 0
+    assert ops["aten::neg.out"]["calls"] == 1
+    rows = torch_ocl.fallback_report(print_table=False)
+    assert [r["seconds"] for r in rows] == sorted((r["seconds"] for r in rows), reverse=True)
+    assert set(rows[0]) == {"op", "calls", "bytes_to_host", "bytes_to_device", "seconds"}
+    # The printed table.
+    import io
+
+    buf = io.StringIO()
+    torch_ocl.fallback_report(file=buf)
+    text = buf.getvalue()
+    assert "aten::add.out" in text and "2 op(s) ran on the CPU" in text
+    torch_ocl.reset_fallback_report()
+    assert torch_ocl.fallback_report(print_table=False) == []
+    buf = io.StringIO()
+    torch_ocl.fallback_report(file=buf)
+    assert "no op fell back" in buf.getvalue()
+
+
+def test_native_ops_do_not_fall_back():
+    c = make_cpu((7, 9), torch.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback warning would fail the test
+        d = c.to("ocl")
+        e = torch.empty(3, 4, device="ocl")
+        e.fill_(2.5)
+        e.zero_()
+        f = d.view(9, 7).t().contiguous()
+        g = d.clone()
+        h = d.to(torch.float16).to(torch.int32)
+        i = torch.zeros(5, device="ocl")
+        j = torch.ones(5, dtype=torch.int64, device="ocl")
+        k = torch.full((2, 2), 3.0, device="ocl")
+        g.copy_(d.t().t())
+        d[2:4, ::2].copy_(torch.zeros(2, 5))
+        back = d.cpu()
+        s = d[1, 1].item()
+        d.resize_(100)
+        u = d.unfold(0, 4, 2).as_strided((2, 2), (1, 1))
+        del e, f, g, h, i, j, k, back, s, u
+    assert torch_ocl.fallback_report(print_table=False) == []
+
+
+def test_strict_mode_context_manager():
+    a = torch.ones(4, device="ocl")
+    with torch_ocl.strict():
+        assert torch_ocl._C.is_strict()
+        with pytest.raises(NotImplementedError, match="aten::add.out") as info:
+            torch.add(a, a)
+        assert "strict mode" in str(info.value)
+        # Native ops still run.
+        b = a.clone()
+        b.fill_(3)
+        assert b[0].item() == 3.0
+        with torch_ocl.strict(False), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert torch.equal(torch.add(a, a).cpu(), torch.full((4,), 2.0))
+        with pytest.raises(NotImplementedError):
+            torch.neg(a)
+    assert not torch_ocl._C.is_strict()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch.equal(torch.neg(a).cpu(), torch.full((4,), -1.0))
+    # The failed calls were not counted.
+    assert "aten::add.out" in _ops()
+    assert _ops()["aten::add.out"]["calls"] == 1
+
+
+def test_strict_mode_environment_variable():
+    rc, out, err = run_py(
+        """
+        import torch, torch_ocl
+        assert torch_ocl._C.is_strict()
+        a = torch.ones(3, device="ocl")
+        b = a.clone().fill_(2)            # native: fine
+        assert b[1].item() == 2.0
+        try:
+            torch.add(a, b)
+        except NotImplementedError as e:
+            assert "aten::add.out" in str(e), str(e)
+            print("RAISED")
+        """,
+        env={"TORCH_OCL_STRICT": "1"},
+    )
+    assert rc == 0, err
+    assert "RAISED" in out
+    rc, out, err = run_py(
+        """
+        import torch, torch_ocl, warnings
+        warnings.simplefilter("ignore")
+        assert not torch_ocl._C.is_strict()
+        assert torch.add(torch.ones(2, device="ocl"), 1).cpu().tolist() == [2.0, 2.0]
+        print("OK")
+        """,
+        env={"TORCH_OCL_STRICT": "0"},
+    )
+    assert rc == 0 and "OK" in out, err
