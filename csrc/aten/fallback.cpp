@@ -117,6 +117,14 @@ void oclFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 }  // namespace
 
+std::vector<c10::IValue> runFallback(const char* name, const char* overload,
+                                     std::vector<c10::IValue> args) {
+  const auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+  torch::jit::Stack stack(std::move(args));
+  oclFallback(op, &stack);
+  return stack;
+}
+
 std::vector<FallbackRecord> fallbackRecords() {
   std::lock_guard<std::mutex> lock(g_mutex);
   std::vector<FallbackRecord> out;

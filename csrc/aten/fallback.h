@@ -2,6 +2,8 @@
 // optionally an error (strict mode).
 #pragma once
 
+#include <ATen/core/ivalue.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +17,11 @@ struct FallbackRecord {
   int64_t bytes_to_device = 0;  // results and mutated arguments copied back
   double seconds = 0;
 };
+
+// Runs an op through the CPU fallback from inside a native kernel (for dtypes a native kernel does
+// not cover); counted and reported like any other fallback. Returns the op's results.
+std::vector<c10::IValue> runFallback(const char* name, const char* overload,
+                                     std::vector<c10::IValue> args);
 
 std::vector<FallbackRecord> fallbackRecords();
 void resetFallbackRecords();

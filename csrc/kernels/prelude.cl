@@ -40,3 +40,9 @@ inline uint4 ocl_philox_at(ulong seed, ulong offset, long i) {
 }
 // 24 random bits -> [0, 1) float.
 inline float ocl_uniform_float(uint x) { return (float)(x >> 8) * (1.0f / 16777216.0f); }
+
+// Sizes and byte strides of up to four operands (pointwise kernels: output + three inputs).
+typedef struct {
+  long sizes[OCL_MAX_DIMS];
+  long strides[4][OCL_MAX_DIMS];
+} OclStrides4;

@@ -1,0 +1,356 @@
+// Pointwise ops through PyTorch's structured-kernel meta functions (shape, broadcasting and type
+// promotion exactly as on CPU, via at::TensorIterator) and the kernel generator. Each op is one
+// expression; its functional, in-place and out= forms share one runner. Dtypes the generator does
+// not cover (complex) go through the counted CPU fallback.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/acos_meta.h>
+#include <ATen/ops/add_meta.h>
+#include <ATen/ops/asin_meta.h>
+#include <ATen/ops/atan2_meta.h>
+#include <ATen/ops/atan_meta.h>
+#include <ATen/ops/ceil_meta.h>
+#include <ATen/ops/clamp_min_meta.h>
+#include <ATen/ops/cos_meta.h>
+#include <ATen/ops/cosh_meta.h>
+#include <ATen/ops/div_meta.h>
+#include <ATen/ops/eq_meta.h>
+#include <ATen/ops/erf_meta.h>
+#include <ATen/ops/erfc_meta.h>
+#include <ATen/ops/exp2_meta.h>
+#include <ATen/ops/exp_meta.h>
+#include <ATen/ops/expm1_meta.h>
+#include <ATen/ops/floor_meta.h>
+#include <ATen/ops/ge_meta.h>
+#include <ATen/ops/gt_meta.h>
+#include <ATen/ops/le_meta.h>
+#include <ATen/ops/log10_meta.h>
+#include <ATen/ops/log1p_meta.h>
+#include <ATen/ops/log2_meta.h>
+#include <ATen/ops/log_meta.h>
+#include <ATen/ops/lt_meta.h>
+#include <ATen/ops/maximum_meta.h>
+#include <ATen/ops/minimum_meta.h>
+#include <ATen/ops/mul_meta.h>
+#include <ATen/ops/ne_meta.h>
+#include <ATen/ops/neg_meta.h>
+#include <ATen/ops/reciprocal_meta.h>
+#include <ATen/ops/rsqrt_meta.h>
+#include <ATen/ops/sigmoid_meta.h>
+#include <ATen/ops/sin_meta.h>
+#include <ATen/ops/sinh_meta.h>
+#include <ATen/ops/sqrt_meta.h>
+#include <ATen/ops/sub_meta.h>
+#include <ATen/ops/tan_meta.h>
+#include <ATen/ops/tanh_meta.h>
+#include <ATen/ops/threshold_backward_meta.h>
+#include <ATen/ops/trunc_meta.h>
+#include <torch/library.h>
+
+#include "aten/fallback.h"
+#include "codegen/pointwise.h"
+#include "integration/state.h"
+
+namespace torch_ocl::aten {
+namespace {
+
+using codegen::Domain;
+using codegen::PointwiseOp;
+
+enum class Mode { kFunctional, kInplace, kOut };
+
+// A structured op whose outputs are allocated (functional), checked (in-place) or resized (out=)
+// the way PyTorch's generated backend registrations do it.
+template <class Meta>
+struct Structured final : Meta {
+  Structured(Mode mode, at::Tensor* out) : mode_(mode), out_(out) {}
+
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options) override {
+    prepare(sizes, strides, options, /*restride=*/true);
+    Meta::set_output_raw_strided(i, sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options) override {
+    prepare(sizes, strides, options, /*restride=*/false);
+    Meta::set_output_raw_strided(i, sizes, strides, options);
+  }
+  const at::Tensor& maybe_get_output(int64_t) override {
+    return mode_ == Mode::kFunctional ? result_ : *out_;
+  }
+  const at::Tensor& output() { return maybe_get_output(0); }
+
+ private:
+  void prepare(at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options,
+               bool restride) {
+    switch (mode_) {
+      case Mode::kFunctional:
+        // An empty stride list means "no preference" (set_output_raw_strided's hint).
+        result_ = strides.empty() ? at::empty(sizes, options)
+                                  : at::empty_strided(sizes, strides, options);
+        break;
+      case Mode::kInplace:
+        TORCH_CHECK(options.dtype() == out_->dtype(), "Bad in-place call: input tensor dtype ",
+                    out_->dtype(), " and output tensor dtype ", options.dtype(), " should match");
+        TORCH_CHECK(out_->sizes() == sizes, "Bad in-place call: input tensor size ", out_->sizes(),
+                    " and output tensor size ", sizes, " should match");
+        break;
+      case Mode::kOut:
+        if (at::native::resize_output(*out_, sizes) && restride && !strides.empty())
+          out_->as_strided_(sizes, strides);
+        break;
+    }
+  }
+  Mode mode_;
+  at::Tensor* out_;
+  at::Tensor result_;
+};
+
+c10::ScalarType computeDtype(const at::TensorIteratorBase& iter) {
+  return iter.common_dtype();
+}
+
+// Runs meta, then the kernel; the CPU fallback (named op) when the dtype is not covered.
+template <class Meta, typename... Args>
+at::Tensor run(const PointwiseOp& op, const char* name, const char* overload, Mode mode,
+               at::Tensor* out, std::array<c10::Scalar, 2> scalars, const Args&... args) {
+  Structured<Meta> s(mode, out);
+  s.meta(args...);
+  const c10::ScalarType compute = computeDtype(s);
+  if (!codegen::supports(op, compute)) {
+    std::vector<c10::IValue> stack{c10::IValue(args)...};
+    if (mode == Mode::kOut) stack.emplace_back(*out);
+    std::string ov = overload;
+    return runFallback(name, ov.c_str(), std::move(stack))[0].toTensor();
+  }
+  codegen::launch(op, s, compute, scalars);
+  return s.output();
+}
+
+// ---- the ops: one expression each ------------------------------------------------------------
+
+// Floating results of a comparison-free expression normalise bools to 0/1 in the generator.
+const PointwiseOp kadd{"add", "a + s0 * b", "a + s0 * b"};
+const PointwiseOp ksub{"sub", "a - s0 * b", "a - s0 * b"};
+const PointwiseOp kMul{"mul", "a * b", "a * b"};
+const PointwiseOp kDiv{"div", "a / b", nullptr, Domain::kFloating};
+const PointwiseOp kMaximum{"maximum", "(isnan(a) || isnan(b)) ? a + b : fmax(a, b)", "max(a, b)"};
+const PointwiseOp kMinimum{"minimum", "(isnan(a) || isnan(b)) ? a + b : fmin(a, b)", "min(a, b)"};
+const PointwiseOp kAtan2{"atan2", "atan2(a, b)", nullptr, Domain::kFloating};
+const PointwiseOp kEq{"eq", "a == b", nullptr, Domain::kAll, true};
+const PointwiseOp kNe{"ne", "a != b", nullptr, Domain::kAll, true};
+const PointwiseOp kLt{"lt", "a < b", nullptr, Domain::kAll, true};
+const PointwiseOp kLe{"le", "a <= b", nullptr, Domain::kAll, true};
+const PointwiseOp kGt{"gt", "a > b", nullptr, Domain::kAll, true};
+const PointwiseOp kGe{"ge", "a >= b", nullptr, Domain::kAll, true};
+const PointwiseOp kClampMin{"clamp_min", "isnan(a) ? a : fmax(a, s0)", "max(a, s0)"};
+// Inputs are (self, grad): the gradient passes where the forward input exceeded the threshold.
+const PointwiseOp kThresholdBackward{"threshold_backward", "a <= s0 ? (T)0 : b",
+                                     "a <= s0 ? (T)0 : b"};
+
+#define OCL_BINARY_ALPHA(NAME, META)                                                               \
+  at::Tensor NAME##Fn(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {        \
+    return run<META>(k##NAME, "aten::" #NAME, "Tensor", Mode::kFunctional, nullptr, {alpha}, a, b, \
+                     alpha);                                                                       \
+  }                                                                                                \
+  at::Tensor& NAME##Inplace(at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {        \
+    run<META>(k##NAME, "aten::" #NAME "_", "Tensor", Mode::kInplace, &a, {alpha}, a, b, alpha);    \
+    return a;                                                                                      \
+  }                                                                                                \
+  at::Tensor& NAME##Out(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,        \
+                        at::Tensor& out) {                                                         \
+    run<META>(k##NAME, "aten::" #NAME, "out", Mode::kOut, &out, {alpha}, a, b, alpha);             \
+    return out;                                                                                    \
+  }
+
+#define OCL_BINARY(NAME, OVERLOAD, OUT_OVERLOAD, META, ARG_T)                                   \
+  at::Tensor NAME##OVERLOAD##Fn(const at::Tensor& a, const ARG_T& b) {                          \
+    return run<META>(k##NAME, "aten::" #NAME, #OVERLOAD, Mode::kFunctional, nullptr, {}, a, b); \
+  }                                                                                             \
+  at::Tensor& NAME##OVERLOAD##Inplace(at::Tensor& a, const ARG_T& b) {                          \
+    run<META>(k##NAME, "aten::" #NAME "_", #OVERLOAD, Mode::kInplace, &a, {}, a, b);            \
+    return a;                                                                                   \
+  }                                                                                             \
+  at::Tensor& NAME##OVERLOAD##Out(const at::Tensor& a, const ARG_T& b, at::Tensor& out) {       \
+    run<META>(k##NAME, "aten::" #NAME, #OUT_OVERLOAD, Mode::kOut, &out, {}, a, b);              \
+    return out;                                                                                 \
+  }
+
+OCL_BINARY_ALPHA(add, at::meta::structured_add_Tensor)
+OCL_BINARY_ALPHA(sub, at::meta::structured_sub_Tensor)
+// Plain binary ops are named in lower case so that "aten::" #NAME is the op's name.
+const PointwiseOp& kmul = kMul;
+const PointwiseOp& kdiv = kDiv;
+const PointwiseOp& katan2 = kAtan2;
+const PointwiseOp& kmaximum = kMaximum;
+const PointwiseOp& kminimum = kMinimum;
+const PointwiseOp& keq = kEq;
+const PointwiseOp& kne = kNe;
+const PointwiseOp& klt = kLt;
+const PointwiseOp& kle = kLe;
+const PointwiseOp& kgt = kGt;
+const PointwiseOp& kge = kGe;
+OCL_BINARY(mul, Tensor, out, at::meta::structured_mul_Tensor, at::Tensor)
+OCL_BINARY(div, Tensor, out, at::meta::structured_div_Tensor, at::Tensor)
+OCL_BINARY(atan2, , out, at::meta::structured_atan2, at::Tensor)
+OCL_BINARY(maximum, , out, at::meta::structured_maximum, at::Tensor)
+OCL_BINARY(minimum, , out, at::meta::structured_minimum, at::Tensor)
+#define OCL_COMPARISON(NAME, META_PREFIX)                                                       \
+  OCL_BINARY(NAME, Tensor, Tensor_out, at::meta::structured_##META_PREFIX##_Tensor, at::Tensor) \
+  OCL_BINARY(NAME, Scalar, Scalar_out, at::meta::structured_##META_PREFIX##_Scalar, c10::Scalar)
+OCL_COMPARISON(eq, eq)
+OCL_COMPARISON(ne, ne)
+OCL_COMPARISON(lt, lt)
+OCL_COMPARISON(le, le)
+OCL_COMPARISON(gt, gt)
+OCL_COMPARISON(ge, ge)
+
+at::Tensor clampMinFn(const at::Tensor& a, const c10::Scalar& min) {
+  return run<at::meta::structured_clamp_min>(kClampMin, "aten::clamp_min", "", Mode::kFunctional,
+                                             nullptr, {min}, a, min);
+}
+at::Tensor& clampMinInplace(at::Tensor& a, const c10::Scalar& min) {
+  run<at::meta::structured_clamp_min>(kClampMin, "aten::clamp_min_", "", Mode::kInplace, &a, {min},
+                                      a, min);
+  return a;
+}
+at::Tensor& clampMinOut(const at::Tensor& a, const c10::Scalar& min, at::Tensor& out) {
+  run<at::meta::structured_clamp_min>(kClampMin, "aten::clamp_min", "out", Mode::kOut, &out, {min},
+                                      a, min);
+  return out;
+}
+at::Tensor reluFn(const at::Tensor& a) {
+  return clampMinFn(a, 0);
+}
+at::Tensor& reluInplace(at::Tensor& a) {
+  return clampMinInplace(a, 0);
+}
+
+at::Tensor thresholdBackwardFn(const at::Tensor& grad, const at::Tensor& self,
+                               const c10::Scalar& threshold) {
+  return run<at::meta::structured_threshold_backward>(
+      kThresholdBackward, "aten::threshold_backward", "", Mode::kFunctional, nullptr, {threshold},
+      grad, self, threshold);
+}
+at::Tensor& thresholdBackwardOut(const at::Tensor& grad, const at::Tensor& self,
+                                 const c10::Scalar& threshold, at::Tensor& out) {
+  run<at::meta::structured_threshold_backward>(kThresholdBackward, "aten::threshold_backward",
+                                               "grad_input", Mode::kOut, &out, {threshold}, grad,
+                                               self, threshold);
+  return out;
+}
+
+// Unary floating functions: ints promote to float in their meta functions.
+#define OCL_UNARY(NAME, EXPR, EXPR_INT, DOMAIN)                                                    \
+  const PointwiseOp k_##NAME{#NAME, EXPR, EXPR_INT, DOMAIN};                                       \
+  at::Tensor NAME##Fn(const at::Tensor& a) {                                                       \
+    return run<at::meta::structured_##NAME>(k_##NAME, "aten::" #NAME, "", Mode::kFunctional,       \
+                                            nullptr, {}, a);                                       \
+  }                                                                                                \
+  at::Tensor& NAME##Inplace(at::Tensor& a) {                                                       \
+    run<at::meta::structured_##NAME>(k_##NAME, "aten::" #NAME "_", "", Mode::kInplace, &a, {}, a); \
+    return a;                                                                                      \
+  }                                                                                                \
+  at::Tensor& NAME##Out(const at::Tensor& a, at::Tensor& out) {                                    \
+    run<at::meta::structured_##NAME>(k_##NAME, "aten::" #NAME, "out", Mode::kOut, &out, {}, a);    \
+    return out;                                                                                    \
+  }
+
+#define OCL_UNARY_FLOAT(NAME, EXPR) OCL_UNARY(NAME, EXPR, nullptr, Domain::kFloating)
+OCL_UNARY_FLOAT(exp, "exp(a)")
+OCL_UNARY_FLOAT(exp2, "exp2(a)")
+OCL_UNARY_FLOAT(expm1, "expm1(a)")
+OCL_UNARY_FLOAT(log, "log(a)")
+OCL_UNARY_FLOAT(log2, "log2(a)")
+OCL_UNARY_FLOAT(log10, "log10(a)")
+OCL_UNARY_FLOAT(log1p, "log1p(a)")
+OCL_UNARY_FLOAT(sqrt, "sqrt(a)")
+OCL_UNARY_FLOAT(rsqrt, "rsqrt(a)")
+OCL_UNARY_FLOAT(sin, "sin(a)")
+OCL_UNARY_FLOAT(cos, "cos(a)")
+OCL_UNARY_FLOAT(tan, "tan(a)")
+OCL_UNARY_FLOAT(asin, "asin(a)")
+OCL_UNARY_FLOAT(acos, "acos(a)")
+OCL_UNARY_FLOAT(atan, "atan(a)")
+OCL_UNARY_FLOAT(sinh, "sinh(a)")
+OCL_UNARY_FLOAT(cosh, "cosh(a)")
+OCL_UNARY_FLOAT(tanh, "tanh(a)")
+OCL_UNARY_FLOAT(erf, "erf(a)")
+OCL_UNARY_FLOAT(erfc, "erfc(a)")
+OCL_UNARY_FLOAT(sigmoid, "(T)1 / ((T)1 + exp(-a))")
+OCL_UNARY_FLOAT(reciprocal, "(T)1 / a")
+OCL_UNARY(neg, "-a", "-a", Domain::kAll)
+OCL_UNARY(ceil, "ceil(a)", "a", Domain::kAll)
+OCL_UNARY(floor, "floor(a)", "a", Domain::kAll)
+OCL_UNARY(trunc, "trunc(a)", "a", Domain::kAll)
+
+}  // namespace
+
+#define OCL_REGISTER_UNARY(NAME)              \
+  m.impl(#NAME, TORCH_FN(NAME##Fn));          \
+  m.impl(#NAME "_", TORCH_FN(NAME##Inplace)); \
+  m.impl(#NAME ".out", TORCH_FN(NAME##Out));
+#define OCL_REGISTER_BINARY(NAME, OV, FN_NAME, INPLACE_NAME, OUT_NAME) \
+  m.impl(FN_NAME, TORCH_FN(NAME##OV##Fn));                             \
+  m.impl(INPLACE_NAME, TORCH_FN(NAME##OV##Inplace));                   \
+  m.impl(OUT_NAME, TORCH_FN(NAME##OV##Out));
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("add.Tensor", TORCH_FN(addFn));
+  m.impl("add_.Tensor", TORCH_FN(addInplace));
+  m.impl("add.out", TORCH_FN(addOut));
+  m.impl("sub.Tensor", TORCH_FN(subFn));
+  m.impl("sub_.Tensor", TORCH_FN(subInplace));
+  m.impl("sub.out", TORCH_FN(subOut));
+  OCL_REGISTER_BINARY(mul, Tensor, "mul.Tensor", "mul_.Tensor", "mul.out")
+  OCL_REGISTER_BINARY(div, Tensor, "div.Tensor", "div_.Tensor", "div.out")
+  OCL_REGISTER_BINARY(atan2, , "atan2", "atan2_", "atan2.out")
+  m.impl("maximum", TORCH_FN(maximumFn));
+  m.impl("maximum.out", TORCH_FN(maximumOut));
+  m.impl("minimum", TORCH_FN(minimumFn));
+  m.impl("minimum.out", TORCH_FN(minimumOut));
+#define OCL_REGISTER_COMPARISON(NAME)                                                       \
+  OCL_REGISTER_BINARY(NAME, Tensor, #NAME ".Tensor", #NAME "_.Tensor", #NAME ".Tensor_out") \
+  OCL_REGISTER_BINARY(NAME, Scalar, #NAME ".Scalar", #NAME "_.Scalar", #NAME ".Scalar_out")
+  OCL_REGISTER_COMPARISON(eq)
+  OCL_REGISTER_COMPARISON(ne)
+  OCL_REGISTER_COMPARISON(lt)
+  OCL_REGISTER_COMPARISON(le)
+  OCL_REGISTER_COMPARISON(gt)
+  OCL_REGISTER_COMPARISON(ge)
+  m.impl("clamp_min", TORCH_FN(clampMinFn));
+  m.impl("clamp_min_", TORCH_FN(clampMinInplace));
+  m.impl("clamp_min.out", TORCH_FN(clampMinOut));
+  m.impl("relu", TORCH_FN(reluFn));
+  m.impl("relu_", TORCH_FN(reluInplace));
+  m.impl("threshold_backward", TORCH_FN(thresholdBackwardFn));
+  m.impl("threshold_backward.grad_input", TORCH_FN(thresholdBackwardOut));
+  OCL_REGISTER_UNARY(exp)
+  OCL_REGISTER_UNARY(exp2)
+  OCL_REGISTER_UNARY(expm1)
+  OCL_REGISTER_UNARY(log)
+  OCL_REGISTER_UNARY(log2)
+  OCL_REGISTER_UNARY(log10)
+  OCL_REGISTER_UNARY(log1p)
+  OCL_REGISTER_UNARY(sqrt)
+  OCL_REGISTER_UNARY(rsqrt)
+  OCL_REGISTER_UNARY(sin)
+  OCL_REGISTER_UNARY(cos)
+  OCL_REGISTER_UNARY(tan)
+  OCL_REGISTER_UNARY(asin)
+  OCL_REGISTER_UNARY(acos)
+  OCL_REGISTER_UNARY(atan)
+  OCL_REGISTER_UNARY(sinh)
+  OCL_REGISTER_UNARY(cosh)
+  OCL_REGISTER_UNARY(tanh)
+  OCL_REGISTER_UNARY(erf)
+  OCL_REGISTER_UNARY(erfc)
+  OCL_REGISTER_UNARY(sigmoid)
+  OCL_REGISTER_UNARY(reciprocal)
+  OCL_REGISTER_UNARY(neg)
+  OCL_REGISTER_UNARY(ceil)
+  OCL_REGISTER_UNARY(floor)
+  OCL_REGISTER_UNARY(trunc)
+}
+
+}  // namespace torch_ocl::aten

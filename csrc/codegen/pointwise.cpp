@@ -1,0 +1,208 @@
+#include "codegen/pointwise.h"
+
+#include <c10/core/DynamicCast.h>
+
+#include "aten/cl_types.h"
+#include "aten/launch.h"
+
+#include <cstring>
+
+namespace torch_ocl::codegen {
+
+using aten::clComputeType;
+using aten::clStorageType;
+using aten::convertExpr;
+using aten::loadExpr;
+using aten::storeStmt;
+
+namespace {
+
+constexpr int kMaxOperands = 4;  // one output, up to three inputs
+
+struct alignas(8) OclStrides4 {
+  cl_long sizes[aten::kMaxDims];
+  cl_long strides[kMaxOperands][aten::kMaxDims];
+};
+
+bool isIntegralOrBool(c10::ScalarType t) {
+  return c10::isIntegralType(t, /*includeBool=*/true);
+}
+
+std::string argName(int i) {
+  return std::string(1, static_cast<char>('a' + i));
+}
+
+// Inputs that are CPU scalars (Python numbers wrapped as 0-dim tensors) travel as kernel arguments.
+bool isHostScalar(const at::TensorIteratorBase& iter, int i) {
+  return i >= iter.noutputs() && iter.device(i).is_cpu();
+}
+
+std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& iter,
+                         c10::ScalarType compute, bool contiguous) {
+  const int nt = iter.ntensors();
+  const c10::ScalarType out_t = iter.dtype(0);
+  const std::string ct = clComputeType(compute);
+  const char* expr = isIntegralOrBool(compute) && op.expr_int ? op.expr_int : op.expr;
+  std::string s;
+  s += "typedef " + ct + " T;\n";
+  s += "__kernel void pw(__global char* p0, ulong off0";
+  for (int i = 1; i < nt; ++i)
+    s += isHostScalar(iter, i)
+             ? ", T " + argName(i - 1)
+             : ", __global const char* p" + std::to_string(i) + ", ulong off" + std::to_string(i);
+  s += ", long n, T s0, T s1";
+  if (!contiguous) s += ", int ndim, OclStrides4 st";
+  s += ") {\n  const long li = get_global_id(0);\n  if (li >= n) return;\n";
+  if (contiguous) {
+    for (int i = 0; i < nt; ++i) s += "  const long o" + std::to_string(i) + " = 0;\n";
+    s += "  const long idx = li;\n";
+  } else {
+    for (int i = 0; i < nt; ++i) s += "  long o" + std::to_string(i) + " = 0;\n";
+    s += "  long rem = li;\n  for (int k = 0; k < ndim; ++k) {\n"
+         "    const long c = rem % st.sizes[k];\n    rem /= st.sizes[k];\n";
+    for (int i = 0; i < nt; ++i)
+      s += "    o" + std::to_string(i) + " += c * st.strides[" + std::to_string(i) + "][k];\n";
+    s += "  }\n  const long idx = 0;\n";
+  }
+  for (int i = 1; i < nt; ++i) {
+    if (isHostScalar(iter, i)) continue;
+    const c10::ScalarType t = iter.dtype(i);
+    const std::string st = clStorageType(t), n = std::to_string(i);
+    s += "  __global const " + st + "* q" + n + " = (__global const " + st + "*)(p" + n + " + off" +
+         n + " + o" + n + ");\n";
+    s += "  const T " + argName(i - 1) + " = " +
+         convertExpr(t, compute, loadExpr(t, "q" + n, "idx")) + ";\n";
+  }
+  const std::string ost = clStorageType(out_t);
+  s += "  __global " + ost + "* q0 = (__global " + ost + "*)(p0 + off0 + o0);\n";
+  if (op.bool_result) {
+    s += "  const uchar r = (" + std::string(expr) + ") ? 1 : 0;\n";
+    s += "  " + storeStmt(out_t, "q0", "idx", convertExpr(c10::kBool, out_t, "r")) + "\n";
+  } else {
+    // A bool result is 0 or 1 whatever the expression gives (true + true is true).
+    s += compute == c10::kBool ? "  const T r = (" + std::string(expr) + ") ? 1 : 0;\n"
+                               : "  const T r = " + std::string(expr) + ";\n";
+    s += "  " + storeStmt(out_t, "q0", "idx", convertExpr(compute, out_t, "r")) + "\n";
+  }
+  s += "}\n";
+  return s;
+}
+
+// Bytes of a scalar in the compute type's OpenCL representation.
+struct ScalarArg {
+  alignas(8) unsigned char bytes[8] = {};
+  size_t size = 0;
+};
+
+ScalarArg scalarArg(const c10::Scalar& v, c10::ScalarType compute) {
+  ScalarArg a;
+  auto put = [&](auto x) {
+    std::memcpy(a.bytes, &x, sizeof(x));
+    a.size = sizeof(x);
+  };
+  switch (compute) {
+    case c10::kBool:
+      put(static_cast<cl_uchar>(v.toBool()));
+      break;
+    case c10::kByte:
+      put(static_cast<cl_uchar>(v.toLong()));
+      break;
+    case c10::kChar:
+      put(static_cast<cl_char>(v.toLong()));
+      break;
+    case c10::kShort:
+      put(static_cast<cl_short>(v.toLong()));
+      break;
+    case c10::kInt:
+      put(static_cast<cl_int>(v.toLong()));
+      break;
+    case c10::kLong:
+      put(static_cast<cl_long>(v.toLong()));
+      break;
+    case c10::kDouble:
+      put(static_cast<cl_double>(v.toDouble()));
+      break;
+    default:
+      put(static_cast<cl_float>(v.toDouble()));
+      break;  // float, half, bfloat16
+  }
+  return a;
+}
+
+}  // namespace
+
+bool supports(const PointwiseOp& op, c10::ScalarType compute) {
+  if (c10::isComplexType(compute)) return false;
+  switch (op.domain) {
+    case Domain::kFloating:
+      return c10::isFloatingType(compute);
+    case Domain::kIntegral:
+      return isIntegralOrBool(compute);
+    default:
+      return true;
+  }
+}
+
+void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::ScalarType compute,
+            std::array<c10::Scalar, 2> scalars) {
+  TORCH_CHECK(supports(op, compute), "torch-ocl: no ", op.name, " kernel for ", compute);
+  TORCH_CHECK(iter.ntensors() <= kMaxOperands && iter.noutputs() == 1,
+              "torch-ocl: pointwise kernels take one output and up to three inputs");
+  TORCH_CHECK(iter.ndim() <= aten::kMaxDims, "torch-ocl: tensors that keep ", iter.ndim(),
+              " dimensions after coalescing are not supported yet (at most ", aten::kMaxDims, ")");
+  if (iter.numel() == 0) return;
+  const c10::DeviceIndex idx = iter.device(0).index();
+  for (int i = 0; i < iter.ntensors(); ++i) {
+    TORCH_CHECK(isHostScalar(iter, i) || iter.device(i) == iter.device(0),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                iter.device(0), " and ", iter.device(i), "!");
+    if (!isHostScalar(iter, i)) aten::checkDtypeSupported(iter.dtype(i), idx);
+  }
+  aten::checkDtypeSupported(compute, idx);
+  const bool contiguous = iter.is_contiguous();
+  uint64_t variant = aten::dtypeCode(compute) | (static_cast<uint64_t>(contiguous) << 6);
+  for (int i = 0; i < iter.ntensors(); ++i) {
+    variant |= aten::dtypeCode(iter.dtype(i)) << (7 + 7 * i);
+    variant |= static_cast<uint64_t>(isHostScalar(iter, i)) << (13 + 7 * i);
+  }
+  cl_program prog = programs(idx).get({&op, variant}, [&] {
+    std::string name = std::string(op.name) + "<" + c10::toString(compute) + ">";
+    return rt::ProgramSource{name, aten::withPrelude(kernelSource(op, iter, compute, contiguous)),
+                             ""};
+  });
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "pw");
+  cl_uint a = 0;
+  for (int i = 0; i < iter.ntensors(); ++i) {
+    if (isHostScalar(iter, i)) {
+      const c10::ScalarType t = iter.tensor_base(i).scalar_type();
+      const void* p = iter.data_ptr(i);
+      const c10::Scalar v =
+          c10::isFloatingType(compute) ? c10::Scalar(c10::fetch_and_cast<double>(t, p))
+          : compute == c10::kBool      ? c10::Scalar(c10::fetch_and_cast<bool>(t, p))
+                                       : c10::Scalar(c10::fetch_and_cast<int64_t>(t, p));
+      const ScalarArg sa = scalarArg(v, compute);
+      OCL_CHECK(clSetKernelArg(k, a++, sa.size, sa.bytes));
+    } else {
+      aten::setArg(k, a, resolvePtr(iter.data_ptr(i)));
+    }
+  }
+  aten::setArg(k, a, static_cast<cl_long>(iter.numel()));
+  for (const c10::Scalar& s : scalars) {
+    const ScalarArg sa = scalarArg(s, compute);
+    OCL_CHECK(clSetKernelArg(k, a++, sa.size, sa.bytes));
+  }
+  if (!contiguous) {
+    OclStrides4 st{};
+    for (int d = 0; d < iter.ndim(); ++d) {
+      st.sizes[d] = iter.shape()[d];
+      for (int i = 0; i < iter.ntensors(); ++i) st.strides[i][d] = iter.strides(i)[d];
+    }
+    aten::setArg(k, a, static_cast<cl_int>(iter.ndim()));
+    aten::setArg(k, a, st);
+  }
+  aten::launch1D(device(idx), currentQueue(idx), k, iter.numel());
+  OCL_CATCH
+}
+
+}  // namespace torch_ocl::codegen

@@ -1,0 +1,37 @@
+// The pointwise kernel generator: an op is an OpenCL C expression over its inputs (a, b, c) and
+// scalar arguments (s0, s1), all in the op's compute type. Kernels are specialised on dtypes and
+// contiguity, never on sizes; sizes and strides come from at::TensorIterator as arguments, which
+// also gives broadcasting, type promotion, non-contiguous and zero-size inputs for free.
+#pragma once
+
+#include <ATen/TensorIterator.h>
+#include <c10/core/Scalar.h>
+
+#include <array>
+#include <cstdint>
+
+namespace torch_ocl::codegen {
+
+enum class Domain : uint8_t {
+  kAll,       // every real dtype the device holds
+  kFloating,  // floating compute types only
+  kIntegral,  // integral and bool only
+};
+
+struct PointwiseOp {
+  const char* name;
+  const char* expr;      // used for floating compute types, and for all when expr_int is null
+  const char* expr_int;  // optional variant for integral compute types (and bool)
+  Domain domain = Domain::kAll;
+  bool bool_result = false;  // comparisons: the expression yields a truth value
+};
+
+// True when the generator has a kernel for this compute dtype (complex is not covered yet).
+bool supports(const PointwiseOp& op, c10::ScalarType compute);
+
+// Runs op over iter (output 0, then inputs) computing in `compute`; scalars are converted to the
+// compute type. Launches one kernel on the current stream of the output's device.
+void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::ScalarType compute,
+            std::array<c10::Scalar, 2> scalars = {});
+
+}  // namespace torch_ocl::codegen

@@ -1,0 +1,174 @@
+"""Native pointwise kernels (the generator behind add, mul, comparisons, unary math, relu...)
+against CPU PyTorch on the same inputs, in strict mode: any CPU fallback would fail the test."""
+
+import pytest
+import torch
+
+import torch_ocl
+
+FLOAT_TOL = {
+    torch.float32: dict(rtol=1e-5, atol=1e-6),
+    torch.float64: dict(rtol=1e-12, atol=1e-12),
+    torch.float16: dict(rtol=1e-3, atol=1e-3),
+    torch.bfloat16: dict(rtol=8e-3, atol=8e-3),
+}
+
+
+def make(shape, dtype, low=-3.0, high=3.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    if dtype.is_floating_point:
+        return (torch.rand(shape, generator=g, dtype=torch.float64) * (high - low) + low).to(dtype)
+    return torch.randint(int(low) - 5, int(high) + 6, shape, generator=g).to(dtype)
+
+
+def check(fn, *cpu_args):
+    """fn on CPU and on ocl (tensors moved), strict mode, compared with dtype tolerances."""
+    expected = fn(*cpu_args)
+    dev_args = [a.to("ocl") if isinstance(a, torch.Tensor) else a for a in cpu_args]
+    with torch_ocl.strict():
+        got = fn(*dev_args)
+    assert got.device.type == "ocl"
+    got = got.cpu()
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if expected.dtype.is_floating_point:
+        torch.testing.assert_close(got, expected, equal_nan=True, **FLOAT_TOL[expected.dtype])
+    else:
+        assert torch.equal(got, expected)
+
+
+LAYOUTS = {
+    "contiguous": lambda t: t,
+    "transposed": lambda t: t.t(),
+    "strided": lambda t: t[::2, 1:],
+}
+
+UNARY_FLOAT = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin",
+               "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc",
+               "sigmoid", "reciprocal", "neg", "ceil", "floor", "trunc", "relu"]
+POSITIVE = {"log", "log2", "log10", "sqrt", "rsqrt", "log1p", "reciprocal"}
+UNIT = {"asin", "acos"}
+
+
+@pytest.mark.parametrize("name", UNARY_FLOAT)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_unary_float32(name, layout):
+    low, high = (0.1, 4.0) if name in POSITIVE else (-0.99, 0.99) if name in UNIT else (-3.0, 3.0)
+    x = LAYOUTS[layout](make((9, 13), torch.float32, low, high))
+    check(getattr(torch, name), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64, torch.int32,
+                                   torch.int64, torch.uint8])
+@pytest.mark.parametrize("name", ["exp", "sqrt", "sigmoid", "neg", "floor", "relu"])
+def test_unary_dtypes(dtype, name):
+    x = make((7, 5), dtype, 0.5, 3.0)
+    check(getattr(torch, name), x)
+
+
+def test_unary_inplace_and_out():
+    x = make((6, 4), torch.float32)
+    check(lambda t: t.clone().exp_(), x)
+    check(lambda t: torch.tanh(t, out=torch.empty(0, device=t.device)), x)  # out= is resized
+    check(lambda t: t.clone().relu_(), x)
+
+
+BINARY = {
+    "add": lambda a, b: a + b,
+    "add_alpha": lambda a, b: torch.add(a, b, alpha=3),
+    "sub_alpha": lambda a, b: torch.sub(a, b, alpha=2),
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "atan2": torch.atan2,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+}
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64,
+                                   torch.int32, torch.int64])
+def test_binary_broadcast(name, dtype):
+    if name == "atan2" and not dtype.is_floating_point:
+        a, b = make((5, 6), dtype), make((6,), dtype, 1, 3, seed=1)
+        check(BINARY[name], a, b)  # promotes to float
+        return
+    a = make((5, 6), dtype)
+    b = make((6,), dtype, 1.0, 3.0, seed=1)  # nonzero divisors, broadcast
+    if name in ("eq", "ne", "le", "ge"):
+        b = torch.cat([a[0, :3], b[3:]])  # some equal elements
+    check(BINARY[name], a, b)
+
+
+@pytest.mark.parametrize("name", ["add", "mul", "div", "lt", "sub_alpha"])
+def test_binary_layouts_scalars_and_promotion(name):
+    fn = BINARY[name]
+    a = make((8, 10), torch.float32)
+    b = make((10, 8), torch.float32, 1, 3, seed=2)
+    check(fn, a, b.t())  # non-contiguous operand
+    check(fn, a[::3], b.t()[::3])  # strided both
+    check(fn, a, torch.tensor(2.5))  # 0-dim CPU tensor, as Python numbers arrive
+    check(lambda x: fn(x, 2), a)
+    check(fn, make((4, 1), torch.int64), make((1, 5), torch.float16, 1, 3))  # promotion
+    check(fn, make((0, 3), torch.float32), make((3,), torch.float32, 1, 3))  # zero-size
+    check(fn, make((1031,), torch.float32), make((1031,), torch.float32, 1, 3))  # odd size
+
+
+def test_bool_and_integer_semantics():
+    a, b = make((16,), torch.bool), make((16,), torch.bool, seed=3)
+    check(lambda x, y: x + y, a, b)  # logical or
+    check(lambda x, y: x * y, a, b)
+    i, j = make((16,), torch.int32), make((16,), torch.int32, 1, 3, seed=4)
+    check(lambda x, y: x / y, i, j)  # true division promotes to float
+    check(lambda x: x * 3 - 7, i)
+
+
+def test_inplace_and_out_variants():
+    a, b = make((4, 6), torch.float32), make((6,), torch.float32, 1, 3)
+    check(lambda x, y: x.clone().add_(y, alpha=2), a, b)
+    check(lambda x, y: x.clone().mul_(y), a, b)
+    check(lambda x, y: torch.mul(x, y, out=torch.empty(0, device=x.device)), a, b)
+    check(lambda x, y: torch.lt(x, y, out=torch.empty(0, dtype=torch.bool, device=x.device)), a, b)
+    with pytest.raises(RuntimeError):
+        torch.ones(3, device="ocl").add_(torch.ones(2, 3, device="ocl"))  # can't broadcast self
+    with pytest.raises(RuntimeError):
+        torch.ones(3, dtype=torch.int32, device="ocl").mul_(torch.rand(3, device="ocl"))
+
+
+def test_nan_propagation():
+    a = torch.tensor([float("nan"), 1.0, -2.0, float("nan")])
+    b = torch.tensor([0.0, float("nan"), 3.0, float("nan")])
+    check(torch.maximum, a, b)
+    check(torch.minimum, a, b)
+    check(torch.relu, a)
+    check(lambda x, y: x < y, a, b)
+
+
+def test_threshold_backward_is_relus_gradient():
+    x = make((7, 9), torch.float32)
+    x_dev = x.to("ocl").requires_grad_()
+    x_cpu = x.clone().requires_grad_()
+    with torch_ocl.strict():
+        torch.relu(x_dev).backward(torch.ones_like(x_dev))
+    torch.relu(x_cpu).backward(torch.ones_like(x_cpu))
+    assert torch.equal(x_dev.grad.cpu(), x_cpu.grad)
+
+
+def test_complex_still_works_through_the_counted_fallback():
+    torch_ocl.reset_fallback_report()
+    c = torch.randn(5, dtype=torch.complex64)
+    assert torch.allclose((c.to("ocl") * 2).cpu(), c * 2)
+    ops = [r["op"] for r in torch_ocl.fallback_report(print_table=False)]
+    assert "aten::mul.Tensor" in ops
+
+
+def test_device_mismatch_between_ocl_devices_or_cpu():
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.ones(3, device="ocl") + torch.ones(3)
