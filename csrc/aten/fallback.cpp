@@ -71,7 +71,7 @@ void oclFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (!schema.overload_name().empty()) name += "." + schema.overload_name();
   TORCH_CHECK_NOT_IMPLEMENTED(
       !g_strict.load(std::memory_order_relaxed), "torch-ocl strict mode: ", name,
-      " has no native ocl kernel and would run on the CPU. Leave strict mode "
+      " has no native ocl kernel (for these arguments) and would run on the CPU. Leave strict mode "
       "(TORCH_OCL_STRICT=0 / torch_ocl.strict(False)) to allow the CPU fallback, or see "
       "docs/compatibility.md for what runs natively.");
 
@@ -94,7 +94,8 @@ void oclFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   if (first)
     TORCH_WARN("torch-ocl: ", name,
-               " has no native ocl kernel; it runs on the CPU, copying its tensors between "
+               " has no native ocl kernel (for these arguments); it runs on the CPU, copying its "
+               "tensors between "
                "host and device (slow). torch_ocl.fallback_report() lists every such op; "
                "TORCH_OCL_STRICT=1 makes this an error.");
 
