@@ -1,5 +1,6 @@
 # Writes OUT: a C++ file that holds each OpenCL source in SOURCES as a string, looked up by
 # file name through torch_ocl::kernels::source("name.cl").
+string(REPLACE "|" ";" SOURCES "${SOURCES}")
 set(body "")
 set(table "")
 foreach(src IN LISTS SOURCES)

@@ -72,8 +72,8 @@ void oclFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK_NOT_IMPLEMENTED(
       !g_strict.load(std::memory_order_relaxed), "torch-ocl strict mode: ", name,
       " has no native ocl kernel (for these arguments) and would run on the CPU. Leave strict mode "
-      "(TORCH_OCL_STRICT=0 / torch_ocl.strict(False)) to allow the CPU fallback, or see "
-      "docs/compatibility.md for what runs natively.");
+      "(TORCH_OCL_STRICT=0 / torch_ocl.strict(False)) to allow the CPU fallback; the README says "
+      "what runs natively.");
 
   checkOneOclDevice(schema, *stack);
 

@@ -14,6 +14,20 @@ void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t
       clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
 }
 
+void checkSameDevice(std::initializer_list<std::reference_wrapper<const at::Tensor>> tensors) {
+  const at::Tensor* first = nullptr;
+  for (const at::Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    if (!first) {
+      first = &t;
+      continue;
+    }
+    TORCH_CHECK(t.device() == first->device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                first->device(), " and ", t.device(), "!");
+  }
+}
+
 OclStrides2 stridesOf(const at::TensorIteratorBase& iter) {
   TORCH_CHECK(iter.ndim() <= kMaxDims, "torch-ocl: tensors that keep ", iter.ndim(),
               " dimensions after coalescing are not supported yet (at most ", kMaxDims, ")");
@@ -27,6 +41,16 @@ OclStrides2 stridesOf(const at::TensorIteratorBase& iter) {
 
 std::string withPrelude(const std::string& body) {
   return std::string(kernels::source("prelude.cl")) + "\n" + body;
+}
+
+cl_program realProgram(c10::DeviceIndex idx, const char* family, const char* file,
+                       c10::ScalarType t) {
+  TORCH_INTERNAL_ASSERT(t == c10::kFloat || t == c10::kDouble);
+  return programs(idx).get({family, static_cast<uint64_t>(t)}, [&] {
+    const std::string type = t == c10::kDouble ? "double" : "float";
+    return rt::ProgramSource{std::string(file) + "<" + type + ">",
+                             withPrelude(kernels::source(file)), "-DT=" + type + " -DACC=" + type};
+  });
 }
 
 }  // namespace torch_ocl::aten

@@ -11,6 +11,8 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <string>
 
 namespace torch_ocl::aten {
@@ -42,6 +44,10 @@ inline void setArgs(cl_kernel k, const Args&... args) {
   (setArg(k, i, args), ...);
 }
 
+// PyTorch's usual error when the defined tensors are not all on one device. OpenCL objects of two
+// contexts must never meet in one command (drivers abort rather than report it).
+void checkSameDevice(std::initializer_list<std::reference_wrapper<const at::Tensor>> tensors);
+
 // Enqueues a 1-D kernel with one work item per element (kernels return when id >= n).
 void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n);
 
@@ -50,5 +56,10 @@ OclStrides2 stridesOf(const at::TensorIteratorBase& iter);
 
 // Source of a program: the prelude followed by the body.
 std::string withPrelude(const std::string& body);
+
+// A hand-written program from csrc/kernels/<file> for float or double: T is the element type and
+// ACC the accumulation type. Other dtypes are for the caller to route elsewhere.
+cl_program realProgram(c10::DeviceIndex idx, const char* family, const char* file,
+                       c10::ScalarType t);
 
 }  // namespace torch_ocl::aten

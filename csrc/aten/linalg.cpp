@@ -94,6 +94,7 @@ void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, float
 }
 
 bool native(const at::Tensor& a, const at::Tensor& b) {
+  checkSameDevice({a, b});
   return a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat;
 }
 
@@ -115,6 +116,7 @@ at::Tensor mmFn(const at::Tensor& a, const at::Tensor& b) {
 }
 
 at::Tensor& mmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  checkSameDevice({a, b, out});
   if (!native(a, b) || out.scalar_type() != at::kFloat) {
     runFallback("aten::mm", "out", {a, b, out});
     return out;
@@ -134,6 +136,7 @@ at::Tensor bmmFn(const at::Tensor& a, const at::Tensor& b) {
 }
 
 at::Tensor& bmmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  checkSameDevice({a, b, out});
   if (!native(a, b) || out.scalar_type() != at::kFloat) {
     runFallback("aten::bmm", "out", {a, b, out});
     return out;
@@ -160,6 +163,7 @@ void addmmImpl(const at::Tensor& out, const at::Tensor& self, const at::Tensor& 
 
 at::Tensor addmmFn(const at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2,
                    const c10::Scalar& beta, const c10::Scalar& alpha) {
+  checkSameDevice({self, m1, m2});
   if (!native(m1, m2) || self.scalar_type() != at::kFloat)
     return runFallback("aten::addmm", "", {self, m1, m2, beta, alpha})[0].toTensor();
   Structured<at::meta::structured_addmm> s(Mode::kFunctional, nullptr);
@@ -170,6 +174,7 @@ at::Tensor addmmFn(const at::Tensor& self, const at::Tensor& m1, const at::Tenso
 
 at::Tensor& addmmOut(const at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2,
                      const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  checkSameDevice({self, m1, m2, out});
   if (!native(m1, m2) || self.scalar_type() != at::kFloat || out.scalar_type() != at::kFloat) {
     runFallback("aten::addmm", "out", {self, m1, m2, beta, alpha, out});
     return out;
@@ -182,6 +187,7 @@ at::Tensor& addmmOut(const at::Tensor& self, const at::Tensor& m1, const at::Ten
 
 at::Tensor& addmmInplace(at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2,
                          const c10::Scalar& beta, const c10::Scalar& alpha) {
+  checkSameDevice({self, m1, m2});
   if (!native(m1, m2) || self.scalar_type() != at::kFloat) {
     runFallback("aten::addmm_", "", {self, m1, m2, beta, alpha});
     return self;

@@ -7,6 +7,7 @@
 #include <ATen/TensorIterator.h>
 #include <ATen/native/Resize.h>
 
+#include <array>
 #include <type_traits>
 
 namespace torch_ocl::aten {
@@ -17,22 +18,26 @@ enum class Mode { kFunctional, kInplace, kOut };
 // the way PyTorch's generated backend registrations do it.
 template <class Meta>
 struct Structured final : Meta {
-  Structured(Mode mode, at::Tensor* out) : mode_(mode), out_(out) {}
+  static constexpr int kMaxOutputs = 2;
+  // out: the destination(s) for kInplace and kOut (one per output of the op).
+  Structured(Mode mode, at::Tensor* out, at::Tensor* out1 = nullptr)
+      : mode_(mode), out_{out, out1} {}
 
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options) override {
-    prepare(sizes, strides, options, /*restride=*/true);
+    prepare(i, sizes, strides, options, /*restride=*/true);
     forward(i, sizes, strides, options);
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                               at::TensorOptions options) override {
-    prepare(sizes, strides, options, /*restride=*/false);
+    prepare(i, sizes, strides, options, /*restride=*/false);
     forward(i, sizes, strides, options);
   }
-  const at::Tensor& maybe_get_output(int64_t) override {
-    return mode_ == Mode::kFunctional ? result_ : *out_;
+  const at::Tensor& maybe_get_output(int64_t i) override {
+    TORCH_INTERNAL_ASSERT(i >= 0 && i < kMaxOutputs);
+    return mode_ == Mode::kFunctional ? result_[i] : *out_[i];
   }
-  const at::Tensor& output() { return maybe_get_output(0); }
+  const at::Tensor& output(int64_t i = 0) { return maybe_get_output(i); }
 
  private:
   // TensorIterator-based metas record the output; the others have nothing to record.
@@ -41,29 +46,31 @@ struct Structured final : Meta {
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)
       Meta::set_output_raw_strided(i, sizes, strides, options);
   }
-  void prepare(at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options,
+  void prepare(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options,
                bool restride) {
+    TORCH_INTERNAL_ASSERT(i >= 0 && i < kMaxOutputs && (mode_ == Mode::kFunctional || out_[i]));
     switch (mode_) {
       case Mode::kFunctional:
         // An empty stride list means "no preference" (set_output_raw_strided's hint).
-        result_ = strides.empty() ? at::empty(sizes, options)
-                                  : at::empty_strided(sizes, strides, options);
+        result_[i] = strides.empty() ? at::empty(sizes, options)
+                                     : at::empty_strided(sizes, strides, options);
         break;
       case Mode::kInplace:
-        TORCH_CHECK(options.dtype() == out_->dtype(), "Bad in-place call: input tensor dtype ",
-                    out_->dtype(), " and output tensor dtype ", options.dtype(), " should match");
-        TORCH_CHECK(out_->sizes() == sizes, "Bad in-place call: input tensor size ", out_->sizes(),
-                    " and output tensor size ", sizes, " should match");
+        TORCH_CHECK(options.dtype() == out_[i]->dtype(), "Bad in-place call: input tensor dtype ",
+                    out_[i]->dtype(), " and output tensor dtype ", options.dtype(),
+                    " should match");
+        TORCH_CHECK(out_[i]->sizes() == sizes, "Bad in-place call: input tensor size ",
+                    out_[i]->sizes(), " and output tensor size ", sizes, " should match");
         break;
       case Mode::kOut:
-        if (at::native::resize_output(*out_, sizes) && restride && !strides.empty())
-          out_->as_strided_(sizes, strides);
+        if (at::native::resize_output(*out_[i], sizes) && restride && !strides.empty())
+          out_[i]->as_strided_(sizes, strides);
         break;
     }
   }
   Mode mode_;
-  at::Tensor* out_;
-  at::Tensor result_;
+  std::array<at::Tensor*, kMaxOutputs> out_;
+  std::array<at::Tensor, kMaxOutputs> result_;
 };
 
 }  // namespace torch_ocl::aten

@@ -46,3 +46,12 @@ typedef struct {
   long sizes[OCL_MAX_DIMS];
   long strides[4][OCL_MAX_DIMS];
 } OclStrides4;
+
+// Geometry of a reduction: kept and reduced dimensions of the input, innermost first, with the
+// input's byte strides.
+typedef struct {
+  long keep_sizes[OCL_MAX_DIMS];
+  long keep_strides[OCL_MAX_DIMS];
+  long red_sizes[OCL_MAX_DIMS];
+  long red_strides[OCL_MAX_DIMS];
+} OclReduceGeom;
