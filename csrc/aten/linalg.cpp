@@ -107,44 +107,41 @@ void gemmInto(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, f
   out.copy_(tmp);
 }
 
+// mm and bmm: the same product, 2-D or batched; `name` is the op the fallback runs.
+template <class Meta>
+at::Tensor productFn(const char* name, const at::Tensor& a, const at::Tensor& b) {
+  if (!native(a, b)) return runFallback(name, "", {a, b})[0].toTensor();
+  Structured<Meta> s(Mode::kFunctional, nullptr);
+  s.meta(a, b);
+  gemmInto(s.output(), a, b, 1.f, 0.f);
+  return s.output();
+}
+
+template <class Meta>
+at::Tensor& productOut(const char* name, const at::Tensor& a, const at::Tensor& b,
+                       at::Tensor& out) {
+  checkSameDevice({a, b, out});
+  if (!native(a, b) || out.scalar_type() != at::kFloat) {
+    runFallback(name, "out", {a, b, out});
+    return out;
+  }
+  Structured<Meta> s(Mode::kOut, &out);
+  s.meta(a, b);
+  gemmInto(out, a, b, 1.f, 0.f);
+  return out;
+}
+
 at::Tensor mmFn(const at::Tensor& a, const at::Tensor& b) {
-  if (!native(a, b)) return runFallback("aten::mm", "", {a, b})[0].toTensor();
-  Structured<at::meta::structured_mm> s(Mode::kFunctional, nullptr);
-  s.meta(a, b);
-  gemmInto(s.output(), a, b, 1.f, 0.f);
-  return s.output();
+  return productFn<at::meta::structured_mm>("aten::mm", a, b);
 }
-
 at::Tensor& mmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  checkSameDevice({a, b, out});
-  if (!native(a, b) || out.scalar_type() != at::kFloat) {
-    runFallback("aten::mm", "out", {a, b, out});
-    return out;
-  }
-  Structured<at::meta::structured_mm> s(Mode::kOut, &out);
-  s.meta(a, b);
-  gemmInto(out, a, b, 1.f, 0.f);
-  return out;
+  return productOut<at::meta::structured_mm>("aten::mm", a, b, out);
 }
-
 at::Tensor bmmFn(const at::Tensor& a, const at::Tensor& b) {
-  if (!native(a, b)) return runFallback("aten::bmm", "", {a, b})[0].toTensor();
-  Structured<at::meta::structured_bmm> s(Mode::kFunctional, nullptr);
-  s.meta(a, b);
-  gemmInto(s.output(), a, b, 1.f, 0.f);
-  return s.output();
+  return productFn<at::meta::structured_bmm>("aten::bmm", a, b);
 }
-
 at::Tensor& bmmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  checkSameDevice({a, b, out});
-  if (!native(a, b) || out.scalar_type() != at::kFloat) {
-    runFallback("aten::bmm", "out", {a, b, out});
-    return out;
-  }
-  Structured<at::meta::structured_bmm> s(Mode::kOut, &out);
-  s.meta(a, b);
-  gemmInto(out, a, b, 1.f, 0.f);
-  return out;
+  return productOut<at::meta::structured_bmm>("aten::bmm", a, b, out);
 }
 
 // out = beta * self + alpha * (m1 @ m2)
