@@ -172,3 +172,46 @@ def test_complex_still_works_through_the_counted_fallback():
 def test_device_mismatch_between_ocl_devices_or_cpu():
     with pytest.raises(RuntimeError, match="same device"):
         torch.ones(3, device="ocl") + torch.ones(3)
+
+
+ACTIVATIONS = {
+    "gelu": lambda x: torch.nn.functional.gelu(x),
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+    "silu": torch.nn.functional.silu,
+    "leaky_relu": lambda x: torch.nn.functional.leaky_relu(x, 0.1),
+    "square": lambda x: x ** 2,
+    "pow_scalar": lambda x: x.abs() ** 1.7,
+    "sign": torch.sign,
+}
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_activations_forward_and_backward(name, dtype):
+    fn = ACTIVATIONS[name]
+    x = make((6, 11), dtype, -4.0, 4.0)
+    x[0, 0] = 0.0
+    xd = x.to("ocl").requires_grad_()
+    xc = x.clone().requires_grad_()
+    weights = make((6, 11), dtype, seed=5)
+    w_dev = weights.to("ocl")
+    with torch_ocl.strict(name != "pow_scalar"):  # abs (for x ** 1.7 of negatives) is not native
+        yd = fn(xd)
+        (yd * w_dev).sum().backward()
+    yc = fn(xc)
+    (yc * weights).sum().backward()
+    tol = FLOAT_TOL[dtype]
+    torch.testing.assert_close(yd.detach().cpu(), yc.detach(), **tol)
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, **tol)
+
+
+def test_pow_tensor_and_inplace_forms():
+    a = make((5, 4), torch.float32, 0.5, 3.0)
+    e = make((4,), torch.float32, -2.0, 2.0, seed=7)
+    check(torch.pow, a, e)
+    check(lambda x: x.clone().pow_(3), a)
+    check(lambda x: torch.nn.functional.gelu(x.clone(), approximate="tanh"), a)
+    check(lambda x: torch.nn.functional.silu(x.clone(), inplace=True), a)
+    check(lambda x: torch.nn.functional.leaky_relu(x.clone(), 0.2, inplace=True), a)
+    with pytest.raises(RuntimeError, match="approximate"):
+        torch.nn.functional.gelu(torch.ones(2, device="ocl"), approximate="bad")

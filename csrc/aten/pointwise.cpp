@@ -22,8 +22,12 @@
 #include <ATen/ops/expm1_meta.h>
 #include <ATen/ops/floor_meta.h>
 #include <ATen/ops/ge_meta.h>
+#include <ATen/ops/gelu_backward_meta.h>
+#include <ATen/ops/gelu_meta.h>
 #include <ATen/ops/gt_meta.h>
 #include <ATen/ops/le_meta.h>
+#include <ATen/ops/leaky_relu_backward_meta.h>
+#include <ATen/ops/leaky_relu_meta.h>
 #include <ATen/ops/log10_meta.h>
 #include <ATen/ops/log1p_meta.h>
 #include <ATen/ops/log2_meta.h>
@@ -34,9 +38,13 @@
 #include <ATen/ops/mul_meta.h>
 #include <ATen/ops/ne_meta.h>
 #include <ATen/ops/neg_meta.h>
+#include <ATen/ops/pow_meta.h>
 #include <ATen/ops/reciprocal_meta.h>
 #include <ATen/ops/rsqrt_meta.h>
 #include <ATen/ops/sigmoid_meta.h>
+#include <ATen/ops/sign_meta.h>
+#include <ATen/ops/silu_backward_meta.h>
+#include <ATen/ops/silu_meta.h>
 #include <ATen/ops/sin_meta.h>
 #include <ATen/ops/sinh_meta.h>
 #include <ATen/ops/sqrt_meta.h>
@@ -236,6 +244,137 @@ OCL_UNARY(ceil, "ceil(a)", "a", Domain::kAll)
 OCL_UNARY(floor, "floor(a)", "a", Domain::kAll)
 OCL_UNARY(trunc, "trunc(a)", "a", Domain::kAll)
 
+OCL_UNARY(sign, "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))", Domain::kAll)
+OCL_UNARY_FLOAT(silu, "a / ((T)1 + exp(-a))")
+
+// Activations with arguments, and their gradients: (grad, self) are the inputs a, b.
+const PointwiseOp kGelu{"gelu", "(T)0.5 * a * ((T)1 + erf(a * (T)M_SQRT1_2))", nullptr,
+                        Domain::kFloating};
+const PointwiseOp kGeluTanh{
+    "gelu_tanh",
+    "(T)0.5 * a * ((T)1 + tanh((T)0.7978845608028654 * (a + (T)0.044715 * a * a * a)))", nullptr,
+    Domain::kFloating};
+const PointwiseOp kGeluBackward{
+    "gelu_backward",
+    "a * ((T)0.5 * ((T)1 + erf(b * (T)M_SQRT1_2)) + b * exp((T)-0.5 * b * b) * "
+    "(T)0.3989422804014327)",
+    nullptr, Domain::kFloating};
+const PointwiseOp kGeluTanhBackward{
+    "gelu_tanh_backward",
+    "a * ((T)0.5 * ((T)1 + tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))) + "
+    "(T)0.5 * b * ((T)1 - tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b)) * "
+    "tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))) * (T)0.7978845608028654 * "
+    "((T)1 + (T)0.134145 * b * b))",
+    nullptr, Domain::kFloating};
+const PointwiseOp kSiluBackward{
+    "silu_backward",
+    "a * ((T)1 / ((T)1 + exp(-b))) * ((T)1 + b * ((T)1 - (T)1 / ((T)1 + exp(-b))))", nullptr,
+    Domain::kFloating};
+const PointwiseOp kLeakyRelu{"leaky_relu", "a > (T)0 ? a : a * s0", nullptr, Domain::kFloating};
+// Inputs are (self, grad), as for threshold_backward.
+const PointwiseOp kLeakyReluBackward{"leaky_relu_backward", "a > (T)0 ? b : b * s0", nullptr,
+                                     Domain::kFloating};
+const PointwiseOp kPowScalar{"pow_scalar", "pow(a, s0)", nullptr, Domain::kFloating};
+const PointwiseOp kPowTensor{"pow_tensor", "pow(a, b)", nullptr, Domain::kFloating};
+
+const PointwiseOp& geluOp(c10::string_view approximate, bool backward) {
+  const bool tanh = approximate == "tanh";
+  TORCH_CHECK(tanh || approximate == "none", "approximate argument must be either none or tanh.");
+  return backward ? (tanh ? kGeluTanhBackward : kGeluBackward) : (tanh ? kGeluTanh : kGelu);
+}
+
+at::Tensor geluFn(const at::Tensor& a, c10::string_view approximate) {
+  return run<at::meta::structured_gelu>(geluOp(approximate, false), "aten::gelu", "",
+                                        Mode::kFunctional, nullptr, {}, a, approximate);
+}
+at::Tensor& geluInplace(at::Tensor& a, c10::string_view approximate) {
+  run<at::meta::structured_gelu>(geluOp(approximate, false), "aten::gelu_", "", Mode::kInplace, &a,
+                                 {}, a, approximate);
+  return a;
+}
+at::Tensor& geluOut(const at::Tensor& a, c10::string_view approximate, at::Tensor& out) {
+  run<at::meta::structured_gelu>(geluOp(approximate, false), "aten::gelu", "out", Mode::kOut, &out,
+                                 {}, a, approximate);
+  return out;
+}
+at::Tensor geluBackwardFn(const at::Tensor& grad, const at::Tensor& self,
+                          c10::string_view approximate) {
+  return run<at::meta::structured_gelu_backward>(geluOp(approximate, true), "aten::gelu_backward",
+                                                 "", Mode::kFunctional, nullptr, {}, grad, self,
+                                                 approximate);
+}
+at::Tensor& geluBackwardOut(const at::Tensor& grad, const at::Tensor& self,
+                            c10::string_view approximate, at::Tensor& out) {
+  run<at::meta::structured_gelu_backward>(geluOp(approximate, true), "aten::gelu_backward",
+                                          "grad_input", Mode::kOut, &out, {}, grad, self,
+                                          approximate);
+  return out;
+}
+at::Tensor siluBackwardFn(const at::Tensor& grad, const at::Tensor& self) {
+  return run<at::meta::structured_silu_backward>(kSiluBackward, "aten::silu_backward", "",
+                                                 Mode::kFunctional, nullptr, {}, grad, self);
+}
+at::Tensor& siluBackwardOut(const at::Tensor& grad, const at::Tensor& self, at::Tensor& out) {
+  run<at::meta::structured_silu_backward>(kSiluBackward, "aten::silu_backward", "grad_input",
+                                          Mode::kOut, &out, {}, grad, self);
+  return out;
+}
+at::Tensor leakyReluFn(const at::Tensor& a, const c10::Scalar& slope) {
+  return run<at::meta::structured_leaky_relu>(kLeakyRelu, "aten::leaky_relu", "", Mode::kFunctional,
+                                              nullptr, {slope}, a, slope);
+}
+at::Tensor& leakyReluInplace(at::Tensor& a, const c10::Scalar& slope) {
+  run<at::meta::structured_leaky_relu>(kLeakyRelu, "aten::leaky_relu_", "", Mode::kInplace, &a,
+                                       {slope}, a, slope);
+  return a;
+}
+at::Tensor& leakyReluOut(const at::Tensor& a, const c10::Scalar& slope, at::Tensor& out) {
+  run<at::meta::structured_leaky_relu>(kLeakyRelu, "aten::leaky_relu", "out", Mode::kOut, &out,
+                                       {slope}, a, slope);
+  return out;
+}
+at::Tensor leakyReluBackwardFn(const at::Tensor& grad, const at::Tensor& self,
+                               const c10::Scalar& slope, bool self_is_result) {
+  return run<at::meta::structured_leaky_relu_backward>(
+      kLeakyReluBackward, "aten::leaky_relu_backward", "", Mode::kFunctional, nullptr, {slope},
+      grad, self, slope, self_is_result);
+}
+at::Tensor& leakyReluBackwardOut(const at::Tensor& grad, const at::Tensor& self,
+                                 const c10::Scalar& slope, bool self_is_result, at::Tensor& out) {
+  run<at::meta::structured_leaky_relu_backward>(kLeakyReluBackward, "aten::leaky_relu_backward",
+                                                "grad_input", Mode::kOut, &out, {slope}, grad, self,
+                                                slope, self_is_result);
+  return out;
+}
+at::Tensor powScalarFn(const at::Tensor& a, const c10::Scalar& e) {
+  return run<at::meta::structured_pow_Tensor_Scalar>(kPowScalar, "aten::pow", "Tensor_Scalar",
+                                                     Mode::kFunctional, nullptr, {e}, a, e);
+}
+at::Tensor& powScalarInplace(at::Tensor& a, const c10::Scalar& e) {
+  run<at::meta::structured_pow_Tensor_Scalar>(kPowScalar, "aten::pow_", "Scalar", Mode::kInplace,
+                                              &a, {e}, a, e);
+  return a;
+}
+at::Tensor& powScalarOut(const at::Tensor& a, const c10::Scalar& e, at::Tensor& out) {
+  run<at::meta::structured_pow_Tensor_Scalar>(kPowScalar, "aten::pow", "Tensor_Scalar_out",
+                                              Mode::kOut, &out, {e}, a, e);
+  return out;
+}
+at::Tensor powTensorFn(const at::Tensor& a, const at::Tensor& e) {
+  return run<at::meta::structured_pow_Tensor_Tensor>(kPowTensor, "aten::pow", "Tensor_Tensor",
+                                                     Mode::kFunctional, nullptr, {}, a, e);
+}
+at::Tensor& powTensorInplace(at::Tensor& a, const at::Tensor& e) {
+  run<at::meta::structured_pow_Tensor_Tensor>(kPowTensor, "aten::pow_", "Tensor", Mode::kInplace,
+                                              &a, {}, a, e);
+  return a;
+}
+at::Tensor& powTensorOut(const at::Tensor& a, const at::Tensor& e, at::Tensor& out) {
+  run<at::meta::structured_pow_Tensor_Tensor>(kPowTensor, "aten::pow", "Tensor_Tensor_out",
+                                              Mode::kOut, &out, {}, a, e);
+  return out;
+}
+
 }  // namespace
 
 #define OCL_REGISTER_UNARY(NAME)              \
@@ -303,6 +442,26 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   OCL_REGISTER_UNARY(ceil)
   OCL_REGISTER_UNARY(floor)
   OCL_REGISTER_UNARY(trunc)
+  OCL_REGISTER_UNARY(sign)
+  OCL_REGISTER_UNARY(silu)
+  m.impl("gelu", TORCH_FN(geluFn));
+  m.impl("gelu_", TORCH_FN(geluInplace));
+  m.impl("gelu.out", TORCH_FN(geluOut));
+  m.impl("gelu_backward", TORCH_FN(geluBackwardFn));
+  m.impl("gelu_backward.grad_input", TORCH_FN(geluBackwardOut));
+  m.impl("silu_backward", TORCH_FN(siluBackwardFn));
+  m.impl("silu_backward.grad_input", TORCH_FN(siluBackwardOut));
+  m.impl("leaky_relu", TORCH_FN(leakyReluFn));
+  m.impl("leaky_relu_", TORCH_FN(leakyReluInplace));
+  m.impl("leaky_relu.out", TORCH_FN(leakyReluOut));
+  m.impl("leaky_relu_backward", TORCH_FN(leakyReluBackwardFn));
+  m.impl("leaky_relu_backward.grad_input", TORCH_FN(leakyReluBackwardOut));
+  m.impl("pow.Tensor_Scalar", TORCH_FN(powScalarFn));
+  m.impl("pow_.Scalar", TORCH_FN(powScalarInplace));
+  m.impl("pow.Tensor_Scalar_out", TORCH_FN(powScalarOut));
+  m.impl("pow.Tensor_Tensor", TORCH_FN(powTensorFn));
+  m.impl("pow_.Tensor", TORCH_FN(powTensorInplace));
+  m.impl("pow.Tensor_Tensor_out", TORCH_FN(powTensorOut));
 }
 
 }  // namespace torch_ocl::aten
