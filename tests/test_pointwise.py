@@ -215,3 +215,25 @@ def test_pow_tensor_and_inplace_forms():
     check(lambda x: torch.nn.functional.leaky_relu(x.clone(), 0.2, inplace=True), a)
     with pytest.raises(RuntimeError, match="approximate"):
         torch.nn.functional.gelu(torch.ones(2, device="ocl"), approximate="bad")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.int64,
+                                   torch.int8])
+def test_abs_and_clamp(dtype):
+    x = make((7, 6), dtype, -5.0, 5.0)
+    check(torch.abs, x)
+    check(lambda t: t.clone().abs_(), x)
+    check(lambda t: torch.clamp(t, -2, 3), x)
+    check(lambda t: torch.clamp(t, min=1), x)
+    check(lambda t: torch.clamp(t, max=-1), x)
+    check(lambda t: t.clone().clamp_(-1, 1), x)
+    check(lambda t: torch.clamp_max(t, 2), x)
+    check(lambda t: torch.clamp(t, 3, -3), x)  # min > max gives max, as on CPU
+
+
+def test_clamp_nan_and_errors():
+    x = torch.tensor([float("nan"), -3.0, 0.5, 7.0])
+    check(lambda t: torch.clamp(t, -1, 1), x)
+    check(lambda t: t.abs(), x)
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
+        torch.clamp(torch.ones(2, device="ocl"))

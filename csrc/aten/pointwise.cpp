@@ -10,6 +10,8 @@
 #include <ATen/ops/atan2_meta.h>
 #include <ATen/ops/atan_meta.h>
 #include <ATen/ops/ceil_meta.h>
+#include <ATen/ops/clamp_max_meta.h>
+#include <ATen/ops/clamp_meta.h>
 #include <ATen/ops/clamp_min_meta.h>
 #include <ATen/ops/cos_meta.h>
 #include <ATen/ops/cosh_meta.h>
@@ -56,6 +58,7 @@
 #include <torch/library.h>
 
 #include "aten/fallback.h"
+#include "aten/launch.h"
 #include "aten/structured.h"
 #include "codegen/pointwise.h"
 #include "integration/state.h"
@@ -375,6 +378,64 @@ at::Tensor& powTensorOut(const at::Tensor& a, const at::Tensor& e, at::Tensor& o
   return out;
 }
 
+const PointwiseOp kClampMax{"clamp_max", "isnan(a) ? a : fmin(a, s0)", "min(a, s0)"};
+const PointwiseOp kClamp{"clamp", "isnan(a) ? a : fmin(fmax(a, s0), s1)", "min(max(a, s0), s1)"};
+
+at::Tensor clampMaxFn(const at::Tensor& a, const c10::Scalar& max) {
+  return run<at::meta::structured_clamp_max>(kClampMax, "aten::clamp_max", "", Mode::kFunctional,
+                                             nullptr, {max}, a, max);
+}
+at::Tensor& clampMaxInplace(at::Tensor& a, const c10::Scalar& max) {
+  run<at::meta::structured_clamp_max>(kClampMax, "aten::clamp_max_", "", Mode::kInplace, &a, {max},
+                                      a, max);
+  return a;
+}
+at::Tensor& clampMaxOut(const at::Tensor& a, const c10::Scalar& max, at::Tensor& out) {
+  run<at::meta::structured_clamp_max>(kClampMax, "aten::clamp_max", "out", Mode::kOut, &out, {max},
+                                      a, max);
+  return out;
+}
+
+// clamp with scalar bounds: one bound uses the clamp_min / clamp_max expression.
+at::Tensor clampImpl(Mode mode, at::Tensor* out, const at::Tensor& a,
+                     const std::optional<c10::Scalar>& min, const std::optional<c10::Scalar>& max) {
+  const at::OptionalScalarRef lo = min ? at::OptionalScalarRef(*min) : at::OptionalScalarRef();
+  const at::OptionalScalarRef hi = max ? at::OptionalScalarRef(*max) : at::OptionalScalarRef();
+  const PointwiseOp& op = min && max ? kClamp : min ? kClampMin : kClampMax;
+  const c10::Scalar s0 = min ? *min : max ? *max : c10::Scalar(0);
+  const c10::Scalar s1 = max ? *max : c10::Scalar(0);
+  const char* name = mode == Mode::kInplace ? "aten::clamp_" : "aten::clamp";
+  const char* overload = mode == Mode::kOut ? "out" : "";
+  return run<at::meta::structured_clamp>(op, name, overload, mode, out, {s0, s1}, a, lo, hi);
+}
+at::Tensor clampFn(const at::Tensor& a, const std::optional<c10::Scalar>& min,
+                   const std::optional<c10::Scalar>& max) {
+  return clampImpl(Mode::kFunctional, nullptr, a, min, max);
+}
+at::Tensor& clampInplace(at::Tensor& a, const std::optional<c10::Scalar>& min,
+                         const std::optional<c10::Scalar>& max) {
+  clampImpl(Mode::kInplace, &a, a, min, max);
+  return a;
+}
+at::Tensor& clampOut(const at::Tensor& a, const std::optional<c10::Scalar>& min,
+                     const std::optional<c10::Scalar>& max, at::Tensor& out) {
+  clampImpl(Mode::kOut, &out, a, min, max);
+  return out;
+}
+
+// abs is composite above abs.out, which has no structured meta: a plain unary TensorIterator.
+const PointwiseOp kAbs{"abs", "fabs(a)", "(T)abs(a)"};
+at::Tensor& absOut(const at::Tensor& a, at::Tensor& out) {
+  checkSameDevice({a, out});
+  if (c10::isComplexType(a.scalar_type())) {
+    runFallback("aten::abs", "out", {a, out});
+    return out;
+  }
+  auto iter = at::TensorIterator::unary_op(out, a);
+  codegen::launch(kAbs, iter, iter.common_dtype());
+  return out;
+}
+
 }  // namespace
 
 #define OCL_REGISTER_UNARY(NAME)              \
@@ -412,6 +473,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("clamp_min", TORCH_FN(clampMinFn));
   m.impl("clamp_min_", TORCH_FN(clampMinInplace));
   m.impl("clamp_min.out", TORCH_FN(clampMinOut));
+  m.impl("clamp_max", TORCH_FN(clampMaxFn));
+  m.impl("clamp_max_", TORCH_FN(clampMaxInplace));
+  m.impl("clamp_max.out", TORCH_FN(clampMaxOut));
+  m.impl("clamp", TORCH_FN(clampFn));
+  m.impl("clamp_", TORCH_FN(clampInplace));
+  m.impl("clamp.out", TORCH_FN(clampOut));
+  m.impl("abs.out", TORCH_FN(absOut));
   m.impl("relu", TORCH_FN(reluFn));
   m.impl("relu_", TORCH_FN(reluInplace));
   m.impl("threshold_backward", TORCH_FN(thresholdBackwardFn));
