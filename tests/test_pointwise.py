@@ -237,3 +237,40 @@ def test_clamp_nan_and_errors():
     check(lambda t: t.abs(), x)
     with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
         torch.clamp(torch.ones(2, device="ocl"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16, torch.bool])
+def test_where(dtype):
+    cond = make((6, 5), torch.bool, seed=8)
+    a, b = make((6, 5), dtype), make((5,), dtype, seed=9)
+    check(torch.where, cond, a, b)
+    check(lambda c, x: torch.where(c, x, 0), cond, a)  # a Python scalar
+    check(lambda c, x, y: torch.where(c, x.t().contiguous().t(), y), cond, a, b)
+
+
+def test_where_promotion_and_errors():
+    cond = make((4,), torch.bool)
+    check(torch.where, cond, make((4,), torch.int32), make((4,), torch.float32, seed=1))
+    with pytest.raises(RuntimeError, match="boolean"):
+        torch.where(torch.ones(4, device="ocl"), torch.ones(4, device="ocl"),
+                    torch.ones(4, device="ocl"))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat(dim):
+    xs = [make((3, 4, 2), torch.float32, seed=i) for i in range(3)]
+    check(lambda *t: torch.cat(t, dim), *xs)
+    check(lambda a, b: torch.cat([a.transpose(0, 1), b.transpose(0, 1)], dim), xs[0], xs[1])
+    check(lambda a, b: torch.cat([a, b.to(torch.float16)], dim), xs[0], xs[1])  # promotion
+    check(lambda a, b: torch.cat([a, torch.empty(0, device=a.device), b], dim), xs[0], xs[1])
+    check(lambda a: torch.cat([a[:, :0], a[:, :0]], 1), xs[0])  # zero-size
+
+
+def test_cat_out_and_device_error():
+    a, b = make((2, 3), torch.float32), make((4, 3), torch.float32, seed=1)
+    out = torch.empty(0, device="ocl")
+    with torch_ocl.strict():
+        torch.cat([a.to("ocl"), b.to("ocl")], out=out)
+    assert torch.equal(out.cpu(), torch.cat([a, b]))
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.cat([a.to("ocl"), b])

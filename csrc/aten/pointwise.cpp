@@ -436,6 +436,36 @@ at::Tensor& absOut(const at::Tensor& a, at::Tensor& out) {
   return out;
 }
 
+// where(condition, self, other): the condition is input a, converted to the result type.
+const PointwiseOp kWhere{"where", "a != (T)0 ? b : c", "a != (T)0 ? b : c"};
+at::Tensor& whereOut(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other,
+                     at::Tensor& out) {
+  TORCH_CHECK(cond.scalar_type() == at::kBool,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              cond.scalar_type());
+  const c10::ScalarType result = at::result_type(self, other);
+  TORCH_CHECK(out.scalar_type() == result, "Expected out type to be ", result, " but got ",
+              out.scalar_type());
+  if (c10::isComplexType(result)) {
+    runFallback("aten::where", "self_out", {cond, self, other, out});
+    return out;
+  }
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .add_output(out)
+                  .add_const_input(cond)
+                  .add_const_input(self)
+                  .add_const_input(other)
+                  .build();
+  codegen::launch(kWhere, iter, result);
+  return out;
+}
+at::Tensor whereFn(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other) {
+  const at::Device d = self.device().is_cpu() && self.dim() == 0 ? other.device() : self.device();
+  at::Tensor out = at::empty({0}, self.options().device(d).dtype(at::result_type(self, other)));
+  return whereOut(cond, self, other, out);
+}
+
 }  // namespace
 
 #define OCL_REGISTER_UNARY(NAME)              \
@@ -480,6 +510,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("clamp_", TORCH_FN(clampInplace));
   m.impl("clamp.out", TORCH_FN(clampOut));
   m.impl("abs.out", TORCH_FN(absOut));
+  m.impl("where.self", TORCH_FN(whereFn));
+  m.impl("where.self_out", TORCH_FN(whereOut));
   m.impl("relu", TORCH_FN(reluFn));
   m.impl("relu_", TORCH_FN(reluInplace));
   m.impl("threshold_backward", TORCH_FN(thresholdBackwardFn));
