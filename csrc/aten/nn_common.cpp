@@ -1,0 +1,55 @@
+#include "aten/nn_common.h"
+
+#include "aten/cl_types.h"
+
+namespace torch_ocl::aten {
+
+bool nnFloating(c10::ScalarType t) {
+  return t == c10::kFloat || t == c10::kDouble || t == c10::kHalf || t == c10::kBFloat16;
+}
+
+c10::ScalarType nnAccType(c10::ScalarType t) {
+  return t == c10::kDouble ? c10::kDouble : c10::kFloat;
+}
+
+namespace {
+std::string typeMacros(c10::ScalarType t) {
+  switch (t) {
+    case c10::kHalf:
+      return "#define T ushort\n#define ACC float\n"
+             "#define LD(p, i) vload_half((i), (__global const half*)(p))\n"
+             "#define ST(p, i, v) vstore_half_rte((v), (i), (__global half*)(p))\n";
+    case c10::kBFloat16:
+      return "#define T ushort\n#define ACC float\n"
+             "#define LD(p, i) ocl_bf16_to_float((p)[i])\n"
+             "#define ST(p, i, v) ((p)[i] = ocl_float_to_bf16(v))\n";
+    default: {
+      const std::string ty = t == c10::kDouble ? "double" : "float";
+      return "#define T " + ty + "\n#define ACC " + ty +
+             "\n#define LD(p, i) ((ACC)(p)[i])\n#define ST(p, i, v) ((p)[i] = (T)(v))\n";
+    }
+  }
+}
+}  // namespace
+
+cl_program nnProgram(c10::DeviceIndex idx, const void* family, const char* file,
+                     c10::ScalarType t) {
+  TORCH_INTERNAL_ASSERT(nnFloating(t));
+  checkDtypeSupported(t, idx);
+  return programs(idx).get({family, dtypeCode(t)}, [&] {
+    return rt::ProgramSource{std::string(file) + "<" + c10::toString(t) + ">",
+                             withPrelude(typeMacros(t) + kernels::source(file)), ""};
+  });
+}
+
+void launchRowGroups(c10::DeviceIndex idx, cl_kernel kernel, int64_t rows) {
+  if (rows <= 0) return;
+  rt::Device& dev = device(idx);
+  TORCH_CHECK(dev.info().max_work_group_size >= kRowLocal,
+              "torch-ocl: the device's work groups are smaller than ", kRowLocal);
+  const size_t local = kRowLocal, global = static_cast<size_t>(rows) * kRowLocal;
+  OCL_CHECK(clEnqueueNDRangeKernel(currentQueue(idx), kernel, 1, nullptr, &global, &local, 0,
+                                   nullptr, nullptr));
+}
+
+}  // namespace torch_ocl::aten
