@@ -1,0 +1,473 @@
+// Batch, layer and group normalisation, forward and backward, for float/double/half/bfloat16
+// (statistics and sums accumulate in float for half/bfloat16). Inputs are made contiguous
+// (channels_last batch-norm inputs are copied once, as several CUDA paths do). Statistics come
+// from one work group per row (fixed order: results do not depend on timing); weights and biases
+// travel as ACC-typed copies, which also covers float parameters with half inputs.
+#include <ATen/ATen.h>
+#include <ATen/native/layer_norm.h>
+#include <torch/library.h>
+
+#include "aten/fallback.h"
+#include "aten/nn_common.h"
+
+namespace torch_ocl::aten {
+namespace {
+
+char kNormFamily;
+
+// Row r holds elements r*B + a*SA + i (a < A, i < B); see norm.cl.
+struct Rows {
+  int64_t rows, A, SA, B;
+};
+// Element e uses index (e / div) % mod.
+struct Index {
+  int64_t div, mod;
+};
+
+cl_kernel normKernel(const at::Tensor& x, const char* name) {
+  const c10::DeviceIndex idx = x.device().index();
+  return programs(idx).kernel(nnProgram(idx, &kNormFamily, "norm.cl", x.scalar_type()), name);
+}
+
+void setAcc(cl_kernel k, cl_uint& i, c10::ScalarType t, double v) {
+  if (t == c10::kDouble)
+    setArg(k, i, static_cast<cl_double>(v));
+  else
+    setArg(k, i, static_cast<cl_float>(v));
+}
+
+at::Tensor accOf(const at::Tensor& t, c10::ScalarType acc) {
+  return t.defined() ? t.to(acc).contiguous() : t;
+}
+
+// Parameter dtype as CPU PyTorch reports it: float for half/bfloat16 inputs with float params.
+c10::ScalarType paramType(const at::Tensor& x, std::initializer_list<at::Tensor> params) {
+  const auto t = x.scalar_type();
+  if (t != c10::kHalf && t != c10::kBFloat16) return t;
+  for (const auto& p : params)
+    if (p.defined() && p.scalar_type() == c10::kFloat) return c10::kFloat;
+  return t;
+}
+
+at::Tensor opt(const std::optional<at::Tensor>& t) {
+  return t && t->defined() ? *t : at::Tensor();
+}
+
+// (3, rows) ACC: mean, rstd, biased variance.
+at::Tensor moments(const at::Tensor& x, const Rows& g, double eps) {
+  const auto acc = nnAccType(x.scalar_type());
+  at::Tensor st = at::empty({3, g.rows}, x.options().dtype(acc));
+  if (g.rows == 0) return st;
+  const c10::DeviceIndex idx = x.device().index();
+  OCL_TRY
+  cl_kernel k = normKernel(x, "row_moments");
+  cl_uint i = 0;
+  setArg(k, i, bufferOrAny(x, st));
+  setArg(k, i, bufferOf(st));
+  setArg(k, i, static_cast<cl_long>(g.rows));
+  setArg(k, i, static_cast<cl_long>(g.A));
+  setArg(k, i, static_cast<cl_long>(g.SA));
+  setArg(k, i, static_cast<cl_long>(g.B));
+  setAcc(k, i, acc, eps);
+  launchRowGroups(idx, k, g.rows);
+  OCL_CATCH
+  return st;
+}
+
+void apply(const at::Tensor& y, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+           const at::Tensor& w, const at::Tensor& b, Index s, Index c) {
+  if (x.numel() == 0) return;
+  const c10::DeviceIndex idx = x.device().index();
+  OCL_TRY
+  cl_kernel k = normKernel(x, "norm_apply");
+  cl_uint i = 0;
+  setArg(k, i, bufferOf(y));
+  setArg(k, i, bufferOf(x));
+  setArg(k, i, bufferOf(mean));
+  setArg(k, i, bufferOf(rstd));
+  setArg(k, i, bufferOrAny(w, x));
+  setArg(k, i, bufferOrAny(b, x));
+  for (int64_t v : {x.numel(), s.div, s.mod, c.div, c.mod}) setArg(k, i, static_cast<cl_long>(v));
+  setArg(k, i, static_cast<cl_int>(w.defined()));
+  setArg(k, i, static_cast<cl_int>(b.defined()));
+  launch1D(device(idx), currentQueue(idx), k, x.numel());
+  OCL_CATCH
+}
+
+// (2, rows) ACC: sum(go * w), sum(go * w * xhat) per row.
+at::Tensor gradSums(const at::Tensor& go, const at::Tensor& x, const at::Tensor& mean,
+                    const at::Tensor& rstd, const at::Tensor& w, const Rows& g, Index c) {
+  at::Tensor out = at::empty({2, g.rows}, mean.options());
+  if (g.rows == 0) return out;
+  const c10::DeviceIndex idx = x.device().index();
+  OCL_TRY
+  cl_kernel k = normKernel(x, "row_grad_sums");
+  cl_uint i = 0;
+  setArg(k, i, bufferOrAny(go, out));
+  setArg(k, i, bufferOrAny(x, out));
+  setArg(k, i, bufferOf(mean));
+  setArg(k, i, bufferOf(rstd));
+  setArg(k, i, bufferOrAny(w, out));
+  setArg(k, i, bufferOf(out));
+  for (int64_t v : {g.rows, g.A, g.SA, g.B, c.div, c.mod}) setArg(k, i, static_cast<cl_long>(v));
+  setArg(k, i, static_cast<cl_int>(w.defined()));
+  launchRowGroups(idx, k, g.rows);
+  OCL_CATCH
+  return out;
+}
+
+void backwardApply(const at::Tensor& gi, const at::Tensor& go, const at::Tensor& x,
+                   const at::Tensor& mean, const at::Tensor& rstd, const at::Tensor& sums,
+                   const at::Tensor& w, Index s, Index c, bool w_pre, bool train, int64_t m) {
+  if (x.numel() == 0) return;
+  const c10::DeviceIndex idx = x.device().index();
+  OCL_TRY
+  cl_kernel k = normKernel(x, "norm_backward");
+  cl_uint i = 0;
+  setArg(k, i, bufferOf(gi));
+  setArg(k, i, bufferOf(go));
+  setArg(k, i, bufferOf(x));
+  setArg(k, i, bufferOf(mean));
+  setArg(k, i, bufferOf(rstd));
+  setArg(k, i, bufferOrAny(sums, mean));
+  setArg(k, i, bufferOrAny(w, mean));
+  for (int64_t v : {x.numel(), s.div, s.mod, c.div, c.mod}) setArg(k, i, static_cast<cl_long>(v));
+  setArg(k, i, static_cast<cl_int>(w.defined() && w_pre));
+  setArg(k, i, static_cast<cl_int>(w.defined() && !w_pre));
+  setArg(k, i, static_cast<cl_int>(train));
+  setAcc(k, i, mean.scalar_type(), 1.0 / static_cast<double>(m));
+  launch1D(device(idx), currentQueue(idx), k, x.numel());
+  OCL_CATCH
+}
+
+// Weight and bias gradients (ACC, J each); see param_grads in norm.cl.
+std::pair<at::Tensor, at::Tensor> paramGrads(const at::Tensor& go, const at::Tensor& x,
+                                             const at::Tensor& mean, const at::Tensor& rstd,
+                                             int64_t J, int64_t A, int64_t SA, int64_t SJ,
+                                             int64_t B, Index s) {
+  at::Tensor gw = at::empty({J}, mean.options()), gb = at::empty({J}, mean.options());
+  if (J == 0) return {gw, gb};
+  const c10::DeviceIndex idx = x.device().index();
+  OCL_TRY
+  cl_kernel k = normKernel(x, "param_grads");
+  cl_uint i = 0;
+  setArg(k, i, bufferOf(gw));
+  setArg(k, i, bufferOf(gb));
+  setArg(k, i, bufferOrAny(go, gw));
+  setArg(k, i, bufferOrAny(x, gw));
+  setArg(k, i, bufferOrAny(mean, gw));
+  setArg(k, i, bufferOrAny(rstd, gw));
+  for (int64_t v : {J, A, SA, SJ, B, s.div, s.mod}) setArg(k, i, static_cast<cl_long>(v));
+  launch1D(device(idx), currentQueue(idx), k, J);
+  OCL_CATCH
+  return {gw, gb};
+}
+
+// ---- batch norm ----
+
+struct BnShape {
+  int64_t n, c, hw;
+};
+BnShape bnShape(const at::Tensor& x) {
+  BnShape s{x.size(0), x.size(1), 1};
+  for (int64_t d = 2; d < x.dim(); ++d) s.hw *= x.size(d);
+  return s;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNorm(const at::Tensor& input,
+                                                         const at::Tensor& weight,
+                                                         const at::Tensor& bias,
+                                                         const at::Tensor& running_mean,
+                                                         const at::Tensor& running_var, bool train,
+                                                         double momentum, double eps) {
+  checkSameDevice({input, weight, bias, running_mean, running_var});
+  TORCH_CHECK(input.dim() >= 2, "batch_norm: expected an input with at least 2 dimensions");
+  TORCH_CHECK(train || (running_mean.defined() && running_var.defined()),
+              "running_mean and running_var must be defined in evaluation mode");
+  const at::Tensor x = input.contiguous();
+  const auto acc = nnAccType(x.scalar_type());
+  const auto pdt = paramType(x, {weight, bias, running_mean, running_var});
+  const BnShape sh = bnShape(x);
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor mean, rstd, save_mean, save_invstd;
+  if (train) {
+    const at::Tensor st = moments(x, {sh.c, sh.n, sh.c * sh.hw, sh.hw}, eps);
+    mean = st[0], rstd = st[1];
+    const int64_t m = sh.n * sh.hw;
+    if (running_mean.defined())
+      running_mean.mul_(1 - momentum).add_(mean.to(running_mean.scalar_type()), momentum);
+    if (running_var.defined()) {
+      const at::Tensor unbiased = st[2] * (static_cast<double>(m) / static_cast<double>(m - 1));
+      running_var.mul_(1 - momentum).add_(unbiased.to(running_var.scalar_type()), momentum);
+    }
+    save_mean = mean.to(pdt), save_invstd = rstd.to(pdt);
+  } else {
+    mean = accOf(running_mean, acc);
+    rstd = (accOf(running_var, acc) + eps).rsqrt();
+    save_mean = at::empty({0}, x.options().dtype(pdt));
+    save_invstd = at::empty({0}, x.options().dtype(pdt));
+  }
+  apply(out, x, mean, rstd, accOf(weight, acc), accOf(bias, acc), {sh.hw, sh.c}, {sh.hw, sh.c});
+  return {out, save_mean, save_invstd};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNormBackward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
+    const at::Tensor& running_mean, const at::Tensor& running_var, const at::Tensor& save_mean,
+    const at::Tensor& save_invstd, bool train, double eps, std::array<bool, 3> mask) {
+  checkSameDevice({grad_out, input, weight, running_mean, running_var, save_mean, save_invstd});
+  const at::Tensor x = input.contiguous(), go = grad_out.contiguous();
+  const auto acc = nnAccType(x.scalar_type());
+  const BnShape sh = bnShape(x);
+  at::Tensor mean, rstd;
+  if (train) {
+    mean = accOf(save_mean, acc), rstd = accOf(save_invstd, acc);
+  } else {
+    mean = accOf(running_mean, acc);
+    rstd = (accOf(running_var, acc) + eps).rsqrt();
+  }
+  const at::Tensor w = accOf(weight, acc);
+  const Rows rows{sh.c, sh.n, sh.c * sh.hw, sh.hw};
+  at::Tensor sums;
+  if ((train && mask[0]) || mask[1] || mask[2])
+    sums = gradSums(go, x, mean, rstd, at::Tensor(), rows, {1, 1});
+  at::Tensor gi, gw, gb;
+  if (mask[0]) {
+    gi = at::empty_like(x, at::MemoryFormat::Contiguous);
+    backwardApply(gi, go, x, mean, rstd, sums, w, {sh.hw, sh.c}, {sh.hw, sh.c}, false, train,
+                  sh.n * sh.hw);
+  }
+  const auto pdt = weight.defined() ? weight.scalar_type() : x.scalar_type();
+  if (mask[1]) gw = sums[1].to(pdt);
+  if (mask[2]) gb = sums[0].to(pdt);
+  return {gi, gw, gb};
+}
+
+bool bnNative(const at::Tensor& input) {
+  return nnFloating(input.scalar_type()) && input.dim() >= 2;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeBatchNorm(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
+    const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps) {
+  if (!bnNative(input)) {
+    auto r = runFallback("aten::native_batch_norm", "",
+                         {input, weight, bias, running_mean, running_var, training, momentum, eps});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  return batchNorm(input, opt(weight), opt(bias), opt(running_mean), opt(running_var), training,
+                   momentum, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeBatchNormBackward(
+    const at::Tensor& grad_out, const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_invstd,
+    bool train, double eps, std::array<bool, 3> mask) {
+  if (!bnNative(input)) {
+    auto r = runFallback("aten::native_batch_norm_backward", "",
+                         {grad_out, input, weight, running_mean, running_var, save_mean,
+                          save_invstd, train, eps, c10::List<bool>({mask[0], mask[1], mask[2]})});
+    auto get = [&](size_t i) { return r[i].isTensor() ? r[i].toTensor() : at::Tensor(); };
+    return {get(0), get(1), get(2)};
+  }
+  return batchNormBackward(grad_out, input, opt(weight), opt(running_mean), opt(running_var),
+                           opt(save_mean), opt(save_invstd), train, eps, mask);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeBatchNormLegit(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, at::Tensor& running_mean, at::Tensor& running_var,
+    bool training, double momentum, double eps) {
+  if (!bnNative(input)) {
+    auto r = runFallback("aten::_native_batch_norm_legit", "",
+                         {input, weight, bias, running_mean, running_var, training, momentum, eps});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  return batchNorm(input, opt(weight), opt(bias), running_mean, running_var, training, momentum,
+                   eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeBatchNormLegitNoStats(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, bool training, double momentum, double eps) {
+  if (!bnNative(input)) {
+    auto r = runFallback("aten::_native_batch_norm_legit", "no_stats",
+                         {input, weight, bias, training, momentum, eps});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  return batchNorm(input, opt(weight), opt(bias), at::Tensor(), at::Tensor(), training, momentum,
+                   eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batchNormWithUpdate(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, at::Tensor& running_mean, at::Tensor& running_var,
+    double momentum, double eps) {
+  if (!bnNative(input)) {
+    auto r = runFallback("aten::_batch_norm_with_update", "",
+                         {input, weight, bias, running_mean, running_var, momentum, eps});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor(), r[3].toTensor()};
+  }
+  auto [out, m, v] =
+      batchNorm(input, opt(weight), opt(bias), running_mean, running_var, true, momentum, eps);
+  return {out, m, v, at::empty({0}, input.options().dtype(at::kByte))};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNormBackwardNew(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_var,
+    bool update, double eps, std::array<bool, 3> mask, const at::Tensor& reserve) {
+  return nativeBatchNormBackward(grad_out, input, weight, running_mean, running_var, save_mean,
+                                 save_var, update, eps, mask);
+}
+
+// ---- layer norm ----
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeLayerNorm(
+    const at::Tensor& input, at::IntArrayRef normalized_shape,
+    const std::optional<at::Tensor>& weight_opt, const std::optional<at::Tensor>& bias_opt,
+    double eps) {
+  const at::Tensor weight = opt(weight_opt), bias = opt(bias_opt);
+  checkSameDevice({input, weight, bias});
+  if (!nnFloating(input.scalar_type())) {
+    auto r = runFallback("aten::native_layer_norm", "",
+                         {input, normalized_shape.vec(), weight_opt, bias_opt, eps});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  auto [rows, m] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const at::Tensor x = input.contiguous();
+  const auto acc = nnAccType(x.scalar_type());
+  const auto pdt = paramType(x, {weight, bias});
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
+  stat_shape.resize(input.dim(), 1);
+  if (rows * m == 0) {
+    return {out, at::empty(stat_shape, x.options().dtype(pdt)),
+            at::empty(stat_shape, x.options().dtype(pdt))};
+  }
+  const at::Tensor st = moments(x, {rows, 1, 0, m}, eps);
+  apply(out, x, st[0], st[1], accOf(weight, acc), accOf(bias, acc), {m, rows}, {1, m});
+  return {out, st[0].to(pdt).view(stat_shape), st[1].to(pdt).view(stat_shape)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeLayerNormBackward(
+    const at::Tensor& grad_out, const at::Tensor& input, at::IntArrayRef normalized_shape,
+    const at::Tensor& mean, const at::Tensor& rstd, const std::optional<at::Tensor>& weight_opt,
+    const std::optional<at::Tensor>& bias_opt, std::array<bool, 3> mask) {
+  const at::Tensor weight = opt(weight_opt), bias = opt(bias_opt);
+  checkSameDevice({grad_out, input, mean, rstd, weight, bias});
+  if (!nnFloating(input.scalar_type())) {
+    auto r = runFallback("aten::native_layer_norm_backward", "",
+                         {grad_out, input, normalized_shape.vec(), mean, rstd, weight_opt, bias_opt,
+                          c10::List<bool>({mask[0], mask[1], mask[2]})});
+    auto get = [&](size_t i) { return r[i].isTensor() ? r[i].toTensor() : at::Tensor(); };
+    return {get(0), get(1), get(2)};
+  }
+  auto [rows, m] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const at::Tensor x = input.contiguous(), go = grad_out.contiguous();
+  const auto acc = nnAccType(x.scalar_type());
+  const at::Tensor mu = accOf(mean, acc).view({-1}), rs = accOf(rstd, acc).view({-1});
+  const at::Tensor w = accOf(weight, acc);
+  at::Tensor gi, gw, gb;
+  if (mask[0]) {
+    gi = at::empty_like(x, at::MemoryFormat::Contiguous);
+    if (rows * m > 0) {
+      const at::Tensor sums = gradSums(go, x, mu, rs, w, {rows, 1, 0, m}, {1, m});
+      backwardApply(gi, go, x, mu, rs, sums, w, {m, rows}, {1, m}, true, true, m);
+    }
+  }
+  if ((mask[1] && weight.defined()) || (mask[2] && bias.defined())) {
+    auto [sw, sb] = paramGrads(go, x, mu, rs, m, rows, m, 1, 1, {m, std::max<int64_t>(rows, 1)});
+    const auto pdt = weight.defined() ? weight.scalar_type() : bias.scalar_type();
+    if (mask[1] && weight.defined()) gw = sw.to(pdt).view(weight.sizes());
+    if (mask[2] && bias.defined()) gb = sb.to(pdt).view(bias.sizes());
+  }
+  return {gi, gw, gb};
+}
+
+// ---- group norm ----
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeGroupNorm(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight_opt,
+    const std::optional<at::Tensor>& bias_opt, int64_t n, int64_t c, int64_t hw, int64_t group,
+    double eps) {
+  const at::Tensor weight = opt(weight_opt), bias = opt(bias_opt);
+  checkSameDevice({input, weight, bias});
+  if (!nnFloating(input.scalar_type())) {
+    auto r = runFallback("aten::native_group_norm", "",
+                         {input, weight_opt, bias_opt, n, c, hw, group, eps});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  TORCH_CHECK(group > 0 && c % group == 0, "Expected number of channels in input to be divisible ",
+              "by num_groups, but got input of shape ", input.sizes(), " and num_groups=", group);
+  TORCH_CHECK(input.numel() == n * c * hw, "Expected input of ", n * c * hw, " elements, got ",
+              input.numel());
+  const at::Tensor x = input.contiguous();
+  const auto acc = nnAccType(x.scalar_type());
+  const auto pdt = paramType(x, {weight, bias});
+  const int64_t rows = n * group, b = c / group * hw;
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  if (rows * b == 0)
+    return {out, at::empty({n, group}, x.options().dtype(pdt)),
+            at::empty({n, group}, x.options().dtype(pdt))};
+  const at::Tensor st = moments(x, {rows, 1, 0, b}, eps);
+  apply(out, x, st[0], st[1], accOf(weight, acc), accOf(bias, acc), {b, rows}, {hw, c});
+  return {out, st[0].to(pdt).view({n, group}), st[1].to(pdt).view({n, group})};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeGroupNormBackward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean,
+    const at::Tensor& rstd, const std::optional<at::Tensor>& weight_opt, int64_t n, int64_t c,
+    int64_t hw, int64_t group, std::array<bool, 3> mask) {
+  const at::Tensor weight = opt(weight_opt);
+  checkSameDevice({grad_out, input, mean, rstd, weight});
+  if (!nnFloating(input.scalar_type())) {
+    auto r = runFallback("aten::native_group_norm_backward", "",
+                         {grad_out, input, mean, rstd, weight_opt, n, c, hw, group,
+                          c10::List<bool>({mask[0], mask[1], mask[2]})});
+    auto get = [&](size_t i) { return r[i].isTensor() ? r[i].toTensor() : at::Tensor(); };
+    return {get(0), get(1), get(2)};
+  }
+  const at::Tensor x = input.contiguous(), go = grad_out.contiguous();
+  const auto acc = nnAccType(x.scalar_type());
+  const int64_t rows = n * group, b = c / group * hw;
+  const at::Tensor mu = accOf(mean, acc).view({-1}), rs = accOf(rstd, acc).view({-1});
+  const at::Tensor w = accOf(weight, acc);
+  at::Tensor gi, gw, gb;
+  if (mask[0]) {
+    gi = at::empty_like(x, at::MemoryFormat::Contiguous);
+    if (rows * b > 0) {
+      const at::Tensor sums = gradSums(go, x, mu, rs, w, {rows, 1, 0, b}, {hw, c});
+      backwardApply(gi, go, x, mu, rs, sums, w, {b, rows}, {hw, c}, true, true, b);
+    }
+  }
+  if (mask[1] || mask[2]) {
+    auto [sw, sb] = paramGrads(go, x, mu, rs, c, n, c * hw, hw, hw,
+                               {std::max<int64_t>(b, 1), std::max<int64_t>(rows, 1)});
+    const auto pdt = weight.defined() ? weight.scalar_type() : x.scalar_type();
+    if (mask[1]) gw = sw.to(pdt);
+    if (mask[2]) gb = sb.to(pdt);
+  }
+  return {gi, gw, gb};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_batch_norm_with_update", TORCH_FN(batchNormWithUpdate));
+  m.impl("_native_batch_norm_legit", TORCH_FN(nativeBatchNormLegit));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(nativeBatchNormLegitNoStats));
+  m.impl("batch_norm_backward", TORCH_FN(batchNormBackwardNew));
+  m.impl("native_batch_norm", TORCH_FN(nativeBatchNorm));
+  m.impl("native_batch_norm_backward", TORCH_FN(nativeBatchNormBackward));
+  m.impl("native_group_norm", TORCH_FN(nativeGroupNorm));
+  m.impl("native_group_norm_backward", TORCH_FN(nativeGroupNormBackward));
+  m.impl("native_layer_norm", TORCH_FN(nativeLayerNorm));
+  m.impl("native_layer_norm_backward", TORCH_FN(nativeLayerNormBackward));
+}
+
+}  // namespace torch_ocl::aten
