@@ -1,0 +1,157 @@
+"""Pooling and upsampling (max/avg pool 1-D and 2-D, adaptive avg/max, nearest and bilinear
+upsampling) against CPU PyTorch: outputs, indices and gradients. float32 runs in strict mode;
+float64/float16/bfloat16 are checked too."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_ocl
+
+TOL = {
+    torch.float32: dict(rtol=1e-5, atol=1e-5),
+    torch.float64: dict(rtol=1e-12, atol=1e-12),
+    torch.float16: dict(rtol=1e-2, atol=1e-2),
+    torch.bfloat16: dict(rtol=5e-2, atol=5e-2),
+}
+
+
+def rand(shape, seed, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+
+
+def check(fn, x, dtype=torch.float32, prep=lambda t: t, outputs=lambda r: (r, None)):
+    """fn on CPU and ocl in strict mode; the first output and its input gradient are compared
+    with dtype tolerances, a second output (indices) exactly. half/bfloat16 references are
+    computed in float32 on the same rounded inputs."""
+    x = x.to(dtype)
+    ref_dtype = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    xc = x.to(ref_dtype).clone().requires_grad_()
+    xd = x.to("ocl").requires_grad_()
+    rc, ic = outputs(fn(prep(xc)))
+    grad = rand(rc.shape, 7, dtype)
+    rc.backward(grad.to(ref_dtype))
+    with torch_ocl.strict():
+        rd, idx = outputs(fn(prep(xd)))
+        rd.backward(grad.to("ocl"))
+    assert rd.device.type == "ocl" and rd.dtype == dtype and rd.shape == rc.shape
+    torch.testing.assert_close(rd.detach().cpu().to(ref_dtype), rc.detach(), **TOL[dtype])
+    if ic is not None:
+        assert torch.equal(idx.cpu(), ic)
+    torch.testing.assert_close(xd.grad.cpu().to(ref_dtype), xc.grad, **TOL[dtype])
+
+
+MAX_CASES = {
+    "k2": dict(kernel_size=2),
+    "k3s2p1": dict(kernel_size=3, stride=2, padding=1),
+    "ceil": dict(kernel_size=3, stride=2, ceil_mode=True),
+    "dilation": dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), dilation=2),
+    "overlap": dict(kernel_size=3, stride=1, padding=1),
+}
+
+
+@pytest.mark.parametrize("case", list(MAX_CASES))
+def test_max_pool2d(case):
+    kw = MAX_CASES[case]
+    check(lambda t: F.max_pool2d(t, return_indices=True, **kw), rand((2, 3, 9, 11), 0),
+          outputs=lambda r: r)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_max_pool2d_dtypes(dtype):
+    check(lambda t: F.max_pool2d(t, 3, 2, 1), rand((2, 3, 9, 11), 0), dtype=dtype)
+
+
+def test_max_pool2d_layouts_and_nan():
+    check(lambda t: F.max_pool2d(t, 2), rand((2, 4, 6, 8), 1),
+          prep=lambda t: t.contiguous(memory_format=torch.channels_last))
+    check(lambda t: F.max_pool2d(t, 3, 1), rand((5, 7, 6), 2), prep=lambda t: t.transpose(1, 2))
+    x = rand((1, 1, 4, 4), 3)
+    x[0, 0, 1, 1] = float("nan")
+    x[0, 0, 3, 0] = float("-inf")
+    with torch_ocl.strict():
+        got = F.max_pool2d(x.to("ocl"), 2, return_indices=True)
+    exp = F.max_pool2d(x, 2, return_indices=True)
+    torch.testing.assert_close(got[0].cpu(), exp[0], equal_nan=True)
+    assert torch.equal(got[1].cpu(), exp[1])
+
+
+def test_max_pool1d_and_unbatched():
+    check(lambda t: F.max_pool1d(t, 3, 2, 1), rand((2, 3, 17), 4))
+    check(lambda t: F.max_pool2d(t, 2), rand((3, 7, 5), 5))
+    check(lambda t: F.max_pool2d(t, 2), rand((1, 1, 2, 2), 6))
+
+
+AVG_CASES = {
+    "k2": dict(kernel_size=2),
+    "pad_include": dict(kernel_size=3, stride=2, padding=1),
+    "pad_exclude": dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    "ceil": dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    "ceil_include": dict(kernel_size=(2, 3), stride=2, ceil_mode=True),
+    "divisor": dict(kernel_size=3, stride=1, padding=1, divisor_override=5),
+}
+
+
+@pytest.mark.parametrize("case", list(AVG_CASES))
+def test_avg_pool2d(case):
+    kw = AVG_CASES[case]
+    check(lambda t: F.avg_pool2d(t, **kw), rand((2, 3, 9, 10), 0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_avg_pool2d_dtypes(dtype):
+    check(lambda t: F.avg_pool2d(t, 3, 2, 1), rand((2, 3, 9, 11), 0), dtype=dtype)
+
+
+def test_avg_pool1d_and_layouts():
+    check(lambda t: F.avg_pool1d(t, 4, 3, 2, ceil_mode=True), rand((2, 3, 19), 1))
+    check(lambda t: F.avg_pool2d(t, 2), rand((2, 4, 6, 8), 2),
+          prep=lambda t: t.contiguous(memory_format=torch.channels_last))
+
+
+@pytest.mark.parametrize("size", [(1, 1), (3, 4), (7, 5), (10, 13), (4, 1)])
+def test_adaptive_avg_pool2d(size):
+    check(lambda t: F.adaptive_avg_pool2d(t, size), rand((2, 3, 7, 9), 0))
+
+
+@pytest.mark.parametrize("size", [(1, 1), (3, 4), (7, 5), (10, 13)])
+def test_adaptive_max_pool2d(size):
+    check(lambda t: F.adaptive_max_pool2d(t, size, return_indices=True), rand((2, 3, 7, 9), 0),
+          outputs=lambda r: r)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_adaptive_dtypes(dtype):
+    check(lambda t: F.adaptive_avg_pool2d(t, (3, 2)), rand((2, 3, 7, 5), 0), dtype=dtype)
+    check(lambda t: F.adaptive_max_pool2d(t, (3, 2)), rand((2, 3, 7, 5), 0), dtype=dtype)
+
+
+def test_adaptive_avg_pool_unbatched_and_1d():
+    check(lambda t: F.adaptive_avg_pool2d(t, 3), rand((4, 5, 6), 0))
+    check(lambda t: F.adaptive_avg_pool1d(t, 4), rand((2, 3, 11), 1))
+
+
+def test_pool_errors_match_cpu():
+    x = rand((1, 1, 4, 4), 0)
+    for fn in (lambda t: F.max_pool2d(t, 5), lambda t: F.avg_pool2d(t, 2, padding=2)):
+        with pytest.raises(RuntimeError) as cpu_err:
+            fn(x)
+        with pytest.raises(RuntimeError) as dev_err:
+            fn(x.to("ocl"))
+        assert str(dev_err.value) == str(cpu_err.value)
+    assert F.max_pool2d(x.to("ocl"), 2).shape == (1, 1, 2, 2)
+
+
+def test_pool_zero_batch():
+    with torch_ocl.strict():
+        assert F.max_pool2d(torch.empty(0, 3, 4, 4, device="ocl"), 2).shape == (0, 3, 2, 2)
+        assert F.avg_pool2d(torch.empty(0, 3, 4, 4, device="ocl"), 2).shape == (0, 3, 2, 2)
+
+
+def test_integer_max_pool_falls_back_honestly():
+    x = torch.randint(-50, 50, (1, 2, 4, 4))
+    torch_ocl.reset_fallback_report()
+    got = F.max_pool2d(x.to("ocl"), 2)
+    assert torch.equal(got.cpu(), F.max_pool2d(x, 2))
+    assert any("max_pool2d" in r["op"] for r in torch_ocl.fallback_report(False))
