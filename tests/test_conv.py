@@ -1,0 +1,204 @@
+"""Convolutions (conv1d/conv2d/conv_transpose, stride, padding incl. 'same', dilation, groups,
+depthwise, output_padding) against CPU PyTorch: outputs and gradients. float32 runs in strict
+mode, so the whole forward and backward must be native; float64/float16/bfloat16 check values
+(their GEMMs may still take the counted CPU fallback). Also a small CNN trained one step."""
+
+import contextlib
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_ocl
+
+TOL = {
+    torch.float32: dict(rtol=1e-4, atol=1e-4),
+    torch.float64: dict(rtol=1e-10, atol=1e-10),
+    torch.float16: dict(rtol=2e-2, atol=3e-2),
+    torch.bfloat16: dict(rtol=5e-2, atol=1.5e-1),
+}
+
+
+def rand(shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1
+
+
+def check_fn(fn, tensors, dtype=torch.float32, prep=None, strict=None):
+    """fn(*tensors) on ocl vs CPU: output and the grads of every input. Half/bfloat16 are
+    compared with a float32 CPU reference on the same (rounded) inputs. prep (e.g. a layout
+    change) is applied to the leaf tensors on both sides."""
+    strict = dtype == torch.float32 if strict is None else strict
+    prep = prep or (lambda i, t: t)
+    cpu = [t.to(dtype) for t in tensors]
+    ref_dtype = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    ref_leaf = [t.to(ref_dtype).clone().requires_grad_() for t in cpu]
+    dev_leaf = [t.to("ocl").requires_grad_() for t in cpu]
+    ref = fn(*[prep(i, t) for i, t in enumerate(ref_leaf)])
+    grad = rand(ref.shape, 99).to(dtype)
+    ref.backward(grad.to(ref_dtype))
+    with torch_ocl.strict() if strict else contextlib.nullcontext():
+        out = fn(*[prep(i, t) for i, t in enumerate(dev_leaf)])
+        out.backward(grad.to("ocl"))
+    assert out.device.type == "ocl" and out.dtype == dtype and out.shape == ref.shape
+    torch.testing.assert_close(out.detach().cpu().to(ref_dtype), ref.detach(), **TOL[dtype])
+    for d, r in zip(dev_leaf, ref_leaf):
+        torch.testing.assert_close(d.grad.cpu().to(ref_dtype), r.grad, **TOL[dtype])
+
+
+CASES = {
+    "conv2d_bias": (lambda x, w, b: F.conv2d(x, w, b), [(2, 3, 7, 9), (4, 3, 3, 3), (4,)]),
+    "conv2d_stride_pad_dil": (
+        lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, dilation=2),
+        [(2, 3, 7, 9), (4, 3, 3, 3), (4,)],
+    ),
+    "conv2d_asym": (
+        lambda x, w: F.conv2d(x, w, stride=(1, 2), padding=(2, 0), dilation=(1, 2)),
+        [(1, 2, 6, 11), (3, 2, 2, 3)],
+    ),
+    "conv2d_same_even": (lambda x, w: F.conv2d(x, w, padding="same"), [(2, 3, 7, 9), (4, 3, 2, 3)]),
+    "conv2d_groups": (
+        lambda x, w, b: F.conv2d(x, w, b, groups=2, padding=(1, 2)),
+        [(2, 4, 6, 5), (6, 2, 3, 3), (6,)],
+    ),
+    "depthwise": (lambda x, w: F.conv2d(x, w, groups=4, padding=1), [(2, 4, 6, 5), (8, 1, 3, 3)]),
+    "pointwise_1x1": (lambda x, w: F.conv2d(x, w), [(3, 5, 4, 4), (7, 5, 1, 1)]),
+    "batch1_odd": (lambda x, w: F.conv2d(x, w, padding=(0, 1)), [(1, 1, 1, 7), (1, 1, 1, 3)]),
+    "unbatched": (lambda x, w: F.conv2d(x, w, padding=1), [(3, 5, 5), (2, 3, 3, 3)]),
+    "conv1d": (
+        lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1),
+        [(3, 2, 11), (5, 2, 3), (5,)],
+    ),
+    "conv1d_groups_dil": (
+        lambda x, w: F.conv1d(x, w, groups=3, dilation=3, padding="same"),
+        [(2, 3, 13), (6, 1, 3)],
+    ),
+    "conv_transpose2d": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+        [(2, 4, 5, 6), (4, 3, 3, 3), (3,)],
+    ),
+    "conv_transpose2d_groups_dil": (
+        lambda x, w: F.conv_transpose2d(x, w, stride=(2, 1), padding=(0, 1), groups=2, dilation=2),
+        [(2, 4, 5, 6), (4, 3, 3, 2)],
+    ),
+    "conv_transpose1d": (
+        lambda x, w, b: F.conv_transpose1d(x, w, b, stride=3, padding=2, output_padding=1),
+        [(2, 3, 7), (3, 2, 4), (2,)],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_conv_float32(case):
+    fn, shapes = CASES[case]
+    check_fn(fn, [rand(s, i) for i, s in enumerate(shapes)])
+
+
+LAYOUT = {
+    "channels_last": lambda i, t: t.contiguous(memory_format=torch.channels_last) if i < 2 else t,
+    "transposed": lambda i, t: t.transpose(2, 3) if i == 0 else t,
+    "sliced": lambda i, t: t[:, :, 1::2, :] if i == 0 else t,
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUT))
+def test_conv_layouts(layout):
+    check_fn(
+        lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1),
+        [rand((2, 3, 9, 8), 0), rand((4, 3, 3, 3), 1), rand((4,), 2)],
+        prep=LAYOUT[layout],
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", ["conv2d_stride_pad_dil", "depthwise", "conv_transpose2d"])
+def test_conv_dtypes(case, dtype):
+    fn, shapes = CASES[case]
+    check_fn(fn, [rand(s, i) for i, s in enumerate(shapes)], dtype=dtype)
+
+
+def test_conv_zero_batch():
+    x, w = rand((0, 3, 5, 5), 0), rand((4, 3, 3, 3), 1)
+    with torch_ocl.strict():
+        out = F.conv2d(x.float().to("ocl"), w.float().to("ocl"), padding=1)
+    assert out.shape == (0, 4, 5, 5) and out.device.type == "ocl"
+
+
+def test_conv_large_output_chunks():
+    # Big enough that the columns exceed one 128 MiB chunk: batches are processed in pieces.
+    x, w = rand((6, 16, 64, 64), 0), rand((8, 16, 3, 3), 1)
+    check_fn(lambda x, w: F.conv2d(x, w, padding=1), [x, w])
+
+
+def test_conv_gradcheck_float64():
+    x = rand((1, 2, 5, 4), 0).to("ocl").requires_grad_()
+    w = rand((3, 2, 2, 3), 1).to("ocl").requires_grad_()
+    b = rand((3,), 2).to("ocl").requires_grad_()
+    assert torch.autograd.gradcheck(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), (x, w, b))
+    wt = rand((2, 3, 3, 2), 3).to("ocl").requires_grad_()
+    assert torch.autograd.gradcheck(
+        lambda x, w: F.conv_transpose2d(x, w, stride=2, output_padding=1), (x, wt)
+    )
+
+
+def test_conv_errors_match_cpu():
+    x, w = torch.randn(1, 3, 5, 5), torch.randn(4, 2, 3, 3)
+    with pytest.raises(RuntimeError) as cpu_err:
+        F.conv2d(x, w)
+    with pytest.raises(RuntimeError) as dev_err:
+        F.conv2d(x.to("ocl"), w.to("ocl"))
+    assert str(dev_err.value).split("but got")[0] == str(cpu_err.value).split("but got")[0]
+    with pytest.raises(RuntimeError):
+        F.conv2d(x.to("ocl"), torch.randn(4, 3, 3, 3))  # weight on the CPU
+    out = F.conv2d(x.to("ocl"), torch.randn(4, 3, 3, 3).to("ocl"))  # still usable
+    assert out.shape == (1, 4, 3, 3)
+
+
+def test_conv3d_falls_back_honestly():
+    x, w = torch.randn(1, 2, 3, 4, 4), torch.randn(3, 2, 2, 2, 2)
+    torch_ocl.reset_fallback_report()
+    out = F.conv3d(x.to("ocl"), w.to("ocl"))
+    torch.testing.assert_close(out.cpu(), F.conv3d(x, w), rtol=1e-4, atol=1e-4)
+    assert any(r["op"].startswith("aten::convolution") for r in torch_ocl.fallback_report(False))
+
+
+class SmallCNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2)
+        self.bn2 = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8 * 2 * 2, 5)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.relu(self.bn2(self.conv2(x)))
+        x = F.adaptive_avg_pool2d(x, 2)
+        return self.fc(x.flatten(1))
+
+
+def test_small_cnn_train_step_strict():
+    torch.manual_seed(0)
+    cpu = SmallCNN()
+    dev = SmallCNN()
+    dev.load_state_dict(cpu.state_dict())
+    dev.to("ocl")
+    x = torch.randn(4, 3, 12, 12)
+    y = torch.tensor([0, 3, 1, 4])
+    loss_cpu = F.cross_entropy(cpu(x), y)
+    loss_cpu.backward()
+    torch_ocl.reset_fallback_report()
+    with torch_ocl.strict():
+        loss_dev = F.cross_entropy(dev(x.to("ocl")), y.to("ocl"))
+        loss_dev.backward()
+    assert torch_ocl.fallback_report(False) == []
+    torch.testing.assert_close(loss_dev.cpu(), loss_cpu, rtol=1e-4, atol=1e-5)
+    for (name, p_cpu), p_dev in zip(cpu.named_parameters(), dev.parameters()):
+        torch.testing.assert_close(p_dev.grad.cpu(), p_cpu.grad, rtol=1e-3, atol=1e-4, msg=name)
+    for (name, b_cpu), b_dev in zip(cpu.named_buffers(), dev.buffers()):
+        torch.testing.assert_close(b_dev.cpu(), b_cpu, rtol=1e-5, atol=1e-6, msg=name)
+    cpu.eval(), dev.eval()
+    with torch_ocl.strict():
+        out = dev(x.to("ocl"))
+    torch.testing.assert_close(out.cpu(), cpu(x), rtol=1e-4, atol=1e-4)
