@@ -155,3 +155,39 @@ def test_integer_max_pool_falls_back_honestly():
     got = F.max_pool2d(x.to("ocl"), 2)
     assert torch.equal(got.cpu(), F.max_pool2d(x, 2))
     assert any("max_pool2d" in r["op"] for r in torch_ocl.fallback_report(False))
+
+
+UP_CASES = {
+    "nearest_x2": dict(scale_factor=2, mode="nearest"),
+    "nearest_size": dict(size=(7, 5), mode="nearest"),
+    "nearest_down": dict(size=(2, 3), mode="nearest"),
+    "nearest_scale_frac": dict(scale_factor=(1.7, 0.6), mode="nearest"),
+    "bilinear_x2": dict(scale_factor=2, mode="bilinear"),
+    "bilinear_size": dict(size=(7, 11), mode="bilinear"),
+    "bilinear_align": dict(size=(7, 11), mode="bilinear", align_corners=True),
+    "bilinear_down_align": dict(size=(3, 2), mode="bilinear", align_corners=True),
+    "bilinear_scale_frac": dict(scale_factor=(1.5, 2.3), mode="bilinear"),
+    "bilinear_recompute": dict(scale_factor=1.3, mode="bilinear", recompute_scale_factor=True),
+    "bilinear_to1": dict(size=(1, 1), mode="bilinear", align_corners=True),
+}
+
+
+@pytest.mark.parametrize("case", list(UP_CASES))
+def test_upsample(case):
+    kw = UP_CASES[case]
+    check(lambda t: F.interpolate(t, **kw), rand((2, 3, 5, 4), 0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_upsample_dtypes(dtype):
+    check(lambda t: F.interpolate(t, scale_factor=2, mode="nearest"), rand((1, 2, 3, 5), 0),
+          dtype=dtype)
+    check(lambda t: F.interpolate(t, size=(6, 7), mode="bilinear"), rand((1, 2, 3, 5), 0),
+          dtype=dtype)
+
+
+def test_upsample_layouts():
+    check(lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"), rand((2, 3, 4, 5), 0),
+          prep=lambda t: t.contiguous(memory_format=torch.channels_last))
+    check(lambda t: F.interpolate(t, size=(5, 9), mode="nearest"), rand((2, 3, 5, 4), 1),
+          prep=lambda t: t.transpose(2, 3))
