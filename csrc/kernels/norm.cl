@@ -9,32 +9,53 @@ inline ACC wg_sum(ACC v, __local ACC* red) {
   const int lid = get_local_id(0);
   red[lid] = v;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = RL / 2; s > 0; s >>= 1) {
-    if (lid < s) red[lid] += red[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
+  if (lid < 16) {
+    ACC t = 0;
+    for (int k = lid; k < RL; k += 16) t += red[k];
+    red[RL + lid] = t;
   }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (lid == 0) {
+    ACC t = 0;
+    for (int k = 0; k < 16; ++k) t += red[RL + k];
+    red[0] = t;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
   const ACC r = red[0];
   barrier(CLK_LOCAL_MEM_FENCE);
   return r;
 }
 
+// Runs BODY for each element offset e (from the row's start) that work item `lid` owns. Rows of
+// at least RL contiguous elements are walked without 64-bit divisions (slow on CPUs).
+#define ROW_LOOP(BODY)                                                        \
+  if (A == 1 || B >= RL) {                                                    \
+    for (long a = 0; a < A; ++a)                                              \
+      for (long i = lid; i < B; i += RL) {                                    \
+        const long e = a * SA + i;                                            \
+        BODY                                                                  \
+      }                                                                       \
+  } else {                                                                    \
+    for (long j = lid; j < A * B; j += RL) {                                  \
+      const long e = (j / B) * SA + j % B;                                    \
+      BODY                                                                    \
+    }                                                                         \
+  }
+
 // stat[r] = mean, stat[rows + r] = 1 / sqrt(var + eps), stat[2 * rows + r] = biased var.
 __kernel void row_moments(__global const char* xb, ulong xoff, __global char* sb, ulong soff,
                           long rows, long A, long SA, long B, ACC eps) {
-  __local ACC red[RL];
+  __local ACC red[RL + 16];
   const long r = get_group_id(0);
   const int lid = get_local_id(0);
   __global const T* x = (__global const T*)(xb + xoff) + r * B;
   __global ACC* st = (__global ACC*)(sb + soff);
   const long M = A * B;
   ACC s = 0;
-  for (long j = lid; j < M; j += RL) s += LD(x, (j / B) * SA + j % B);
+  ROW_LOOP(s += LD(x, e);)
   const ACC mean = wg_sum(s, red) / M;
   ACC q = 0;
-  for (long j = lid; j < M; j += RL) {
-    const ACC d = LD(x, (j / B) * SA + j % B) - mean;
-    q += d * d;
-  }
+  ROW_LOOP(const ACC d = LD(x, e) - mean; q += d * d;)
   const ACC var = wg_sum(q, red) / M;
   if (lid == 0) {
     st[r] = mean;
@@ -64,7 +85,7 @@ __kernel void row_grad_sums(__global const char* gob, ulong gooff, __global cons
                             __global const char* rb, ulong roff, __global const char* wb,
                             ulong woff, __global char* ob, ulong ooff, long rows, long A, long SA,
                             long B, long wdiv, long wmod, int has_w) {
-  __local ACC red[RL];
+  __local ACC red[RL + 16];
   const long r = get_group_id(0);
   const int lid = get_local_id(0);
   __global const T* go = (__global const T*)(gob + gooff);
@@ -74,13 +95,10 @@ __kernel void row_grad_sums(__global const char* gob, ulong gooff, __global cons
   const ACC rstd = ((__global const ACC*)(rb + roff))[r];
   const long M = A * B;
   ACC s1 = 0, s2 = 0;
-  for (long j = lid; j < M; j += RL) {
-    const long e = r * B + (j / B) * SA + j % B;
-    ACC g = LD(go, e);
-    if (has_w) g *= w[(e / wdiv) % wmod];
-    s1 += g;
-    s2 += g * (LD(x, e) - mean) * rstd;
-  }
+  go += r * B;
+  x += r * B;
+  ROW_LOOP(ACC g = LD(go, e); if (has_w) g *= w[((r * B + e) / wdiv) % wmod]; s1 += g;
+           s2 += g * (LD(x, e) - mean) * rstd;)
   s1 = wg_sum(s1, red);
   s2 = wg_sum(s2, red);
   if (lid == 0) {
