@@ -117,6 +117,19 @@ def test_conv_dtypes(case, dtype):
     check_fn(fn, [rand(s, i) for i, s in enumerate(shapes)], dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_depthwise_direct_is_fully_native(dtype, layout):
+    # Depthwise convolutions use direct kernels (no GEMM), so every dtype runs in strict mode.
+    check_fn(
+        lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=3),
+        [rand((2, 3, 7, 9), 0), rand((6, 1, 3, 2), 1), rand((6,), 2)],
+        dtype=dtype,
+        strict=True,
+        prep=LAYOUT["channels_last"] if layout == "channels_last" else None,
+    )
+
+
 def test_conv_zero_batch():
     x, w = rand((0, 3, 5, 5), 0), rand((4, 3, 3, 3), 1)
     with torch_ocl.strict():

@@ -67,6 +67,24 @@ void launchGeom(const at::Tensor& anchor, const char* name, const at::Tensor& ou
   OCL_CATCH
 }
 
+// Direct depthwise kernels (see im2col.cl): out, two inputs, the input's geometry and O.
+void launchDepthwise(const char* name, const at::Tensor& out, const at::Tensor& a,
+                     const at::Tensor& b, const ConvGeom& g, int64_t o, int64_t n) {
+  if (n == 0) return;
+  const c10::DeviceIndex idx = out.device().index();
+  cl_program prog = nnProgram(idx, &kIm2colFamily, "im2col.cl", out.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, name);
+  setArgs(k, bufferOf(out), bufferOf(a), bufferOf(b), g, static_cast<cl_long>(o));
+  launch1D(device(idx), currentQueue(idx), k, n);
+  OCL_CATCH
+}
+
+// One input channel per group: a direct kernel beats G tiny GEMMs by far.
+bool depthwise(const at::Tensor& x, const Params& p, bool transposed) {
+  return !transposed && p.groups > 1 && x.size(1) == p.groups;
+}
+
 // Columns (G, Cg*KH*KW, nb*Hc*Wc) of `image` (nb, C, Hi, Wi).
 at::Tensor im2col(const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc, int64_t wc,
                   const Params& p) {
@@ -123,6 +141,12 @@ at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
     const int64_t oh = (h + 2 * p.ph - p.dh * (kh - 1) - 1) / p.sh + 1;
     const int64_t ow = (wd + 2 * p.pw - p.dw * (kw - 1) - 1) / p.sw + 1;
     out = at::empty({n, o, oh, ow}, x.options());
+    if (depthwise(x, p, transposed)) {
+      const at::Tensor wc = w.contiguous();
+      launchDepthwise("depthwise_fwd", out, x, wc, geometry(x, kh, kw, oh, ow, p), o, out.numel());
+      if (bias && bias->defined()) out.add_(bias->view({1, -1, 1, 1}));
+      return input.dim() == 3 ? out.squeeze(2) : out;
+    }
     const at::Tensor w_r = w.reshape({g, og, cg * k});
     const int64_t step = batchChunk(n, x.size(1) * k * oh * ow, x.element_size());
     for (int64_t n0 = 0; n0 < n; n0 += step) {
@@ -158,7 +182,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
   at::Tensor gi = mask[0] ? at::empty(x.sizes(), x.options()) : at::Tensor();
   at::Tensor gw_r;
   auto accumulate = [&](at::Tensor t) { gw_r = gw_r.defined() ? gw_r.add_(t) : t; };
-  if (!transposed) {
+  if (depthwise(x, p, transposed)) {
+    const at::Tensor goc = go.contiguous(), wc = w.contiguous();
+    const ConvGeom geom = geometry(x, kh, kw, oh, ow, p);
+    if (mask[0]) launchDepthwise("depthwise_bwd_input", gi, goc, wc, geom, w.size(0), gi.numel());
+    if (mask[1]) {
+      gw_r = at::empty(w.sizes(), w.options());
+      launchDepthwise("depthwise_bwd_weight", gw_r, goc, x, geom, w.size(0), gw_r.numel());
+    }
+  } else if (!transposed) {
     const int64_t og = w.size(0) / g, cg = x.size(1) / g;
     const at::Tensor w_r = w.reshape({g, og, cg * k});
     const int64_t step = batchChunk(n, x.size(1) * k * oh * ow, x.element_size());

@@ -58,3 +58,79 @@ __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb,
   }
   ST(im, gid, s);
 }
+
+// Direct depthwise convolution (one input channel per group, O = C * mult output channels):
+// no columns and no GEMM. w is the contiguous (O, 1, KH, KW) weight, g the input's geometry
+// (N, C, H, W, strides) with the output size (OH, OW); y and go are contiguous (N, O, OH, OW).
+__kernel void depthwise_fwd(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
+                            __global const char* wb, ulong woff, ConvGeom g, long O) {
+  const long gid = get_global_id(0);
+  if (gid >= g.N * O * g.OH * g.OW) return;
+  const long ow = gid % g.OW, oh = (gid / g.OW) % g.OH, o = (gid / (g.OW * g.OH)) % O;
+  const long n = gid / (g.OW * g.OH * O), c = o / (O / g.C);
+  __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
+  __global const T* w = (__global const T*)(wb + woff) + o * g.KH * g.KW;
+  ACC s = 0;
+  for (long ki = 0; ki < g.KH; ++ki) {
+    const long h = oh * g.sh - g.ph + ki * g.dh;
+    if (h < 0 || h >= g.H) continue;
+    for (long kj = 0; kj < g.KW; ++kj) {
+      const long wc = ow * g.sw - g.pw + kj * g.dw;
+      if (wc < 0 || wc >= g.W) continue;
+      s += LD(x, h * g.sy + wc * g.sx) * LD(w, ki * g.KW + kj);
+    }
+  }
+  ST((__global T*)(yb + yoff), gid, s);
+}
+
+// grad_input (contiguous (N, C, H, W)): gathers the outputs that read each input element.
+__kernel void depthwise_bwd_input(__global char* gib, ulong gioff, __global const char* gob,
+                                  ulong gooff, __global const char* wb, ulong woff, ConvGeom g,
+                                  long O) {
+  const long gid = get_global_id(0);
+  if (gid >= g.N * g.C * g.H * g.W) return;
+  const long wc = gid % g.W, h = (gid / g.W) % g.H, c = (gid / (g.W * g.H)) % g.C;
+  const long n = gid / (g.W * g.H * g.C), mult = O / g.C;
+  __global const T* go = (__global const T*)(gob + gooff);
+  __global const T* w = (__global const T*)(wb + woff);
+  ACC s = 0;
+  for (long m = 0; m < mult; ++m) {
+    const long o = c * mult + m;
+    for (long ki = 0; ki < g.KH; ++ki) {
+      const long hh = h + g.ph - ki * g.dh;
+      if (hh < 0 || hh % g.sh != 0 || hh / g.sh >= g.OH) continue;
+      for (long kj = 0; kj < g.KW; ++kj) {
+        const long ww = wc + g.pw - kj * g.dw;
+        if (ww < 0 || ww % g.sw != 0 || ww / g.sw >= g.OW) continue;
+        s += LD(go, ((n * O + o) * g.OH + hh / g.sh) * g.OW + ww / g.sw) *
+             LD(w, (o * g.KH + ki) * g.KW + kj);
+      }
+    }
+  }
+  ST((__global T*)(gib + gioff), gid, s);
+}
+
+// grad_weight (contiguous (O, 1, KH, KW)): one work item per weight, a fixed-order sum.
+__kernel void depthwise_bwd_weight(__global char* gwb, ulong gwoff, __global const char* gob,
+                                   ulong gooff, __global const char* xb, ulong xoff, ConvGeom g,
+                                   long O) {
+  const long gid = get_global_id(0);
+  if (gid >= O * g.KH * g.KW) return;
+  const long kj = gid % g.KW, ki = (gid / g.KW) % g.KH, o = gid / (g.KW * g.KH);
+  const long c = o / (O / g.C);
+  __global const T* go = (__global const T*)(gob + gooff);
+  __global const T* x = (__global const T*)(xb + xoff);
+  ACC s = 0;
+  for (long n = 0; n < g.N; ++n)
+    for (long oh = 0; oh < g.OH; ++oh) {
+      const long h = oh * g.sh - g.ph + ki * g.dh;
+      if (h < 0 || h >= g.H) continue;
+      for (long ow = 0; ow < g.OW; ++ow) {
+        const long wc = ow * g.sw - g.pw + kj * g.dw;
+        if (wc < 0 || wc >= g.W) continue;
+        s += LD(go, ((n * O + o) * g.OH + oh) * g.OW + ow) *
+             LD(x, n * g.sn + c * g.sc + h * g.sy + wc * g.sx);
+      }
+    }
+  ST((__global T*)(gwb + gwoff), gid, s);
+}
