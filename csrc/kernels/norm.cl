@@ -93,7 +93,6 @@ __kernel void row_grad_sums(__global const char* gob, ulong gooff, __global cons
   __global const ACC* w = (__global const ACC*)(wb + woff);
   const ACC mean = ((__global const ACC*)(mb + moff))[r];
   const ACC rstd = ((__global const ACC*)(rb + roff))[r];
-  const long M = A * B;
   ACC s1 = 0, s2 = 0;
   go += r * B;
   x += r * B;
