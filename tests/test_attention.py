@@ -15,7 +15,6 @@ TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.float64: dict(rtol=1e-9,
        torch.float16: dict(rtol=2e-2, atol=2e-2), torch.bfloat16: dict(rtol=5e-2, atol=5e-2)}
 FLOATS = list(TOL)
 OVERRIDEABLE = 4  # at::SDPBackend::overrideable
-CHECK_CHOICE = False
 
 
 def gen(seed):
@@ -46,7 +45,7 @@ def run_both(dtype, q, k, v, mask=None, grads=True, mask_grad=False, **kw):
     if grads:
         for t in leaves_d + leaves_c:
             t.requires_grad_()
-    assert CHECK_CHOICE is False or torch._fused_sdp_choice(*leaves_d, attn_mask=md, **{
+    assert torch._fused_sdp_choice(*leaves_d, attn_mask=md, **{
         k_: v_ for k_, v_ in kw.items() if k_ != "dropout_p"}) == OVERRIDEABLE
     with torch_ocl.strict():
         out = F.scaled_dot_product_attention(*leaves_d, attn_mask=md, **kw)
