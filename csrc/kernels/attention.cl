@@ -57,6 +57,30 @@ __kernel void sdpa_fwd(__global char* ob, ulong ooff, __global char* lb, ulong l
   __global const ST* m = (__global const ST*)(mb + moff);
   __global ST* o = (__global ST*)(ob + ooff);
   ACC mx = -INFINITY, l = 0;
+  if (g.Ev <= SDPA_CHUNK) {
+    // One pass with an online softmax: the running output is rescaled when the maximum grows.
+    ACC acc[SDPA_CHUNK];
+    for (long c = 0; c < g.Ev; ++c) acc[c] = 0;
+    for (long j = 0; j < g.S; ++j) {
+      const ACC s = sdpa_score(q, k, m, has_mask, causal, &g, b, h, hk, i, j, scale);
+      if (s == -INFINITY) continue;
+      if (s > mx) {
+        const ACC corr = exp(mx - s);
+        l *= corr;
+        for (long c = 0; c < g.Ev; ++c) acc[c] *= corr;
+        mx = s;
+      }
+      const ACC e = exp(s - mx);
+      l += e;
+      const ACC ez = e * sdpa_keep(p, keep_scale, seed, offset, &g, b, h, i, j);
+      if (ez == 0) continue;
+      for (long c = 0; c < g.Ev; ++c) acc[c] += ez * LD(v, sdpa_at(g.v, b, hk, j, c));
+    }
+    ((__global ACC*)(lb + loff))[row] = l > 0 ? mx + log(l) : -INFINITY;
+    for (long c = 0; c < g.Ev; ++c) STORE(o, row * g.Ev + c, l > 0 ? acc[c] / l : (ACC)0);
+    return;
+  }
+  // Wider value heads: a first pass for the log-sum-exp, then one pass per column chunk.
   for (long j = 0; j < g.S; ++j) {
     const ACC s = sdpa_score(q, k, m, has_mask, causal, &g, b, h, hk, i, j, scale);
     if (s == -INFINITY) continue;
