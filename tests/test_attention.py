@@ -213,3 +213,15 @@ def test_bad_input_errors():
     with pytest.raises(RuntimeError):
         F.scaled_dot_product_attention(q, k, v.half())
     assert F.scaled_dot_product_attention(q, k, v).isfinite().all()
+
+
+@pytest.mark.parametrize("shapes", [((0, 2, 3, 4), (0, 2, 5, 4)), ((1, 2, 0, 4), (1, 2, 5, 4)),
+                                    ((1, 2, 3, 4), (1, 2, 0, 4))])
+def test_zero_size_as_cpu(shapes):
+    qs, ks = shapes
+    q, k, v = rand(*qs), rand(*ks, seed=1), rand(*ks, seed=2)
+    exp = F.scaled_dot_product_attention(q, k, v)
+    with torch_ocl.strict():
+        got = F.scaled_dot_product_attention(q.to("ocl"), k.to("ocl"), v.to("ocl"))
+    assert got.shape == exp.shape
+    torch.testing.assert_close(got.cpu(), exp)
