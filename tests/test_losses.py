@@ -217,6 +217,17 @@ def test_regression_losses_zero_size_and_broadcast(reduction):
                 torch.float32, grad_args=(0, 1))
 
 
+def test_binary_cross_entropy_input_out_of_range_raises():
+    t = torch.rand(4).to("ocl")
+    for bad in (1.5, -0.1, float("nan")):
+        x = torch.tensor([0.2, 0.3, bad, 0.5]).to("ocl")
+        with pytest.raises(RuntimeError, match="between 0 and 1"):
+            with torch_ocl.strict():
+                F.binary_cross_entropy(x, t)
+    with torch_ocl.strict():
+        assert F.binary_cross_entropy(torch.tensor([0.0, 1.0, 0.5, 0.5]).to("ocl"), t).isfinite()
+
+
 def test_regression_loss_errors():
     a = rand(3).to("ocl")
     with pytest.raises(RuntimeError, match="non-positive values for delta"):

@@ -417,6 +417,11 @@ at::Tensor bce(const at::Tensor& self, const at::Tensor& target,
   TORCH_CHECK(self.sizes() == target.sizes(), "Using a target size (", target.sizes(),
               ") that is different to the input size (", self.sizes(), ") is deprecated. ",
               "Please ensure they have the same size.");
+  // CPU checks every element; so do we, with native compares (a NaN fails both) and one read.
+  if (self.numel() > 0) {
+    const int64_t in_range = (at::ge(self, 0).sum() + at::le(self, 1).sum()).item<int64_t>();
+    TORCH_CHECK(in_range == 2 * self.numel(), "all elements of input should be between 0 and 1");
+  }
   at::Tensor loss = pointwise(kBce, {self, target});
   if (hasTensor(weight)) loss = loss.mul_(*weight);
   return reduce(loss, reduction);
