@@ -1,5 +1,6 @@
-// nll_loss forward and backward (class indices, optional weights, ignore_index, none/mean/sum)
-// for float and double log-probabilities of shape (N, C) or (C). Out-of-range targets raise
+// nll_loss and nll_loss2d forward and backward (class indices, optional weights, ignore_index,
+// none/mean/sum) for float, double, half and bfloat16 log-probabilities of shape (C), (N, C),
+// (N, C, H, W); accumulation in float (double for double). Out-of-range targets raise
 // IndexError as on CPU: the kernel flags them and the host reads the flag back.
 #include <ATen/ATen.h>
 #include <ATen/core/Reduction.h>
@@ -10,6 +11,8 @@
 #include "aten/fallback.h"
 #include "aten/launch.h"
 #include "aten/structured.h"
+#include "aten/typed_program.h"
+#include "codegen/pointwise.h"
 
 namespace torch_ocl::aten {
 namespace {
@@ -17,9 +20,9 @@ namespace {
 char kNllFamily;
 
 bool native(const at::Tensor& self, const at::Tensor& target, const at::OptionalTensorRef& weight) {
-  const bool real = self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble;
+  const bool real = at::isFloatingType(self.scalar_type());
   const bool w_ok = !weight || !weight->defined() || weight->scalar_type() == self.scalar_type();
-  return real && target.scalar_type() == at::kLong && w_ok && self.dim() <= 2;
+  return real && target.scalar_type() == at::kLong && w_ok;
 }
 
 at::OptionalTensorRef optRef(const std::optional<at::Tensor>& w) {
@@ -28,7 +31,7 @@ at::OptionalTensorRef optRef(const std::optional<at::Tensor>& w) {
 
 struct NllArgs {
   at::Tensor logp, target, weight;  // contiguous; weight undefined when absent
-  int64_t n = 1, c = 1;
+  int64_t n = 1, c = 1, inner = 1;  // (N, C, inner) view of the input
 };
 
 NllArgs prepare(const at::Tensor& self, const at::Tensor& target,
@@ -37,8 +40,9 @@ NllArgs prepare(const at::Tensor& self, const at::Tensor& target,
   a.logp = self.contiguous();
   a.target = target.contiguous();
   if (weight && weight->defined()) a.weight = weight->contiguous();
-  a.n = self.dim() == 2 ? self.size(0) : 1;
-  a.c = self.size(-1);
+  a.n = self.dim() >= 2 ? self.size(0) : 1;
+  a.c = self.dim() >= 2 ? self.size(1) : self.size(0);
+  for (int64_t d = 2; d < self.dim(); ++d) a.inner *= self.size(d);
   return a;
 }
 
@@ -63,13 +67,13 @@ void forwardImpl(const at::Tensor& output, const at::Tensor& total_weight, const
   const NllArgs a = prepare(self, target, weight);
   const c10::DeviceIndex idx = self.device().index();
   at::Tensor err = at::zeros({1}, self.options().dtype(at::kInt));
-  cl_program prog = realProgram(idx, &kNllFamily, "nll_loss.cl", self.scalar_type());
+  cl_program prog = typedProgram(idx, &kNllFamily, "nll_loss.cl", self.scalar_type());
   const rt::BufferRef any = bufferOf(err);
   const rt::BufferRef lp = a.logp.numel() > 0 ? bufferOf(a.logp) : any;
   const rt::BufferRef tg = a.target.numel() > 0 ? bufferOf(a.target) : any;
   OCL_TRY
   if (reduction == at::Reduction::None) {
-    if (a.n > 0) {
+    if (a.n * a.inner > 0) {
       cl_kernel k = programs(idx).kernel(prog, "nll_fwd_none");
       cl_uint i = 0;
       setArg(k, i, bufferOf(output));
@@ -78,9 +82,10 @@ void forwardImpl(const at::Tensor& output, const at::Tensor& total_weight, const
       setWeight(k, i, a, any);
       setArg(k, i, static_cast<cl_long>(a.n));
       setArg(k, i, static_cast<cl_long>(a.c));
+      setArg(k, i, static_cast<cl_long>(a.inner));
       setArg(k, i, static_cast<cl_long>(ignore_index));
       setArg(k, i, any);
-      launch1D(device(idx), currentQueue(idx), k, a.n);
+      launch1D(device(idx), currentQueue(idx), k, a.n * a.inner);
     }
     total_weight.zero_();
   } else {
@@ -93,6 +98,7 @@ void forwardImpl(const at::Tensor& output, const at::Tensor& total_weight, const
     setWeight(k, i, a, any);
     setArg(k, i, static_cast<cl_long>(a.n));
     setArg(k, i, static_cast<cl_long>(a.c));
+    setArg(k, i, static_cast<cl_long>(a.inner));
     setArg(k, i, static_cast<cl_long>(ignore_index));
     setArg(k, i, static_cast<cl_int>(reduction == at::Reduction::Mean));
     setArg(k, i, any);
@@ -140,11 +146,11 @@ void backwardImpl(const at::Tensor& grad_input, const at::Tensor& grad_output,
   const NllArgs a = prepare(self, target, weight);
   at::Tensor gi = grad_input.is_contiguous() ? grad_input : at::empty_like(a.logp);
   gi.zero_();
-  if (a.n > 0 && a.c > 0) {
+  if (a.n * a.inner > 0 && a.c > 0) {
     const c10::DeviceIndex idx = self.device().index();
     const at::Tensor go = grad_output.contiguous();
     const at::Tensor tw = total_weight.contiguous();
-    cl_program prog = realProgram(idx, &kNllFamily, "nll_loss.cl", self.scalar_type());
+    cl_program prog = typedProgram(idx, &kNllFamily, "nll_loss.cl", self.scalar_type());
     const rt::BufferRef any = bufferOf(gi);
     OCL_TRY
     cl_kernel k = programs(idx).kernel(prog, "nll_bwd");
@@ -156,10 +162,11 @@ void backwardImpl(const at::Tensor& grad_input, const at::Tensor& grad_output,
     setArg(k, i, bufferOf(tw));
     setArg(k, i, static_cast<cl_long>(a.n));
     setArg(k, i, static_cast<cl_long>(a.c));
+    setArg(k, i, static_cast<cl_long>(a.inner));
     setArg(k, i, static_cast<cl_long>(ignore_index));
     const int r = reduction == at::Reduction::None ? 0 : reduction == at::Reduction::Mean ? 1 : 2;
     setArg(k, i, static_cast<cl_int>(r));
-    launch1D(device(idx), currentQueue(idx), k, a.n);
+    launch1D(device(idx), currentQueue(idx), k, a.n * a.inner);
     OCL_CATCH
   }
   if (!gi.is_same(grad_input)) grad_input.copy_(gi);
@@ -198,6 +205,255 @@ at::Tensor& nllBackwardOut(const at::Tensor& grad_output, const at::Tensor& self
   return grad_input;
 }
 
+// nll_loss2d has no structured meta: CPU's checks (LossNLL2d.cpp), with its messages.
+void checkNll2d(const at::Tensor& self, const at::Tensor& target,
+                const std::optional<at::Tensor>& weight) {
+  TORCH_CHECK(target.dim() == 3,
+              "only batches of spatial targets supported (3D tensors)"
+              " but got targets of dimension: ",
+              target.dim());
+  TORCH_CHECK(self.dim() == 4,
+              "only batches of spatial inputs supported (4D tensors), "
+              "but got input of dimension: ",
+              self.dim());
+  TORCH_CHECK(!weight || !weight->defined() || weight->numel() == self.size(1),
+              "weight tensor should be defined either for all or no classes");
+  TORCH_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) &&
+                  self.size(3) == target.size(2),
+              "input and target batch or spatial sizes don't match: target ", target.sizes(),
+              ", input ", self.sizes());
+  checkSameDevice({self, target});
+  if (weight) checkSameDevice({self, *weight});
+}
+
+std::tuple<at::Tensor, at::Tensor> nll2dForwardFn(const at::Tensor& self, const at::Tensor& target,
+                                                  const std::optional<at::Tensor>& weight,
+                                                  int64_t reduction, int64_t ignore_index) {
+  const at::OptionalTensorRef w = optRef(weight);
+  if (!native(self, target, w)) {
+    auto r = runFallback("aten::nll_loss2d_forward", "",
+                         {self, target, weight, reduction, ignore_index});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  checkNll2d(self, target, weight);
+  at::Tensor output = reduction == at::Reduction::None
+                          ? at::empty({self.size(0), self.size(2), self.size(3)}, self.options())
+                          : at::empty({}, self.options());
+  at::Tensor total_weight = at::empty({}, self.options());
+  forwardImpl(output, total_weight, self, target, w, reduction, ignore_index);
+  return {output, total_weight};
+}
+
+at::Tensor nll2dBackwardFn(const at::Tensor& grad_output, const at::Tensor& self,
+                           const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                           int64_t reduction, int64_t ignore_index,
+                           const at::Tensor& total_weight) {
+  const at::OptionalTensorRef w = optRef(weight);
+  if (!native(self, target, w) || grad_output.scalar_type() != self.scalar_type())
+    return runFallback(
+               "aten::nll_loss2d_backward", "",
+               {grad_output, self, target, weight, reduction, ignore_index, total_weight})[0]
+        .toTensor();
+  checkNll2d(self, target, weight);
+  TORCH_CHECK(total_weight.numel() == 1,
+              "expected total_weight to be a single element tensor, got: ", total_weight.sizes(),
+              " (", total_weight.numel(), " elements)");
+  if (reduction == at::Reduction::None) {
+    TORCH_CHECK(grad_output.dim() == 3 && grad_output.size(0) == self.size(0) &&
+                    grad_output.size(1) == self.size(2) && grad_output.size(2) == self.size(3),
+                "grad_output must have same dimension as target ", target.sizes(),
+                " but got dimension ", grad_output.sizes());
+  } else {
+    TORCH_CHECK(grad_output.numel() == 1,
+                "grad_output must have one element, got: ", grad_output.numel());
+  }
+  at::Tensor grad_input = at::empty_like(self, at::MemoryFormat::Contiguous);
+  backwardImpl(grad_input, grad_output, self, target, w, reduction, ignore_index, total_weight);
+  return grad_input;
+}
+
+// ---- Pointwise losses: the element-wise loss and its derivative are expressions for the
+// pointwise generator (broadcasting, strides and dtypes from TensorIterator); reductions use the
+// native sum/mean. Scalars: s0 is the loss parameter (beta, delta), s1 the gradient norm.
+using codegen::Domain;
+using codegen::PointwiseOp;
+
+const PointwiseOp kMse{"mse_loss", "(a - b) * (a - b)", nullptr, Domain::kFloating};
+const PointwiseOp kMseBwd{"mse_loss_backward", "s1 * (a - b) * c", nullptr, Domain::kFloating};
+const PointwiseOp kSmoothL1{
+    "smooth_l1_loss",
+    "fabs(a - b) < s0 ? (T)0.5 * (a - b) * (a - b) / s0 : fabs(a - b) - (T)0.5 * s0", nullptr,
+    Domain::kFloating};
+const PointwiseOp kSmoothL1Bwd{
+    "smooth_l1_loss_backward",
+    "(a - b) <= -s0 ? -s1 * c : ((a - b) >= s0 ? s1 * c : s1 * (a - b) * c / s0)", nullptr,
+    Domain::kFloating};
+const PointwiseOp kHuber{"huber_loss",
+                         "fabs(a - b) < s0 ? (T)0.5 * (a - b) * (a - b) : "
+                         "s0 * (fabs(a - b) - (T)0.5 * s0)",
+                         nullptr, Domain::kFloating};
+const PointwiseOp kHuberBwd{
+    "huber_loss_backward",
+    "(a - b) < -s0 ? -s1 * c * s0 : ((a - b) > s0 ? s1 * c * s0 : s1 * (a - b) * c)", nullptr,
+    Domain::kFloating};
+// CPU clamps the logs at -100 so that 0 and 1 give finite losses.
+const PointwiseOp kBce{"binary_cross_entropy",
+                       "(b - (T)1) * fmax(log1p(-a), (T)-100) - b * fmax(log(a), (T)-100)", nullptr,
+                       Domain::kFloating};
+const PointwiseOp kBceBwd{"binary_cross_entropy_backward",
+                          "s1 * c * (a - b) / fmax(((T)1 - a) * a, (T)1e-12)", nullptr,
+                          Domain::kFloating};
+// (1 - t) x - log_sigmoid(x), with log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)); c = pos_weight
+// gives the log weight (pos_weight - 1) t + 1 on the log_sigmoid term.
+const PointwiseOp kBceLogits{"binary_cross_entropy_with_logits",
+                             "((T)1 - b) * a - (fmin(a, (T)0) - log1p(exp(-fabs(a))))", nullptr,
+                             Domain::kFloating};
+const PointwiseOp kBceLogitsPos{
+    "binary_cross_entropy_with_logits_pos",
+    "((T)1 - b) * a - ((c - (T)1) * b + (T)1) * (fmin(a, (T)0) - log1p(exp(-fabs(a))))", nullptr,
+    Domain::kFloating};
+
+bool floating(const at::Tensor& t) {
+  return at::isFloatingType(t.scalar_type());
+}
+
+// out = op(inputs...) in the common dtype, broadcast; `out` may be given (fixed shape).
+at::Tensor pointwise(const PointwiseOp& op, std::initializer_list<at::Tensor> inputs,
+                     std::array<c10::Scalar, 2> scalars = {}, at::Tensor out = at::Tensor()) {
+  at::TensorIteratorConfig config;
+  config.set_check_mem_overlap(true)
+      .allow_cpu_scalars(true)
+      .promote_inputs_to_common_dtype(true)
+      .cast_common_dtype_to_outputs(true)
+      .enforce_safe_casting_to_output(false);
+  config.add_output(out);
+  for (const at::Tensor& t : inputs) config.add_const_input(t);
+  at::TensorIterator iter = config.build();
+  codegen::launch(op, iter, iter.common_dtype(), scalars);
+  return iter.output();
+}
+
+at::Tensor reduce(const at::Tensor& loss, int64_t reduction) {
+  if (reduction == at::Reduction::Mean) return at::mean(loss);
+  if (reduction == at::Reduction::Sum) return at::sum(loss);
+  return loss;
+}
+
+double gradNorm(const at::Tensor& self, int64_t reduction, double base) {
+  return reduction == at::Reduction::Mean ? base / static_cast<double>(self.numel()) : base;
+}
+
+// grad_input with self's shape: op(self, target, grad_output broadcast) with s1 = norm.
+at::Tensor lossBackward(const PointwiseOp& op, const at::Tensor& grad_output,
+                        const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                        double param, double base) {
+  checkSameDevice({grad_output, self, target});
+  at::Tensor grad_input = at::empty_like(self, at::MemoryFormat::Contiguous);
+  pointwise(op, {self, target, grad_output}, {param, gradNorm(self, reduction, base)}, grad_input);
+  return grad_input;
+}
+
+at::Tensor mseLoss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  if (!floating(self) || !floating(target))
+    return runFallback("aten::mse_loss", "", {self, target, reduction})[0].toTensor();
+  checkSameDevice({self, target});
+  return reduce(pointwise(kMse, {self, target}), reduction);
+}
+
+at::Tensor mseLossBackward(const at::Tensor& grad_output, const at::Tensor& self,
+                           const at::Tensor& target, int64_t reduction) {
+  if (!floating(self) || !floating(target) || !floating(grad_output))
+    return runFallback("aten::mse_loss_backward", "", {grad_output, self, target, reduction})[0]
+        .toTensor();
+  return lossBackward(kMseBwd, grad_output, self, target, reduction, 0.0, 2.0);
+}
+
+at::Tensor smoothL1Loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                        double beta) {
+  TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
+  if (!floating(self) || !floating(target))
+    return runFallback("aten::smooth_l1_loss", "", {self, target, reduction, beta})[0].toTensor();
+  checkSameDevice({self, target});
+  return reduce(pointwise(kSmoothL1, {self, target}, {beta, 0.0}), reduction);
+}
+
+at::Tensor smoothL1LossBackward(const at::Tensor& grad_output, const at::Tensor& self,
+                                const at::Tensor& target, int64_t reduction, double beta) {
+  if (!floating(self) || !floating(target) || !floating(grad_output))
+    return runFallback("aten::smooth_l1_loss_backward", "",
+                       {grad_output, self, target, reduction, beta})[0]
+        .toTensor();
+  return lossBackward(kSmoothL1Bwd, grad_output, self, target, reduction, beta, 1.0);
+}
+
+at::Tensor huberLoss(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                     double delta) {
+  TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
+  if (!floating(self) || !floating(target))
+    return runFallback("aten::huber_loss", "", {self, target, reduction, delta})[0].toTensor();
+  checkSameDevice({self, target});
+  return reduce(pointwise(kHuber, {self, target}, {delta, 0.0}), reduction);
+}
+
+at::Tensor huberLossBackward(const at::Tensor& grad_output, const at::Tensor& self,
+                             const at::Tensor& target, int64_t reduction, double delta) {
+  if (!floating(self) || !floating(target) || !floating(grad_output))
+    return runFallback("aten::huber_loss_backward", "",
+                       {grad_output, self, target, reduction, delta})[0]
+        .toTensor();
+  return lossBackward(kHuberBwd, grad_output, self, target, reduction, delta, 1.0);
+}
+
+bool hasTensor(const std::optional<at::Tensor>& t) {
+  return t.has_value() && t->defined();
+}
+
+at::Tensor bce(const at::Tensor& self, const at::Tensor& target,
+               const std::optional<at::Tensor>& weight, int64_t reduction) {
+  if (!floating(self) || !floating(target) || (hasTensor(weight) && !floating(*weight)))
+    return runFallback("aten::binary_cross_entropy", "", {self, target, weight, reduction})[0]
+        .toTensor();
+  checkSameDevice({self, target});
+  TORCH_CHECK(self.sizes() == target.sizes(), "Using a target size (", target.sizes(),
+              ") that is different to the input size (", self.sizes(), ") is deprecated. ",
+              "Please ensure they have the same size.");
+  // CPU checks every element; so do we, with native compares (a NaN fails both) and one read.
+  if (self.numel() > 0) {
+    const int64_t in_range = (at::ge(self, 0).sum() + at::le(self, 1).sum()).item<int64_t>();
+    TORCH_CHECK(in_range == 2 * self.numel(), "all elements of input should be between 0 and 1");
+  }
+  at::Tensor loss = pointwise(kBce, {self, target});
+  if (hasTensor(weight)) loss = loss.mul_(*weight);
+  return reduce(loss, reduction);
+}
+
+at::Tensor bceBackward(const at::Tensor& grad_output, const at::Tensor& self,
+                       const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                       int64_t reduction) {
+  if (!floating(self) || !floating(target) || !floating(grad_output) ||
+      (hasTensor(weight) && !floating(*weight)))
+    return runFallback("aten::binary_cross_entropy_backward", "",
+                       {grad_output, self, target, weight, reduction})[0]
+        .toTensor();
+  at::Tensor gi = lossBackward(kBceBwd, grad_output, self, target, reduction, 0.0, 1.0);
+  if (hasTensor(weight)) gi.mul_(*weight);
+  return gi;
+}
+
+at::Tensor bceWithLogits(const at::Tensor& self, const at::Tensor& target,
+                         const std::optional<at::Tensor>& weight,
+                         const std::optional<at::Tensor>& pos_weight, int64_t reduction) {
+  if (!floating(self) || !floating(target) || (hasTensor(weight) && !floating(*weight)) ||
+      (hasTensor(pos_weight) && !floating(*pos_weight)))
+    return runFallback("aten::binary_cross_entropy_with_logits", "",
+                       {self, target, weight, pos_weight, reduction})[0]
+        .toTensor();
+  checkSameDevice({self, target});
+  at::Tensor loss = hasTensor(pos_weight) ? pointwise(kBceLogitsPos, {self, target, *pos_weight})
+                                          : pointwise(kBceLogits, {self, target});
+  if (hasTensor(weight)) loss = loss.mul(*weight);
+  return reduce(loss, reduction);
+}
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -205,6 +461,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nll_loss_backward.grad_input", TORCH_FN(nllBackwardOut));
   m.impl("nll_loss_forward", TORCH_FN(nllForwardFn));
   m.impl("nll_loss_forward.output", TORCH_FN(nllForwardOut));
+  m.impl("nll_loss2d_backward", TORCH_FN(nll2dBackwardFn));
+  m.impl("nll_loss2d_forward", TORCH_FN(nll2dForwardFn));
+  m.impl("mse_loss", TORCH_FN(mseLoss));
+  m.impl("mse_loss_backward", TORCH_FN(mseLossBackward));
+  m.impl("smooth_l1_loss", TORCH_FN(smoothL1Loss));
+  m.impl("smooth_l1_loss_backward", TORCH_FN(smoothL1LossBackward));
+  m.impl("huber_loss", TORCH_FN(huberLoss));
+  m.impl("huber_loss_backward", TORCH_FN(huberLossBackward));
+  m.impl("binary_cross_entropy", TORCH_FN(bce));
+  m.impl("binary_cross_entropy_backward", TORCH_FN(bceBackward));
+  m.impl("binary_cross_entropy_with_logits", TORCH_FN(bceWithLogits));
 }
 
 }  // namespace torch_ocl::aten

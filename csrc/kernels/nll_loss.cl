@@ -1,5 +1,7 @@
-// nll_loss over contiguous (N, C) log-probabilities and N class indices. An out-of-range target
-// sets *err (read back by the host, which raises the error); T is float or double.
+// nll_loss / nll_loss2d over contiguous (N, C, inner) log-probabilities and (N, inner) class
+// indices (inner = 1 for (N, C) and (C) inputs, H*W for nll_loss2d). An out-of-range target sets
+// *err (read back by the host, which raises the error). The host defines ST (storage type),
+// ACC (accumulation type), LD(p, i) and STORE(p, i, v).
 
 inline bool nll_target_ok(long t, long C, long ignore, __global int* err) {
   if (t == ignore) return false;
@@ -10,57 +12,68 @@ inline bool nll_target_ok(long t, long C, long ignore, __global int* err) {
   return true;
 }
 
-// reduction='none': one work item per sample.
+// reduction='none': one work item per (sample, position).
 __kernel void nll_fwd_none(__global char* ob, ulong ooff, __global const char* lb, ulong loff,
                            __global const char* tb, ulong toff, __global const char* wb,
-                           ulong woff, int has_w, long N, long C, long ignore,
+                           ulong woff, int has_w, long N, long C, long inner, long ignore,
                            __global char* eb, ulong eoff) {
-  const long n = get_global_id(0);
-  if (n >= N) return;
-  __global T* out = (__global T*)(ob + ooff);
-  const long t = ((__global const long*)(tb + toff))[n];
+  const long gid = get_global_id(0);
+  if (gid >= N * inner) return;
+  const long n = gid / inner, s = gid % inner;
+  __global ST* out = (__global ST*)(ob + ooff);
+  __global const ST* lp = (__global const ST*)(lb + loff);
+  __global const ST* w = (__global const ST*)(wb + woff);
+  const long t = ((__global const long*)(tb + toff))[gid];
   __global int* err = (__global int*)(eb + eoff);
   if (!nll_target_ok(t, C, ignore, err)) {
-    out[n] = 0;
+    STORE(out, gid, (ACC)0);
     return;
   }
-  const T w = has_w ? ((__global const T*)(wb + woff))[t] : (T)1;
-  out[n] = -w * ((__global const T*)(lb + loff))[n * C + t];
+  const ACC wt = has_w ? LD(w, t) : (ACC)1;
+  STORE(out, gid, -wt * LD(lp, (n * C + t) * inner + s));
 }
 
 // reduction='sum' or 'mean': a single work item, so the sum has a fixed order (deterministic).
 __kernel void nll_fwd_reduce(__global char* ob, ulong ooff, __global char* twb, ulong twoff,
                              __global const char* lb, ulong loff, __global const char* tb,
                              ulong toff, __global const char* wb, ulong woff, int has_w, long N,
-                             long C, long ignore, int mean, __global char* eb, ulong eoff) {
+                             long C, long inner, long ignore, int mean, __global char* eb,
+                             ulong eoff) {
   if (get_global_id(0) != 0) return;
-  __global const T* lp = (__global const T*)(lb + loff);
+  __global const ST* lp = (__global const ST*)(lb + loff);
+  __global const ST* w = (__global const ST*)(wb + woff);
   __global const long* tg = (__global const long*)(tb + toff);
   __global int* err = (__global int*)(eb + eoff);
   ACC total = 0, tw = 0;
-  for (long n = 0; n < N; ++n) {
-    const long t = tg[n];
+  for (long gid = 0; gid < N * inner; ++gid) {
+    const long t = tg[gid];
     if (!nll_target_ok(t, C, ignore, err)) continue;
-    const ACC w = has_w ? (ACC)((__global const T*)(wb + woff))[t] : (ACC)1;
-    total -= w * (ACC)lp[n * C + t];
-    tw += w;
+    const long n = gid / inner, s = gid % inner;
+    const ACC wt = has_w ? LD(w, t) : (ACC)1;
+    total -= wt * LD(lp, (n * C + t) * inner + s);
+    tw += wt;
   }
-  *(__global T*)(ob + ooff) = (T)(mean ? total / tw : total);
-  *(__global T*)(twb + twoff) = (T)tw;
+  __global ST* out = (__global ST*)(ob + ooff);
+  __global ST* twp = (__global ST*)(twb + twoff);
+  STORE(out, 0, mean ? total / tw : total);
+  STORE(twp, 0, tw);
 }
 
 // grad_input must be zero on entry; reduction: 0 none, 1 mean, 2 sum.
 __kernel void nll_bwd(__global char* gib, ulong gioff, __global const char* gob, ulong gooff,
                       __global const char* tb, ulong toff, __global const char* wb, ulong woff,
                       int has_w, __global const char* twb, ulong twoff, long N, long C,
-                      long ignore, int reduction) {
-  const long n = get_global_id(0);
-  if (n >= N) return;
-  const long t = ((__global const long*)(tb + toff))[n];
+                      long inner, long ignore, int reduction) {
+  const long gid = get_global_id(0);
+  if (gid >= N * inner) return;
+  const long t = ((__global const long*)(tb + toff))[gid];
   if (t == ignore || t < 0 || t >= C) return;
-  __global const T* go = (__global const T*)(gob + gooff);
-  T g = reduction == 0 ? go[n] : go[0];
-  if (reduction == 1) g = g / *(__global const T*)(twb + twoff);
-  const T w = has_w ? ((__global const T*)(wb + woff))[t] : (T)1;
-  ((__global T*)(gib + gioff))[n * C + t] = -w * g;
+  const long n = gid / inner, s = gid % inner;
+  __global const ST* go = (__global const ST*)(gob + gooff);
+  __global const ST* w = (__global const ST*)(wb + woff);
+  ACC g = reduction == 0 ? LD(go, gid) : LD(go, 0);
+  if (reduction == 1) g = g / LD((__global const ST*)(twb + twoff), 0);
+  const ACC wt = has_w ? LD(w, t) : (ACC)1;
+  __global ST* gi = (__global ST*)(gib + gioff);
+  STORE(gi, (n * C + t) * inner + s, -wt * g);
 }

@@ -1,0 +1,277 @@
+// scaled_dot_product_attention on ocl: the SDPA backend choice for PrivateUse1 picks the
+// "overrideable" fused op when our kernels cover the call, and that op and its backward run
+// csrc/kernels/attention.cl (scores recomputed per row, fp32/fp64 accumulation, dropout from the
+// device Philox generator with the same mask in the backward, GQA by head grouping). Calls we
+// do not cover (nested, non-4-D, broadcast batches, a backend choice that excludes ours) take
+// PyTorch's math path, which is composed of ordinary ops.
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/SDPBackend.h>
+#include <ATen/native/DispatchStub.h>
+#include <ATen/native/transformers/attention.h>
+#include <torch/library.h>
+
+#include "aten/cl_types.h"
+#include "aten/launch.h"
+#include "aten/typed_program.h"
+#include "integration/generator.h"
+
+#include <cmath>
+#include <mutex>
+
+namespace torch_ocl::aten {
+namespace {
+
+char kAttentionFamily;
+
+struct alignas(8) SdpaGeom {
+  cl_long B, H, Hk, L, S, E, Ev;
+  cl_long q[4], k[4], v[4], m[4], o[4], go[4];
+};
+
+bool coveredDtype(c10::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
+}
+
+int64_t chooseBackend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                      const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
+                      std::optional<double> scale, bool enable_gqa) {
+  (void)dropout_p;
+  (void)scale;
+  const auto math = static_cast<int64_t>(at::SDPBackend::math);
+  const auto& ctx = at::globalContext();
+  if (!ctx.userEnabledOverrideableSDP()) return math;
+  if (q.is_nested() || k.is_nested() || v.is_nested()) return math;
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return math;
+  if (!coveredDtype(q.scalar_type()) || k.scalar_type() != q.scalar_type() ||
+      v.scalar_type() != q.scalar_type())
+    return math;
+  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(1) != v.size(1) ||
+      k.size(2) != v.size(2) || k.size(3) != q.size(3))
+    return math;
+  const int64_t hq = q.size(1), hk = k.size(1);
+  if (hk == 0 || (hq != hk && !(enable_gqa && hq % hk == 0))) return math;
+  if (q.numel() == 0 || k.numel() == 0 || v.numel() == 0) return math;
+  if (is_causal && mask.has_value() && mask->defined()) return math;  // math raises the error
+  if (mask.has_value() && mask->defined()) {
+    const at::Tensor& m = *mask;
+    if (m.dim() > 4 || (m.scalar_type() != at::kBool && m.scalar_type() != q.scalar_type()))
+      return math;
+    const std::vector<int64_t> full{q.size(0), hq, q.size(2), k.size(2)};
+    if (!at::is_expandable_to(m.sizes(), full)) return math;
+  }
+  return static_cast<int64_t>(at::SDPBackend::overrideable);
+}
+
+cl_program attentionProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return typedProgram(idx, &kAttentionFamily, "attention.cl", t);
+}
+
+void strides4(cl_long* dst, const at::Tensor& t) {
+  for (int d = 0; d < 4; ++d) dst[d] = t.size(d) == 1 ? 0 : t.stride(d);
+}
+
+// What the forward and the backward share: geometry, scale, dropout parameters.
+struct Call {
+  SdpaGeom g{};
+  at::Tensor mask;  // expanded to (B, H, L, S), or undefined
+  double scale = 1;
+  float p = 0;
+  double keep_scale = 1;
+  uint64_t seed = 0, offset = 0;
+};
+
+Call makeCall(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+              const std::optional<at::Tensor>& bias, double dropout_p,
+              std::optional<double> scale) {
+  TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
+              "torch-ocl attention: query, key and value must be 4-D");
+  TORCH_CHECK(coveredDtype(q.scalar_type()) && k.scalar_type() == q.scalar_type() &&
+                  v.scalar_type() == q.scalar_type(),
+              "torch-ocl attention: query, key and value must share a floating dtype, got ",
+              q.scalar_type(), ", ", k.scalar_type(), ", ", v.scalar_type());
+  checkSameDevice({q, k, v});
+  checkDtypeSupported(q.scalar_type(), q.device().index());
+  Call c;
+  c.g.B = q.size(0);
+  c.g.H = q.size(1);
+  c.g.Hk = k.size(1);
+  c.g.L = q.size(2);
+  c.g.S = k.size(2);
+  c.g.E = q.size(3);
+  c.g.Ev = v.size(3);
+  TORCH_CHECK(c.g.Hk > 0 && c.g.H % c.g.Hk == 0 && v.size(1) == c.g.Hk,
+              "torch-ocl attention: the number of query heads (", c.g.H,
+              ") must be a multiple of the key/value heads (", c.g.Hk, ")");
+  TORCH_CHECK(k.size(0) == c.g.B && v.size(0) == c.g.B && v.size(2) == c.g.S && k.size(3) == c.g.E,
+              "torch-ocl attention: mismatched query/key/value shapes ", q.sizes(), ", ", k.sizes(),
+              ", ", v.sizes());
+  strides4(c.g.q, q);
+  strides4(c.g.k, k);
+  strides4(c.g.v, v);
+  if (bias.has_value() && bias->defined()) {
+    checkSameDevice({q, *bias});
+    TORCH_CHECK(bias->scalar_type() == q.scalar_type(),
+                "torch-ocl attention: attn_bias must have the query's dtype ", q.scalar_type(),
+                ", got ", bias->scalar_type());
+    c.mask = bias->expand({c.g.B, c.g.H, c.g.L, c.g.S});
+    strides4(c.g.m, c.mask);
+  }
+  c.scale = scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(c.g.E));
+  c.p = static_cast<float>(dropout_p);
+  c.keep_scale = dropout_p < 1.0 ? 1.0 / (1.0 - dropout_p) : 0.0;
+  return c;
+}
+
+// Arguments common to every kernel after the ones specific to it.
+void setTail(cl_kernel k, cl_uint& a, const Call& c, c10::ScalarType t, const at::Tensor& q,
+             const at::Tensor& key, const at::Tensor& v) {
+  setArg(k, a, bufferOf(q));
+  setArg(k, a, bufferOf(key));
+  setArg(k, a, bufferOf(v));
+  setArg(k, a, c.mask.defined() ? bufferOf(c.mask) : bufferOf(q));
+  setArg(k, a, static_cast<cl_int>(c.mask.defined()));
+  setArg(k, a, c.g);
+  if (t == at::kDouble)
+    setArg(k, a, static_cast<cl_double>(c.scale));
+  else
+    setArg(k, a, static_cast<cl_float>(c.scale));
+}
+
+void setDropout(cl_kernel k, cl_uint& a, const Call& c, c10::ScalarType t) {
+  setArg(k, a, static_cast<cl_float>(c.p));
+  if (t == at::kDouble)
+    setArg(k, a, static_cast<cl_double>(c.keep_scale));
+  else
+    setArg(k, a, static_cast<cl_float>(c.keep_scale));
+  setArg(k, a, static_cast<cl_ulong>(c.seed));
+  setArg(k, a, static_cast<cl_ulong>(c.offset));
+}
+
+c10::ScalarType accType(c10::ScalarType t) {
+  return t == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
+           at::Tensor, at::Tensor>
+sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+            const std::optional<at::Tensor>& attn_bias, double dropout_p, bool is_causal,
+            bool return_debug_mask, std::optional<double> scale) {
+  TORCH_CHECK(!return_debug_mask, "torch-ocl attention: return_debug_mask is not supported");
+  TORCH_CHECK(dropout_p >= 0 && dropout_p <= 1,
+              "dropout probability has to be between 0 and 1, but got ", dropout_p);
+  Call c = makeCall(query, key, value, attn_bias, dropout_p, scale);
+  const c10::ScalarType t = query.scalar_type();
+  const c10::DeviceIndex idx = query.device().index();
+  if (dropout_p > 0) {
+    auto* gen = at::get_generator_or_default<OclGeneratorImpl>(std::nullopt, defaultGenerator(idx));
+    std::lock_guard<std::mutex> lock(gen->mutex_);
+    std::tie(c.seed, c.offset) = gen->philoxEngineInputs(4);
+  }
+  at::Tensor out = at::empty({c.g.B, c.g.H, c.g.L, c.g.Ev}, query.options());
+  at::Tensor lse = at::empty({c.g.B, c.g.H, c.g.L}, query.options().dtype(accType(t)));
+  if (out.numel() > 0 || lse.numel() > 0) {
+    cl_program prog = attentionProgram(idx, t);
+    OCL_TRY
+    cl_kernel k = programs(idx).kernel(prog, "sdpa_fwd");
+    cl_uint a = 0;
+    setArg(k, a, out.numel() > 0 ? bufferOf(out) : bufferOf(lse));
+    setArg(k, a, bufferOf(lse));
+    setTail(k, a, c, t, query, key, value);
+    setArg(k, a, static_cast<cl_int>(is_causal));
+    setDropout(k, a, c, t);
+    launch1D(device(idx), currentQueue(idx), k, c.g.B * c.g.H * c.g.L);
+    OCL_CATCH
+  }
+  const auto cpu_long = at::TensorOptions().dtype(at::kLong);
+  at::Tensor seed = at::scalar_tensor(static_cast<int64_t>(c.seed), cpu_long);
+  at::Tensor offset = at::scalar_tensor(static_cast<int64_t>(c.offset), cpu_long);
+  at::Tensor none = at::empty({0}, query.options());
+  return {out,  lse,    at::Tensor(), at::Tensor(), c10::SymInt(c.g.L), c10::SymInt(c.g.S),
+          seed, offset, none};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
+    const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key,
+    const at::Tensor& value, const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask,
+    const at::Tensor& out, const at::Tensor& logsumexp, const at::Tensor& cum_seq_q,
+    const at::Tensor& cum_seq_k, int64_t max_q, int64_t max_k, double dropout_p, bool is_causal,
+    const at::Tensor& philox_seed, const at::Tensor& philox_offset, std::optional<double> scale) {
+  (void)cum_seq_q;
+  (void)cum_seq_k;
+  (void)max_q;
+  (void)max_k;
+  if (!grad_out.defined()) return {};  // autograd's "undefined output grad" convention
+  const std::optional<at::Tensor> bias =
+      attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt;
+  Call c = makeCall(query, key, value, bias, dropout_p, scale);
+  checkSameDevice({query, grad_out, out, logsumexp});
+  const c10::ScalarType t = query.scalar_type();
+  const c10::DeviceIndex idx = query.device().index();
+  if (dropout_p > 0) {
+    c.seed = static_cast<uint64_t>(philox_seed.item<int64_t>());
+    c.offset = static_cast<uint64_t>(philox_offset.item<int64_t>());
+  }
+  const at::Tensor go = grad_out.to(t);
+  const at::Tensor o = out;
+  strides4(c.g.go, go);
+  strides4(c.g.o, o);
+  at::Tensor dq = at::empty({c.g.B, c.g.H, c.g.L, c.g.E}, query.options());
+  at::Tensor dk = at::empty({c.g.B, c.g.Hk, c.g.S, c.g.E}, query.options());
+  at::Tensor dv = at::empty({c.g.B, c.g.Hk, c.g.S, c.g.Ev}, query.options());
+  const bool want_ds = grad_input_mask[3] && attn_bias.defined();
+  at::Tensor delta = at::empty({c.g.B, c.g.H, c.g.L}, logsumexp.options());
+  at::Tensor ds =
+      want_ds ? at::empty({c.g.B, c.g.H, c.g.L, c.g.S}, logsumexp.options()) : at::Tensor();
+  const at::Tensor lse = logsumexp.contiguous();
+  cl_program prog = attentionProgram(idx, t);
+  OCL_TRY
+  if (delta.numel() > 0) {
+    cl_kernel k = programs(idx).kernel(prog, "sdpa_bwd_q");
+    cl_uint a = 0;
+    setArg(k, a, dq.numel() > 0 ? bufferOf(dq) : bufferOf(delta));
+    setArg(k, a, bufferOf(delta));
+    setArg(k, a, want_ds ? bufferOf(ds) : bufferOf(delta));
+    setArg(k, a, static_cast<cl_int>(want_ds));
+    setArg(k, a, go.numel() > 0 ? bufferOf(go) : bufferOf(delta));
+    setArg(k, a, o.numel() > 0 ? bufferOf(o) : bufferOf(delta));
+    setArg(k, a, bufferOf(lse));
+    setTail(k, a, c, t, query, key, value);
+    setArg(k, a, static_cast<cl_int>(is_causal));
+    setDropout(k, a, c, t);
+    launch1D(device(idx), currentQueue(idx), k, c.g.B * c.g.H * c.g.L);
+  }
+  if (dk.numel() > 0 || dv.numel() > 0) {
+    cl_kernel k = programs(idx).kernel(prog, "sdpa_bwd_kv");
+    cl_uint a = 0;
+    setArg(k, a, dk.numel() > 0 ? bufferOf(dk) : bufferOf(dv));
+    setArg(k, a, dv.numel() > 0 ? bufferOf(dv) : bufferOf(dk));
+    setArg(k, a, bufferOf(delta));
+    setArg(k, a, bufferOf(go));
+    setArg(k, a, bufferOf(lse));
+    setTail(k, a, c, t, query, key, value);
+    setArg(k, a, static_cast<cl_int>(is_causal));
+    setDropout(k, a, c, t);
+    launch1D(device(idx), currentQueue(idx), k, c.g.B * c.g.Hk * c.g.S);
+  }
+  OCL_CATCH
+  at::Tensor dbias;
+  if (want_ds) dbias = ds.sum_to_size(attn_bias.sizes()).to(attn_bias.scalar_type());
+  return {grad_input_mask[0] ? dq : at::Tensor(), grad_input_mask[1] ? dk : at::Tensor(),
+          grad_input_mask[2] ? dv : at::Tensor(), dbias};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_sdp_choice", TORCH_FN(chooseBackend));
+  m.impl("_scaled_dot_product_fused_attention_overrideable", TORCH_FN(sdpaForward));
+  m.impl("_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(sdpaBackward));
+}
+
+}  // namespace torch_ocl::aten
+
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &torch_ocl::aten::chooseBackend)
+}  // namespace at::native
