@@ -309,6 +309,13 @@ at::Tensor& minAllOut(const at::Tensor& self, at::Tensor& out) {
 template <class Meta>
 void minmaxDim(const ReduceOp& op, Mode mode, at::Tensor* values, at::Tensor* indices,
                const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& v, at::Tensor& i) {
+  if (mode == Mode::kOut) {  // CPU's checks (they live in its kernel, not in the meta function)
+    TORCH_CHECK(values->scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
+                self.scalar_type(), ", but got ", values->scalar_type(), " instead");
+    TORCH_CHECK(indices->scalar_type() == c10::kLong,
+                "Expected out tensor to have dtype long int, but got ", indices->scalar_type(),
+                " instead");
+  }
   Structured<Meta> s(mode, values, indices);
   const int64_t wrapped = s.meta(self, dim, keepdim).dim;
   v = s.output(0);

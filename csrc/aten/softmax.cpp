@@ -13,6 +13,7 @@
 #include "aten/fallback.h"
 #include "aten/launch.h"
 #include "aten/structured.h"
+#include "codegen/reduce.h"
 
 #include <algorithm>
 
@@ -71,7 +72,10 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   const c10::DeviceIndex idx = anchor.device().index();
   cl_program prog = softmaxProgram(idx, xt, yt);
   rt::Device& dev = device(idx);
-  const bool rows = g.inner == 1 && g.dim >= kRowsMinDim;
+  // CPU devices (PoCL) run a work-group's items one after the other, so trees in local memory
+  // only cost there (measured 4x slower than one item per row); GPUs want the group per row.
+  const bool cpu = codegen::preferItemReductions(dev.info());
+  const bool rows = !cpu && g.inner == 1 && g.dim >= kRowsMinDim;
   const std::string name =
       std::string(backward ? "softmax_bwd" : "softmax_fwd") + (rows ? "_rows" : "");
   OCL_TRY

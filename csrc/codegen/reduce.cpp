@@ -7,6 +7,7 @@
 #include "aten/launch.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace torch_ocl::codegen {
@@ -240,6 +241,14 @@ int64_t ceilDiv(int64_t a, int64_t b) {
 
 }  // namespace
 
+bool preferItemReductions(const rt::DeviceInfo& info) {
+  static const bool force_tree = [] {
+    const char* v = std::getenv("TORCH_OCL_TREE_REDUCTIONS");
+    return v && std::string(v) == "1";
+  }();
+  return !force_tree && (info.type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
 at::TensorIterator reductionIter(const at::Tensor& self, const at::Tensor& out,
                                  const at::Tensor& out2, at::OptionalIntArrayRef dims,
                                  bool keepdim) {
@@ -309,7 +318,11 @@ void launchReduce(const ReduceOp& op, const at::TensorIteratorBase& iter, c10::S
   rt::Device& dev = device(idx);
   const int64_t cu = std::max<int64_t>(1, dev.info().compute_units);
   // A long contiguous range per output goes to a work-group; strided or short ranges to items.
-  const bool grouped = shape == Shape::kContiguous && n_red >= 128;
+  // CPU devices (PoCL) run a work-group as a loop over its items, each to completion: there a
+  // work item must own a contiguous stretch (or a few strided rows, so that neighbouring items
+  // share cache lines and pages), and local-memory trees only cost. GPUs get the tree.
+  const bool cpu = preferItemReductions(dev.info());
+  const bool grouped = !cpu && shape == Shape::kContiguous && n_red >= 128;
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, grouped ? "red_group" : "red_item");
   size_t local = 1;
@@ -328,6 +341,13 @@ void launchReduce(const ReduceOp& op, const at::TensorIteratorBase& iter, c10::S
     const int64_t per_group = ceilDiv(n_red, chunks);
     local = std::clamp<size_t>(pow2Floor(std::max<int64_t>(per_group / 16, 1)),
                                std::min<size_t>(64, lmax), lmax);
+  } else if (cpu) {
+    if (shape == Shape::kContiguous) {
+      if (n_out < 256 * cu && n_red >= 16384) chunks = ceilDiv(n_red, 8192);
+    } else if (n_red > 128) {
+      chunks = ceilDiv(n_red, 64);
+    }
+    chunks = std::clamp<int64_t>(chunks, 1, std::max<int64_t>(1, (int64_t{1} << 22) / n_out));
   } else {
     const int64_t want_items = 1024 * cu;
     if (n_out < want_items && n_red >= 256)

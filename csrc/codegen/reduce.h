@@ -16,6 +16,8 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
 
+#include "runtime/device.h"
+
 #include <array>
 
 namespace torch_ocl::codegen {
@@ -44,5 +46,10 @@ at::TensorIterator reductionIter(const at::Tensor& self, const at::Tensor& out,
 // converted to acc. An empty reduced extent yields finalize(identity) as on CPU.
 void launchReduce(const ReduceOp& op, const at::TensorIteratorBase& iter, c10::ScalarType acc,
                   std::array<c10::Scalar, 2> scalars = {});
+
+// True when the device runs work-groups as loops over their items (CPU devices such as PoCL):
+// there one work item owns a contiguous stretch and local-memory trees are avoided. Setting
+// TORCH_OCL_TREE_REDUCTIONS=1 gives every device the GPU shapes (the tests use it to cover them).
+bool preferItemReductions(const rt::DeviceInfo& info);
 
 }  // namespace torch_ocl::codegen

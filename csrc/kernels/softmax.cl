@@ -18,11 +18,21 @@ __kernel void softmax_fwd(__global char* yb, ulong yoff, __global const char* xb
   ACC m = -INFINITY;
   for (long d = 0; d < dim; ++d) m = fmax(m, LOAD_X(x, d * inner));
   ACC s = 0;
-  for (long d = 0; d < dim; ++d) s += exp(LOAD_X(x, d * inner) - m);
   if (log_) {
+    for (long d = 0; d < dim; ++d) s += exp(LOAD_X(x, d * inner) - m);
     const ACC lse = m + log(s);
     for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, LOAD_X(x, d * inner) - lse);
-  } else {
+  } else if (sizeof(YT) >= sizeof(ACC)) {
+    // One exp per element (the costly part on CPUs): store exp(x - m), then rescale in place.
+    for (long d = 0; d < dim; ++d) {
+      const ACC e = exp(LOAD_X(x, d * inner) - m);
+      s += e;
+      STORE_Y(y, d * inner, e);
+    }
+    const ACC r = (ACC)1 / s;
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, LOAD_Y(y, d * inner) * r);
+  } else {  // a narrower output would round exp(x - m) before the division
+    for (long d = 0; d < dim; ++d) s += exp(LOAD_X(x, d * inner) - m);
     const ACC r = (ACC)1 / s;
     for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, exp(LOAD_X(x, d * inner) - m) * r);
   }
