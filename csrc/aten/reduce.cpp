@@ -1,175 +1,180 @@
-// sum and mean over any set of dimensions, any input strides, with PyTorch's output dtypes (from
-// the structured meta functions). One work item per output element walks its reduced elements.
-// TODO(perf): a two-stage (work-group) reduction for outputs with few elements; a full sum runs
-// on one work item today.
+// Reductions through the reduction generator (codegen/reduce.h): sum, mean, prod, amax/amin,
+// max/min (full and .dim with indices), argmax/argmin, any/all, var/std (+ _mean),
+// linalg_vector_norm / norm. Output shapes and dtypes come from PyTorch's structured meta
+// functions where the op has one, the geometry from TensorIterator's reduction setup.
+// Complex inputs take the counted CPU fallback.
 #include <ATen/ATen.h>
-#include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/native/ReduceOpsUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/all_meta.h>
+#include <ATen/ops/amax_meta.h>
+#include <ATen/ops/amin_meta.h>
+#include <ATen/ops/any_meta.h>
+#include <ATen/ops/argmax_meta.h>
+#include <ATen/ops/argmin_meta.h>
+#include <ATen/ops/linalg_vector_norm_meta.h>
+#include <ATen/ops/max_meta.h>
 #include <ATen/ops/mean_meta.h>
+#include <ATen/ops/min_meta.h>
+#include <ATen/ops/norm_meta.h>
+#include <ATen/ops/prod_meta.h>
 #include <ATen/ops/sum_meta.h>
 #include <torch/library.h>
 
-#include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
 #include "aten/structured.h"
+#include "codegen/reduce.h"
+
+#include <cmath>
+#include <limits>
 
 namespace torch_ocl::aten {
 namespace {
 
-char kReduceFamily;
+using codegen::ReduceOp;
 
-struct alignas(8) ReduceGeom {
-  cl_long keep_sizes[kMaxDims];
-  cl_long keep_strides[kMaxDims];
-  cl_long red_sizes[kMaxDims];
-  cl_long red_strides[kMaxDims];
-};
+// ---- the reductions, as OpenCL C snippets (see codegen/reduce.h) ----
+const char* kSumCombine = "return a + b;";
+const char* kMaxCombine = "return (V_ISNAN(a) || a > b) ? a : b;";
+const char* kMinCombine = "return (V_ISNAN(a) || a < b) ? a : b;";
 
-c10::ScalarType accType(c10::ScalarType t) {
-  if (t == c10::kDouble) return c10::kDouble;
-  if (c10::isFloatingType(t)) return c10::kFloat;
+const ReduceOp kSum{"sum", nullptr, "return 0;", "return x;", kSumCombine, "return a;"};
+const ReduceOp kMean{"mean", nullptr, "return 0;", "return x;", kSumCombine, "return a / (V)n;"};
+const ReduceOp kProd{"prod", nullptr, "return 1;", "return x;", "return a * b;", "return a;"};
+const ReduceOp kAmax{"amax", nullptr, "return V_LOWEST;", "return x;", kMaxCombine, "return a;"};
+const ReduceOp kAmin{"amin", nullptr, "return V_HIGHEST;", "return x;", kMinCombine, "return a;"};
+const ReduceOp kAny{"any", nullptr, "return 0;", "return x;", "return a | b;", "return a;"};
+const ReduceOp kAll{"all", nullptr, "return 1;", "return x;", "return a & b;", "return a;"};
+
+// Values with their index: NaN wins (the first NaN), ties go to the first occurrence, as on CPU.
+const char* kIndexedDecl = "typedef struct { V v; long i; } ACC;";
+const char* kIndexedMap = "ACC r; r.v = x; r.i = i; return r;";
+const ReduceOp kMaxIdx{"max_idx",
+                       kIndexedDecl,
+                       "ACC r; r.v = V_LOWEST; r.i = LONG_MAX; return r;",
+                       kIndexedMap,
+                       "int tb;\n"
+                       "  if (V_ISNAN(a.v)) tb = V_ISNAN(b.v) && b.i < a.i;\n"
+                       "  else if (V_ISNAN(b.v)) tb = 1;\n"
+                       "  else tb = b.v > a.v || (b.v == a.v && b.i < a.i);\n"
+                       "  return tb ? b : a;",
+                       "return a.v;",
+                       "return a.i;",
+                       true};
+const ReduceOp kMinIdx{"min_idx",
+                       kIndexedDecl,
+                       "ACC r; r.v = V_HIGHEST; r.i = LONG_MAX; return r;",
+                       kIndexedMap,
+                       "int tb;\n"
+                       "  if (V_ISNAN(a.v)) tb = V_ISNAN(b.v) && b.i < a.i;\n"
+                       "  else if (V_ISNAN(b.v)) tb = 1;\n"
+                       "  else tb = b.v < a.v || (b.v == a.v && b.i < a.i);\n"
+                       "  return tb ? b : a;",
+                       "return a.v;",
+                       "return a.i;",
+                       true};
+
+// Welford / Chan et al. merging: numerically safe one-pass variance. s0 = correction.
+const char* kWelfordDecl = "typedef struct { V mean; V m2; long n; } ACC;";
+const char* kWelfordIdent = "ACC r; r.mean = 0; r.m2 = 0; r.n = 0; return r;";
+const char* kWelfordMap = "ACC r; r.mean = x; r.m2 = 0; r.n = 1; return r;";
+const char* kWelfordCombine =
+    "if (a.n == 0) return b;\n  if (b.n == 0) return a;\n"
+    "  ACC r; r.n = a.n + b.n;\n  const V d = b.mean - a.mean, f = (V)b.n / (V)r.n;\n"
+    "  r.mean = a.mean + d * f;\n  r.m2 = a.m2 + b.m2 + d * d * (V)a.n * f;\n  return r;";
+const char* kMeanOrNan = "return n == 0 ? (V)NAN : a.mean;";
+const ReduceOp kVar{"var",       kWelfordDecl,    kWelfordIdent,
+                    kWelfordMap, kWelfordCombine, "return a.m2 / fmax((V)0, (V)n - s0);",
+                    kMeanOrNan};
+const ReduceOp kStd{"std",       kWelfordDecl,    kWelfordIdent,
+                    kWelfordMap, kWelfordCombine, "return sqrt(a.m2 / fmax((V)0, (V)n - s0));",
+                    kMeanOrNan};
+
+// Vector norms; s0 = p and s1 = 1/p for the general one.
+const ReduceOp kNorm2{"norm2",         nullptr,     "return 0;",
+                      "return x * x;", kSumCombine, "return sqrt(a);"};
+const ReduceOp kNorm1{"norm1", nullptr, "return 0;", "return fabs(x);", kSumCombine, "return a;"};
+const ReduceOp kNorm0{"norm0",     nullptr,    "return 0;", "return x != 0 ? (V)1 : (V)0;",
+                      kSumCombine, "return a;"};
+const ReduceOp kNormInf{"norm_inf",        nullptr,     "return 0;",
+                        "return fabs(x);", kMaxCombine, "return a;"};
+const ReduceOp kNormNegInf{"norm_neginf",     nullptr,     "return V_HIGHEST;",
+                           "return fabs(x);", kMinCombine, "return a;"};
+const ReduceOp kNormP{
+    "norm_p", nullptr, "return 0;", "return pow(fabs(x), s0);", kSumCombine, "return pow(a, s1);"};
+
+// logsumexp in one pass: a running (max, sum of exp(x - max)) pair, rescaled on merge.
+const ReduceOp kLogSumExp{"logsumexp",
+                          "typedef struct { V m; V s; } ACC;",
+                          "ACC r; r.m = -INFINITY; r.s = 0; return r;",
+                          "ACC r; r.m = x; r.s = 1; return r;",
+                          "if (a.s == 0) return b;\n  if (b.s == 0) return a;\n"
+                          "  ACC r; r.m = (isnan(a.m) || a.m > b.m) ? a.m : b.m;\n"
+                          "  r.s = (a.m == r.m ? a.s : a.s * exp(a.m - r.m)) + (b.m == r.m ? b.s : "
+                          "b.s * exp(b.m - r.m));\n"
+                          "  return r;",
+                          "return a.s == 0 ? -INFINITY : a.m + log(a.s);"};
+
+// ---- helpers ----
+bool isComplex(const at::Tensor& t) {
+  return t.defined() && c10::isComplexType(t.scalar_type());
+}
+
+// Accumulation type of sums and products with result dtype `out` (ints in int64, as CPU).
+c10::ScalarType sumAcc(c10::ScalarType out) {
+  if (out == c10::kDouble) return c10::kDouble;
+  if (c10::isFloatingType(out)) return c10::kFloat;
   return c10::kLong;
 }
 
-cl_program reduceProgram(c10::DeviceIndex idx, c10::ScalarType in, c10::ScalarType out) {
-  const uint64_t variant = dtypeCode(in) | (dtypeCode(out) << 6);
-  return programs(idx).get({&kReduceFamily, variant}, [&] {
-    const c10::ScalarType acc = accType(out);
-    const std::string at = clComputeType(acc), ist = clStorageType(in), ost = clStorageType(out);
-    const std::string load = loadExpr(in, "p", "0");
-    std::string s =
-        "__kernel void reduce_sum(__global char* ob, ulong ooff, __global const char* ib,\n"
-        "    ulong ioff, long n_out, long n_red, int nkeep, int nred, OclReduceGeom g, " +
-        at +
-        " scale, int use_scale) {\n"
-        "  const long o = get_global_id(0);\n  if (o >= n_out) return;\n"
-        "  long rem = o, base = 0;\n"
-        "  for (int k = 0; k < nkeep; ++k) {\n"
-        "    base += (rem % g.keep_sizes[k]) * g.keep_strides[k];\n    rem /= g.keep_sizes[k];\n  "
-        "}\n"
-        "  " +
-        at +
-        " acc = 0;\n"
-        "  for (long r = 0; r < n_red; ++r) {\n"
-        "    long rr = r, off = base;\n"
-        "    for (int k = 0; k < nred; ++k) {\n"
-        "      off += (rr % g.red_sizes[k]) * g.red_strides[k];\n      rr /= g.red_sizes[k];\n"
-        "    }\n"
-        "    __global const " +
-        ist + "* p = (__global const " + ist +
-        "*)(ib + ioff + off);\n"
-        "    acc += " +
-        convertExpr(in, acc, load) +
-        ";\n  }\n"
-        "  if (use_scale) acc = acc * scale;\n"
-        "  __global " +
-        ost + "* q = (__global " + ost +
-        "*)(ob + ooff);\n"
-        "  " +
-        storeStmt(out, "q", "o", convertExpr(acc, out, "acc")) + "\n}\n";
-    return rt::ProgramSource{
-        std::string("reduce_sum<") + c10::toString(in) + "->" + c10::toString(out) + ">",
-        withPrelude(s), ""};
-  });
+// Accumulation type of comparisons: the input's own compute type.
+c10::ScalarType cmpAcc(c10::ScalarType in) {
+  return in == c10::kHalf || in == c10::kBFloat16 ? c10::kFloat : in;
 }
 
-// out (contiguous) = sum of self over dims (scaled by 1/n for mean).
-void sumInto(const at::Tensor& out, const at::Tensor& self, at::OptionalIntArrayRef opt_dim,
-             bool mean) {
-  const int64_t ndim = self.dim();
-  const auto mask = at::dim_list_to_bitset(opt_dim.value_or(at::IntArrayRef{}), ndim);
-  const bool all = !opt_dim.has_value() || opt_dim->empty();
-  ReduceGeom g{};
-  int nkeep = 0, nred = 0;
-  int64_t n_red = 1;
-  for (int64_t d = ndim - 1; d >= 0; --d) {  // innermost first
-    const bool reduced = all || mask[d];
-    const int64_t bytes = self.stride(d) * self.element_size();
-    if (reduced) {
-      TORCH_CHECK(nred < kMaxDims, "torch-ocl: too many reduced dimensions");
-      g.red_sizes[nred] = self.size(d);
-      g.red_strides[nred++] = bytes;
-      n_red *= self.size(d);
-    } else {
-      TORCH_CHECK(nkeep < kMaxDims, "torch-ocl: too many kept dimensions");
-      g.keep_sizes[nkeep] = self.size(d);
-      g.keep_strides[nkeep++] = bytes;
-    }
-  }
-  const int64_t n_out = out.numel();
-  if (n_out == 0) return;
-  const c10::DeviceIndex idx = out.device().index();
-  cl_program prog = reduceProgram(idx, self.scalar_type(), out.scalar_type());
-  const rt::BufferRef o = bufferOf(out);
-  // A zero-size input has no storage to point at; any buffer does (no element is read).
-  const rt::BufferRef i = self.numel() > 0 ? bufferOf(self) : o;
-  OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, "reduce_sum");
-  cl_uint a = 0;
-  setArg(k, a, o);
-  setArg(k, a, i);
-  setArg(k, a, static_cast<cl_long>(n_out));
-  setArg(k, a, static_cast<cl_long>(n_red));
-  setArg(k, a, static_cast<cl_int>(nkeep));
-  setArg(k, a, static_cast<cl_int>(nred));
-  setArg(k, a, g);
-  const double scale = n_red > 0 ? 1.0 / static_cast<double>(n_red) : std::nan("");
-  switch (accType(out.scalar_type())) {
-    case c10::kDouble:
-      setArg(k, a, static_cast<cl_double>(scale));
-      break;
-    case c10::kFloat:
-      setArg(k, a, static_cast<cl_float>(scale));
-      break;
-    default:
-      setArg(k, a, static_cast<cl_long>(1));
-      break;
-  }
-  setArg(k, a, static_cast<cl_int>(mean));
-  launch1D(device(idx), currentQueue(idx), k, n_out);
-  OCL_CATCH
+void reduce(const ReduceOp& op, const at::Tensor& self, const at::Tensor& out,
+            const at::Tensor& out2, at::OptionalIntArrayRef dims, bool keepdim, c10::ScalarType acc,
+            std::array<c10::Scalar, 2> scalars = {}) {
+  checkSameDevice({self, out, out2});
+  auto iter = codegen::reductionIter(self, out, out2, dims, keepdim);
+  codegen::launchReduce(op, iter, acc, scalars);
 }
 
-bool covered(const at::Tensor& self, const at::Tensor& out) {
-  return !c10::isComplexType(self.scalar_type()) && !c10::isComplexType(out.scalar_type());
+std::vector<int64_t> dimsOf(std::optional<int64_t> dim) {
+  return dim ? std::vector<int64_t>{*dim} : std::vector<int64_t>{};
 }
 
+// ---- sum / mean / prod ----
 template <class Meta>
-at::Tensor& runReduce(at::Tensor* out, Mode mode, const at::Tensor& self,
-                      at::OptionalIntArrayRef dim, bool keepdim,
-                      std::optional<c10::ScalarType> dtype, bool mean, at::Tensor& result) {
+void sumLike(const ReduceOp& op, at::Tensor* out, Mode mode, const at::Tensor& self,
+             at::OptionalIntArrayRef dim, bool keepdim, std::optional<c10::ScalarType> dtype,
+             at::Tensor& result) {
   Structured<Meta> s(mode, out);
   s.meta(self, dim, keepdim, dtype);
-  const at::Tensor& o = s.output();
-  if (o.is_contiguous()) {
-    sumInto(o, self, dim, mean);
-  } else {
-    at::Tensor tmp = at::empty(o.sizes(), o.options());
-    sumInto(tmp, self, dim, mean);
-    o.copy_(tmp);
-  }
-  result = o;
-  return result;
+  result = s.output();
+  reduce(op, self, result, {}, dim, keepdim, sumAcc(result.scalar_type()));
 }
 
 at::Tensor sumDim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                   std::optional<c10::ScalarType> dtype) {
-  if (c10::isComplexType(self.scalar_type()))
+  if (isComplex(self))
     return runFallback("aten::sum", "dim_IntList", {self, dim, keepdim, dtype})[0].toTensor();
   at::Tensor result;
-  return runReduce<at::meta::structured_sum_dim_IntList>(nullptr, Mode::kFunctional, self, dim,
-                                                         keepdim, dtype, false, result);
+  sumLike<at::meta::structured_sum_dim_IntList>(kSum, nullptr, Mode::kFunctional, self, dim,
+                                                keepdim, dtype, result);
+  return result;
 }
 
 at::Tensor& sumOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (!covered(self, out)) {
+  if (isComplex(self) || isComplex(out)) {
     runFallback("aten::sum", "IntList_out", {self, dim, keepdim, dtype, out});
     return out;
   }
   at::Tensor result;
-  runReduce<at::meta::structured_sum_dim_IntList>(&out, Mode::kOut, self, dim, keepdim, dtype,
-                                                  false, result);
+  sumLike<at::meta::structured_sum_dim_IntList>(kSum, &out, Mode::kOut, self, dim, keepdim, dtype,
+                                                result);
   return out;
 }
 
@@ -179,22 +184,23 @@ at::Tensor sumAll(const at::Tensor& self, std::optional<c10::ScalarType> dtype) 
 
 at::Tensor meanDim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<c10::ScalarType> dtype) {
-  if (c10::isComplexType(self.scalar_type()))
+  if (isComplex(self))
     return runFallback("aten::mean", "dim", {self, dim, keepdim, dtype})[0].toTensor();
   at::Tensor result;
-  return runReduce<at::meta::structured_mean_dim>(nullptr, Mode::kFunctional, self, dim, keepdim,
-                                                  dtype, true, result);
+  sumLike<at::meta::structured_mean_dim>(kMean, nullptr, Mode::kFunctional, self, dim, keepdim,
+                                         dtype, result);
+  return result;
 }
 
 at::Tensor& meanOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (!covered(self, out)) {
+  if (isComplex(self) || isComplex(out)) {
     runFallback("aten::mean", "out", {self, dim, keepdim, dtype, out});
     return out;
   }
   at::Tensor result;
-  runReduce<at::meta::structured_mean_dim>(&out, Mode::kOut, self, dim, keepdim, dtype, true,
-                                           result);
+  sumLike<at::meta::structured_mean_dim>(kMean, &out, Mode::kOut, self, dim, keepdim, dtype,
+                                         result);
   return out;
 }
 
@@ -202,15 +208,524 @@ at::Tensor meanAll(const at::Tensor& self, std::optional<c10::ScalarType> dtype)
   return meanDim(self, std::nullopt, false, dtype);
 }
 
+at::Tensor prodDim(const at::Tensor& self, int64_t dim, bool keepdim,
+                   std::optional<c10::ScalarType> dtype) {
+  if (isComplex(self))
+    return runFallback("aten::prod", "dim_int", {self, dim, keepdim, dtype})[0].toTensor();
+  Structured<at::meta::structured_prod_dim_int> s(Mode::kFunctional, nullptr);
+  s.meta(self, dim, keepdim, dtype);
+  reduce(kProd, self, s.output(), {}, at::IntArrayRef{dim}, keepdim,
+         sumAcc(s.output().scalar_type()));
+  return s.output();
+}
+
+at::Tensor& prodOut(const at::Tensor& self, int64_t dim, bool keepdim,
+                    std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  if (isComplex(self) || isComplex(out)) {
+    runFallback("aten::prod", "int_out", {self, dim, keepdim, dtype, out});
+    return out;
+  }
+  Structured<at::meta::structured_prod_dim_int> s(Mode::kOut, &out);
+  s.meta(self, dim, keepdim, dtype);
+  reduce(kProd, self, out, {}, at::IntArrayRef{dim}, keepdim, sumAcc(out.scalar_type()));
+  return out;
+}
+
+at::Tensor prodAll(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
+  if (isComplex(self)) return runFallback("aten::prod", "", {self, dtype})[0].toTensor();
+  const c10::ScalarType t = at::native::get_dtype_from_self(self, dtype, /*promote_integers=*/true);
+  at::Tensor out = at::empty({}, self.options().dtype(t));
+  reduce(kProd, self, out, {}, std::nullopt, false, sumAcc(t));
+  return out;
+}
+
+// ---- amax / amin / max / min ----
+template <class Meta>
+at::Tensor& aminmax(const ReduceOp& op, at::Tensor* out, Mode mode, const at::Tensor& self,
+                    at::IntArrayRef dim, bool keepdim, at::Tensor& result) {
+  Structured<Meta> s(mode, out);
+  s.meta(self, dim, keepdim);
+  result = s.output();
+  reduce(op, self, result, {}, dim, keepdim, cmpAcc(self.scalar_type()));
+  return result;
+}
+
+at::Tensor amaxFn(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  at::Tensor r;
+  return aminmax<at::meta::structured_amax>(kAmax, nullptr, Mode::kFunctional, self, dim, keepdim,
+                                            r);
+}
+at::Tensor& amaxOut(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  at::Tensor r;
+  aminmax<at::meta::structured_amax>(kAmax, &out, Mode::kOut, self, dim, keepdim, r);
+  return out;
+}
+at::Tensor aminFn(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  at::Tensor r;
+  return aminmax<at::meta::structured_amin>(kAmin, nullptr, Mode::kFunctional, self, dim, keepdim,
+                                            r);
+}
+at::Tensor& aminOut(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  at::Tensor r;
+  aminmax<at::meta::structured_amin>(kAmin, &out, Mode::kOut, self, dim, keepdim, r);
+  return out;
+}
+
+void fullMinMax(const ReduceOp& op, const char* name, const at::Tensor& self,
+                const at::Tensor& out) {
+  TORCH_CHECK(self.numel() > 0, name,
+              "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+              "reduction dim with the 'dim' argument.");
+  reduce(op, self, out, {}, std::nullopt, false, cmpAcc(self.scalar_type()));
+}
+
+at::Tensor maxAll(const at::Tensor& self) {
+  if (isComplex(self)) return runFallback("aten::max", "", {self})[0].toTensor();
+  at::Tensor out = at::empty({}, self.options());
+  fullMinMax(kAmax, "max", self, out);
+  return out;
+}
+at::Tensor minAll(const at::Tensor& self) {
+  if (isComplex(self)) return runFallback("aten::min", "", {self})[0].toTensor();
+  at::Tensor out = at::empty({}, self.options());
+  fullMinMax(kAmin, "min", self, out);
+  return out;
+}
+at::Tensor& maxAllOut(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "max(): Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  at::native::resize_output(out, {});
+  fullMinMax(kAmax, "max", self, out);
+  return out;
+}
+at::Tensor& minAllOut(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "min(): Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  at::native::resize_output(out, {});
+  fullMinMax(kAmin, "min", self, out);
+  return out;
+}
+
+template <class Meta>
+void minmaxDim(const ReduceOp& op, Mode mode, at::Tensor* values, at::Tensor* indices,
+               const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& v, at::Tensor& i) {
+  if (mode == Mode::kOut) {  // CPU's checks (they live in its kernel, not in the meta function)
+    TORCH_CHECK(values->scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
+                self.scalar_type(), ", but got ", values->scalar_type(), " instead");
+    TORCH_CHECK(indices->scalar_type() == c10::kLong,
+                "Expected out tensor to have dtype long int, but got ", indices->scalar_type(),
+                " instead");
+  }
+  Structured<Meta> s(mode, values, indices);
+  const int64_t wrapped = s.meta(self, dim, keepdim).dim;
+  v = s.output(0);
+  i = s.output(1);
+  reduce(op, self, v, i, at::IntArrayRef{wrapped}, keepdim, cmpAcc(self.scalar_type()));
+}
+
+std::tuple<at::Tensor, at::Tensor> maxDim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor v, i;
+  minmaxDim<at::meta::structured_max_dim>(kMaxIdx, Mode::kFunctional, nullptr, nullptr, self, dim,
+                                          keepdim, v, i);
+  return {v, i};
+}
+std::tuple<at::Tensor&, at::Tensor&> maxDimOut(const at::Tensor& self, int64_t dim, bool keepdim,
+                                               at::Tensor& max, at::Tensor& max_values) {
+  at::Tensor v, i;
+  minmaxDim<at::meta::structured_max_dim>(kMaxIdx, Mode::kOut, &max, &max_values, self, dim,
+                                          keepdim, v, i);
+  return {max, max_values};
+}
+std::tuple<at::Tensor, at::Tensor> minDim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor v, i;
+  minmaxDim<at::meta::structured_min_dim>(kMinIdx, Mode::kFunctional, nullptr, nullptr, self, dim,
+                                          keepdim, v, i);
+  return {v, i};
+}
+std::tuple<at::Tensor&, at::Tensor&> minDimOut(const at::Tensor& self, int64_t dim, bool keepdim,
+                                               at::Tensor& min, at::Tensor& min_indices) {
+  at::Tensor v, i;
+  minmaxDim<at::meta::structured_min_dim>(kMinIdx, Mode::kOut, &min, &min_indices, self, dim,
+                                          keepdim, v, i);
+  return {min, min_indices};
+}
+
+// argmax/argmin: the indexed reduction with a scratch values output; dim=None flattens.
+template <class Meta>
+at::Tensor& argReduce(const ReduceOp& op, Mode mode, at::Tensor* out, const at::Tensor& self,
+                      std::optional<int64_t> dim, bool keepdim, at::Tensor& result) {
+  Structured<Meta> s(mode, out);
+  s.meta(self, dim, keepdim);
+  result = s.output();
+  if (result.numel() == 0) return result;
+  if (dim) {
+    at::Tensor values = at::empty(result.sizes(), self.options());
+    reduce(op, self, values, result, at::IntArrayRef{*dim}, keepdim, cmpAcc(self.scalar_type()));
+  } else {
+    const at::Tensor flat = self.reshape({-1});
+    const at::Tensor scalar_out = result.as_strided({}, {});
+    at::Tensor values = at::empty({}, self.options());
+    reduce(op, flat, values, scalar_out, at::IntArrayRef{0}, false, cmpAcc(self.scalar_type()));
+  }
+  return result;
+}
+
+at::Tensor argmaxFn(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  at::Tensor r;
+  return argReduce<at::meta::structured_argmax>(kMaxIdx, Mode::kFunctional, nullptr, self, dim,
+                                                keepdim, r);
+}
+at::Tensor& argmaxOut(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                      at::Tensor& out) {
+  at::Tensor r;
+  argReduce<at::meta::structured_argmax>(kMaxIdx, Mode::kOut, &out, self, dim, keepdim, r);
+  return out;
+}
+at::Tensor argminFn(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  at::Tensor r;
+  return argReduce<at::meta::structured_argmin>(kMinIdx, Mode::kFunctional, nullptr, self, dim,
+                                                keepdim, r);
+}
+at::Tensor& argminOut(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                      at::Tensor& out) {
+  at::Tensor r;
+  argReduce<at::meta::structured_argmin>(kMinIdx, Mode::kOut, &out, self, dim, keepdim, r);
+  return out;
+}
+
+// ---- any / all ----
+template <class Meta, class... A>
+at::Tensor& boolReduce(const ReduceOp& op, Mode mode, at::Tensor* out, at::Tensor& result,
+                       const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
+                       const A&... meta_args) {
+  Structured<Meta> s(mode, out);
+  s.meta(self, meta_args...);
+  result = s.output();
+  // Complex: truth is "not zero"; ne decides itself whether it runs natively.
+  const at::Tensor in = isComplex(self) ? self.ne(0) : self;
+  reduce(op, in, result, {}, dims, keepdim, c10::kBool);
+  return result;
+}
+
+at::Tensor anyAll(const at::Tensor& self) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_any>(kAny, Mode::kFunctional, nullptr, r, self,
+                                              std::nullopt, false);
+}
+at::Tensor& anyAllOut(const at::Tensor& self, at::Tensor& out) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_any>(kAny, Mode::kOut, &out, r, self, std::nullopt, false);
+}
+at::Tensor anyDim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_any_dim>(kAny, Mode::kFunctional, nullptr, r, self,
+                                                  at::IntArrayRef{dim}, keepdim, dim, keepdim);
+}
+at::Tensor& anyDimOut(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_any_dim>(kAny, Mode::kOut, &out, r, self,
+                                                  at::IntArrayRef{dim}, keepdim, dim, keepdim);
+}
+at::Tensor anyDims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_any_dims>(kAny, Mode::kFunctional, nullptr, r, self, dim,
+                                                   keepdim, dim, keepdim);
+}
+at::Tensor& anyDimsOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                       at::Tensor& out) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_any_dims>(kAny, Mode::kOut, &out, r, self, dim, keepdim,
+                                                   dim, keepdim);
+}
+at::Tensor allAll(const at::Tensor& self) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_all>(kAll, Mode::kFunctional, nullptr, r, self,
+                                              std::nullopt, false);
+}
+at::Tensor& allAllOut(const at::Tensor& self, at::Tensor& out) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_all>(kAll, Mode::kOut, &out, r, self, std::nullopt, false);
+}
+at::Tensor allDim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_all_dim>(kAll, Mode::kFunctional, nullptr, r, self,
+                                                  at::IntArrayRef{dim}, keepdim, dim, keepdim);
+}
+at::Tensor& allDimOut(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_all_dim>(kAll, Mode::kOut, &out, r, self,
+                                                  at::IntArrayRef{dim}, keepdim, dim, keepdim);
+}
+at::Tensor allDims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_all_dims>(kAll, Mode::kFunctional, nullptr, r, self, dim,
+                                                   keepdim, dim, keepdim);
+}
+at::Tensor& allDimsOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                       at::Tensor& out) {
+  at::Tensor r;
+  return boolReduce<at::meta::structured_all_dims>(kAll, Mode::kOut, &out, r, self, dim, keepdim,
+                                                   dim, keepdim);
+}
+
+// ---- var / std ----
+void checkVarDtype(const at::Tensor& self, const char* fn) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()), fn,
+              " only support floating point and complex dtypes");
+}
+
+c10::ScalarType floatAcc(c10::ScalarType t) {
+  return t == c10::kDouble ? c10::kDouble : c10::kFloat;
+}
+
+// var or std (op) into out and, when defined, the mean into out2.
+void varStd(const ReduceOp& op, const at::Tensor& self, at::OptionalIntArrayRef dim,
+            const std::optional<at::Scalar>& correction, bool keepdim, const at::Tensor& out,
+            const at::Tensor& out2) {
+  const double c = correction ? correction->toDouble() : 1.0;
+  reduce(op, self, out, out2, dim, keepdim, floatAcc(self.scalar_type()), {c, 0});
+}
+
+at::Tensor varStdResult(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  const auto mask = at::native::make_dim_mask(dim, self.dim());
+  return at::empty(at::native::shape_from_dim_mask(self, mask, keepdim), self.options());
+}
+
+at::Tensor varFn(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                 const std::optional<at::Scalar>& correction, bool keepdim) {
+  if (isComplex(self))
+    return runFallback("aten::var", "correction", {self, dim, correction, keepdim})[0].toTensor();
+  checkVarDtype(self, "std and var");
+  at::Tensor out = varStdResult(self, dim, keepdim);
+  varStd(kVar, self, dim, correction, keepdim, out, {});
+  return out;
+}
+at::Tensor stdFn(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                 const std::optional<at::Scalar>& correction, bool keepdim) {
+  if (isComplex(self))
+    return runFallback("aten::std", "correction", {self, dim, correction, keepdim})[0].toTensor();
+  checkVarDtype(self, "std and var");
+  at::Tensor out = varStdResult(self, dim, keepdim);
+  varStd(kStd, self, dim, correction, keepdim, out, {});
+  return out;
+}
+at::Tensor& varStdOut(const ReduceOp& op, const char* name, const at::Tensor& self,
+                      at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
+                      bool keepdim, at::Tensor& out) {
+  if (isComplex(self) || isComplex(out)) {
+    runFallback(name, "correction_out", {self, dim, correction, keepdim, out});
+    return out;
+  }
+  checkVarDtype(self, "std and var");
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), name, ": Expected out dtype ",
+              self.scalar_type(), " but got ", out.scalar_type());
+  const auto mask = at::native::make_dim_mask(dim, self.dim());
+  at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+  varStd(op, self, dim, correction, keepdim, out, {});
+  return out;
+}
+at::Tensor& varOut(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                   const std::optional<at::Scalar>& correction, bool keepdim, at::Tensor& out) {
+  return varStdOut(kVar, "aten::var", self, dim, correction, keepdim, out);
+}
+at::Tensor& stdOut(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                   const std::optional<at::Scalar>& correction, bool keepdim, at::Tensor& out) {
+  return varStdOut(kStd, "aten::std", self, dim, correction, keepdim, out);
+}
+std::tuple<at::Tensor, at::Tensor> varMean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                           const std::optional<at::Scalar>& correction,
+                                           bool keepdim) {
+  if (isComplex(self)) {
+    auto r = runFallback("aten::var_mean", "correction", {self, dim, correction, keepdim});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  checkVarDtype(self, "std and var");
+  at::Tensor v = varStdResult(self, dim, keepdim), m = varStdResult(self, dim, keepdim);
+  varStd(kVar, self, dim, correction, keepdim, v, m);
+  return {v, m};
+}
+std::tuple<at::Tensor, at::Tensor> stdMean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                           const std::optional<at::Scalar>& correction,
+                                           bool keepdim) {
+  if (isComplex(self)) {
+    auto r = runFallback("aten::std_mean", "correction", {self, dim, correction, keepdim});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  checkVarDtype(self, "std and var");
+  at::Tensor v = varStdResult(self, dim, keepdim), m = varStdResult(self, dim, keepdim);
+  varStd(kStd, self, dim, correction, keepdim, v, m);
+  return {v, m};
+}
+
+// ---- norms ----
+void vectorNorm(const at::Tensor& self, double p, at::OptionalIntArrayRef dim, bool keepdim,
+                const at::Tensor& out) {
+  const c10::ScalarType acc =
+      self.scalar_type() == c10::kDouble || out.scalar_type() == c10::kDouble ? c10::kDouble
+                                                                              : c10::kFloat;
+  // linalg_vector_norm's dim=[] means all dims, like None.
+  if (p == 2.0) return reduce(kNorm2, self, out, {}, dim, keepdim, acc);
+  if (p == 1.0) return reduce(kNorm1, self, out, {}, dim, keepdim, acc);
+  if (p == 0.0) return reduce(kNorm0, self, out, {}, dim, keepdim, acc);
+  if (std::isinf(p) && p > 0) return reduce(kNormInf, self, out, {}, dim, keepdim, acc);
+  if (std::isinf(p)) return reduce(kNormNegInf, self, out, {}, dim, keepdim, acc);
+  reduce(kNormP, self, out, {}, dim, keepdim, acc, {p, 1.0 / p});
+}
+
+at::Tensor linalgVectorNorm(const at::Tensor& self, const at::Scalar& ord,
+                            at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<c10::ScalarType> dtype) {
+  if (isComplex(self))
+    return runFallback("aten::linalg_vector_norm", "", {self, ord, dim, keepdim, dtype})[0]
+        .toTensor();
+  Structured<at::meta::structured_linalg_vector_norm> s(Mode::kFunctional, nullptr);
+  s.meta(self, ord, dim, keepdim, dtype);
+  vectorNorm(self, ord.toDouble(), dim, keepdim, s.output());
+  return s.output();
+}
+at::Tensor& linalgVectorNormOut(const at::Tensor& self, const at::Scalar& ord,
+                                at::OptionalIntArrayRef dim, bool keepdim,
+                                std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  if (isComplex(self) || isComplex(out)) {
+    runFallback("aten::linalg_vector_norm", "out", {self, ord, dim, keepdim, dtype, out});
+    return out;
+  }
+  Structured<at::meta::structured_linalg_vector_norm> s(Mode::kOut, &out);
+  s.meta(self, ord, dim, keepdim, dtype);
+  vectorNorm(self, ord.toDouble(), dim, keepdim, out);
+  return out;
+}
+
+at::OptionalScalarRef scalarRef(const std::optional<at::Scalar>& p) {
+  return p ? at::OptionalScalarRef(&*p) : at::OptionalScalarRef();
+}
+
+at::Tensor normDim(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
+                   bool keepdim) {
+  if (isComplex(self))
+    return runFallback("aten::norm", "ScalarOpt_dim", {self, p, dim, keepdim})[0].toTensor();
+  Structured<at::meta::structured_norm_ScalarOpt_dim> s(Mode::kFunctional, nullptr);
+  s.meta(self, scalarRef(p), dim, keepdim);
+  vectorNorm(self, p ? p->toDouble() : 2.0, dim, keepdim, s.output());
+  return s.output();
+}
+at::Tensor& normDimOut(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                       at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  if (isComplex(self) || isComplex(out)) {
+    runFallback("aten::norm", "out", {self, p, dim, keepdim, out});
+    return out;
+  }
+  Structured<at::meta::structured_norm_ScalarOpt_dim> s(Mode::kOut, &out);
+  s.meta(self, scalarRef(p), dim, keepdim);
+  vectorNorm(self, p ? p->toDouble() : 2.0, dim, keepdim, out);
+  return out;
+}
+at::Tensor normDimDtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                        at::IntArrayRef dim, bool keepdim, c10::ScalarType dtype) {
+  if (isComplex(self))
+    return runFallback("aten::norm", "ScalarOpt_dim_dtype", {self, p, dim, keepdim, dtype})[0]
+        .toTensor();
+  Structured<at::meta::structured_norm_ScalarOpt_dim_dtype> s(Mode::kFunctional, nullptr);
+  s.meta(self, scalarRef(p), dim, keepdim, dtype);
+  vectorNorm(self, p ? p->toDouble() : 2.0, dim, keepdim, s.output());
+  return s.output();
+}
+at::Tensor& normDimDtypeOut(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                            at::IntArrayRef dim, bool keepdim, c10::ScalarType dtype,
+                            at::Tensor& out) {
+  if (isComplex(self) || isComplex(out)) {
+    runFallback("aten::norm", "dtype_out", {self, p, dim, keepdim, dtype, out});
+    return out;
+  }
+  Structured<at::meta::structured_norm_ScalarOpt_dim_dtype> s(Mode::kOut, &out);
+  s.meta(self, scalarRef(p), dim, keepdim, dtype);
+  vectorNorm(self, p ? p->toDouble() : 2.0, dim, keepdim, out);
+  return out;
+}
+
+// ---- logsumexp ----
+c10::ScalarType logSumExpType(const at::Tensor& self) {
+  return c10::isIntegralType(self.scalar_type(), /*includeBool=*/true)
+             ? c10::typeMetaToScalarType(c10::get_default_dtype())
+             : self.scalar_type();
+}
+
+at::Tensor& logSumExpOut(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
+                         at::Tensor& out) {
+  if (isComplex(self) || isComplex(out)) {
+    runFallback("aten::logsumexp", "out", {self, dim, keepdim, out});
+    return out;
+  }
+  TORCH_CHECK(out.scalar_type() == logSumExpType(self),
+              "logsumexp(): Expected out tensor to have dtype ", logSumExpType(self), ", but got ",
+              out.scalar_type(), " instead");
+  const auto mask = at::native::make_dim_mask(dim, self.dim());
+  at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+  reduce(kLogSumExp, self, out, {}, dim, keepdim, floatAcc(out.scalar_type()));
+  return out;
+}
+
+at::Tensor logSumExp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  if (isComplex(self))
+    return runFallback("aten::logsumexp", "", {self, dim, keepdim})[0].toTensor();
+  at::Tensor out = at::empty({0}, self.options().dtype(logSumExpType(self)));
+  return logSumExpOut(self, dim, keepdim, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("all", TORCH_FN(allAll));
+  m.impl("all.all_out", TORCH_FN(allAllOut));
+  m.impl("all.dim", TORCH_FN(allDim));
+  m.impl("all.dims", TORCH_FN(allDims));
+  m.impl("all.dims_out", TORCH_FN(allDimsOut));
+  m.impl("all.out", TORCH_FN(allDimOut));
+  m.impl("amax", TORCH_FN(amaxFn));
+  m.impl("amax.out", TORCH_FN(amaxOut));
+  m.impl("amin", TORCH_FN(aminFn));
+  m.impl("amin.out", TORCH_FN(aminOut));
+  m.impl("any", TORCH_FN(anyAll));
+  m.impl("any.all_out", TORCH_FN(anyAllOut));
+  m.impl("any.dim", TORCH_FN(anyDim));
+  m.impl("any.dims", TORCH_FN(anyDims));
+  m.impl("any.dims_out", TORCH_FN(anyDimsOut));
+  m.impl("any.out", TORCH_FN(anyDimOut));
+  m.impl("argmax", TORCH_FN(argmaxFn));
+  m.impl("argmax.out", TORCH_FN(argmaxOut));
+  m.impl("argmin", TORCH_FN(argminFn));
+  m.impl("argmin.out", TORCH_FN(argminOut));
+  m.impl("linalg_vector_norm", TORCH_FN(linalgVectorNorm));
+  m.impl("linalg_vector_norm.out", TORCH_FN(linalgVectorNormOut));
+  m.impl("logsumexp", TORCH_FN(logSumExp));
+  m.impl("logsumexp.out", TORCH_FN(logSumExpOut));
+  m.impl("max", TORCH_FN(maxAll));
+  m.impl("max.dim", TORCH_FN(maxDim));
+  m.impl("max.dim_max", TORCH_FN(maxDimOut));
+  m.impl("max.unary_out", TORCH_FN(maxAllOut));
   m.impl("mean", TORCH_FN(meanAll));
   m.impl("mean.dim", TORCH_FN(meanDim));
   m.impl("mean.out", TORCH_FN(meanOut));
+  m.impl("min", TORCH_FN(minAll));
+  m.impl("min.dim", TORCH_FN(minDim));
+  m.impl("min.dim_min", TORCH_FN(minDimOut));
+  m.impl("min.unary_out", TORCH_FN(minAllOut));
+  m.impl("norm.ScalarOpt_dim", TORCH_FN(normDim));
+  m.impl("norm.ScalarOpt_dim_dtype", TORCH_FN(normDimDtype));
+  m.impl("norm.dtype_out", TORCH_FN(normDimDtypeOut));
+  m.impl("norm.out", TORCH_FN(normDimOut));
+  m.impl("prod", TORCH_FN(prodAll));
+  m.impl("prod.dim_int", TORCH_FN(prodDim));
+  m.impl("prod.int_out", TORCH_FN(prodOut));
+  m.impl("std.correction", TORCH_FN(stdFn));
+  m.impl("std.correction_out", TORCH_FN(stdOut));
+  m.impl("std_mean.correction", TORCH_FN(stdMean));
   m.impl("sum", TORCH_FN(sumAll));
   m.impl("sum.IntList_out", TORCH_FN(sumOut));
   m.impl("sum.dim_IntList", TORCH_FN(sumDim));
+  m.impl("var.correction", TORCH_FN(varFn));
+  m.impl("var.correction_out", TORCH_FN(varOut));
+  m.impl("var_mean.correction", TORCH_FN(varMean));
 }
 
 }  // namespace torch_ocl::aten

@@ -1,19 +1,28 @@
-// _log_softmax and its backward for float and double (contiguous (outer, dim, inner) views);
-// half and bfloat16 go through the counted CPU fallback for now.
+// _softmax / _log_softmax and their backward for float16, bfloat16, float32 and float64 over any
+// dim (half_to_float too), on contiguous (outer, dim, inner) views. Rows along the last dim that
+// are long get one work-group each (kernels/softmax.cl); the rest one work item per line.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/_log_softmax_backward_data_meta.h>
 #include <ATen/ops/_log_softmax_meta.h>
+#include <ATen/ops/_softmax_backward_data_meta.h>
+#include <ATen/ops/_softmax_meta.h>
 #include <torch/library.h>
 
+#include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
 #include "aten/structured.h"
+#include "codegen/reduce.h"
+
+#include <algorithm>
 
 namespace torch_ocl::aten {
 namespace {
 
 char kSoftmaxFamily;
+constexpr size_t kRowLocal = 256;  // SOFTMAX_LOCAL in softmax.cl
+constexpr int64_t kRowsMinDim = 256;
 
 struct Geometry {
   int64_t outer = 1, dim = 1, inner = 1;
@@ -29,97 +38,158 @@ Geometry geometry(const at::Tensor& t, int64_t dim) {
   return g;
 }
 
-bool native(const at::Tensor& t) {
-  return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble;
+bool native(c10::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
 
-void launchRows(const at::Tensor& anchor, const char* kernel, const Geometry& g,
-                std::initializer_list<at::Tensor> tensors) {
+// The program for input type x and output type y.
+cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarType y) {
+  checkDtypeSupported(x, idx);
+  checkDtypeSupported(y, idx);
+  return programs(idx).get({&kSoftmaxFamily, dtypeCode(x) | (dtypeCode(y) << 6)}, [&] {
+    const c10::ScalarType acc = x == at::kDouble || y == at::kDouble ? at::kDouble : at::kFloat;
+    std::string h = "typedef " + std::string(clComputeType(acc)) + " ACC;\n";
+    h += "typedef " + std::string(clStorageType(x)) + " XT;\n";
+    h += "typedef " + std::string(clStorageType(y)) + " YT;\n";
+    for (auto [name, t] : {std::pair<const char*, c10::ScalarType>{"X", x}, {"Y", y}}) {
+      h += std::string("#define LOAD_") + name + "(p, i) ((ACC)" +
+           convertExpr(t, acc, loadExpr(t, "(p)", "(i)")) + ")\n";
+      h += std::string("#define STORE_") + name + "(p, i, v) " +
+           storeStmt(t, "(p)", "(i)", convertExpr(acc, t, "(v)")) + "\n";
+    }
+    return rt::ProgramSource{
+        std::string("softmax<") + c10::toString(x) + "->" + c10::toString(y) + ">",
+        withPrelude(h + kernels::source("softmax.cl")), ""};
+  });
+}
+
+// Runs the forward (tensors = {y, x}) or backward (tensors = {gx, gy, y}) kernel; x/gx are of
+// type xt and y/gy of type yt.
+void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType xt,
+                   c10::ScalarType yt, std::initializer_list<at::Tensor> tensors) {
+  const at::Tensor& anchor = *tensors.begin();
   if (anchor.numel() == 0) return;
   const c10::DeviceIndex idx = anchor.device().index();
-  cl_program prog = realProgram(idx, &kSoftmaxFamily, "softmax.cl", anchor.scalar_type());
+  cl_program prog = softmaxProgram(idx, xt, yt);
+  rt::Device& dev = device(idx);
+  // CPU devices (PoCL) run a work-group's items one after the other, so trees in local memory
+  // only cost there (measured 4x slower than one item per row); GPUs want the group per row.
+  const bool cpu = codegen::preferItemReductions(dev.info());
+  const bool rows = !cpu && g.inner == 1 && g.dim >= kRowsMinDim;
+  const std::string name =
+      std::string(backward ? "softmax_bwd" : "softmax_fwd") + (rows ? "_rows" : "");
   OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, kernel);
+  cl_kernel k = programs(idx).kernel(prog, name.c_str());
   cl_uint a = 0;
   for (const at::Tensor& t : tensors) setArg(k, a, bufferOf(t));
-  setArg(k, a, static_cast<cl_long>(g.outer));
+  if (!rows) setArg(k, a, static_cast<cl_long>(g.outer));
   setArg(k, a, static_cast<cl_long>(g.dim));
-  setArg(k, a, static_cast<cl_long>(g.inner));
-  launch1D(device(idx), currentQueue(idx), k, g.outer * g.inner);
+  if (!rows) setArg(k, a, static_cast<cl_long>(g.inner));
+  setArg(k, a, static_cast<cl_int>(log));
+  if (rows) {
+    size_t kwg = 0;
+    OCL_CHECK(clGetKernelWorkGroupInfo(k, dev.id(), CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
+                                       nullptr));
+    size_t local = 1;
+    const size_t cap = std::min<size_t>({kRowLocal, kwg, dev.info().max_work_group_size});
+    while (local * 2 <= cap) local *= 2;
+    const size_t global = static_cast<size_t>(g.outer) * local;
+    OCL_CHECK(clEnqueueNDRangeKernel(currentQueue(idx), k, 1, nullptr, &global, &local, 0, nullptr,
+                                     nullptr));
+  } else {
+    launch1D(dev, currentQueue(idx), k, g.outer * g.inner);
+  }
   OCL_CATCH
 }
 
-void logSoftmaxImpl(const at::Tensor& out, const at::Tensor& self, int64_t dim) {
+void forwardImpl(bool log, const at::Tensor& out, const at::Tensor& self, int64_t dim) {
+  checkSameDevice({out, self});
   const at::Tensor x = self.contiguous();
-  at::Tensor y = out.is_contiguous() ? out : at::empty_like(x);
-  launchRows(x, "log_softmax_fwd", geometry(x, dim), {y, x});
+  at::Tensor y = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+  launchSoftmax(false, log, geometry(x, dim), x.scalar_type(), y.scalar_type(), {y, x});
   if (!y.is_same(out)) out.copy_(y);
 }
 
-at::Tensor logSoftmaxFn(const at::Tensor& self, int64_t dim, bool half_to_float) {
-  if (!native(self) || half_to_float)
-    return runFallback("aten::_log_softmax", "", {self, dim, half_to_float})[0].toTensor();
-  Structured<at::meta::structured__log_softmax> s(Mode::kFunctional, nullptr);
+void backwardImpl(bool log, const at::Tensor& grad_input, const at::Tensor& grad_output,
+                  const at::Tensor& output, int64_t dim) {
+  checkSameDevice({grad_input, grad_output, output});
+  const at::Tensor gy = grad_output.contiguous();
+  const at::Tensor y =
+      output.scalar_type() == gy.scalar_type() ? output.contiguous() : output.to(gy.scalar_type());
+  at::Tensor gx =
+      grad_input.is_contiguous() ? grad_input : at::empty(grad_input.sizes(), grad_input.options());
+  launchSoftmax(true, log, geometry(gy, dim), gx.scalar_type(), gy.scalar_type(), {gx, gy, y});
+  if (!gx.is_same(grad_input)) grad_input.copy_(gx);
+}
+
+template <class Meta, bool kLog>
+at::Tensor forwardFn(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  const char* op = kLog ? "aten::_log_softmax" : "aten::_softmax";
+  if (!native(self.scalar_type()))
+    return runFallback(op, "", {self, dim, half_to_float})[0].toTensor();
+  Structured<Meta> s(Mode::kFunctional, nullptr);
   s.meta(self, dim, half_to_float);
-  logSoftmaxImpl(s.output(), self, dim);
+  forwardImpl(kLog, s.output(), self, dim);
   return s.output();
 }
 
-at::Tensor& logSoftmaxOut(const at::Tensor& self, int64_t dim, bool half_to_float,
-                          at::Tensor& out) {
-  if (!native(self) || half_to_float || out.scalar_type() != self.scalar_type()) {
-    runFallback("aten::_log_softmax", "out", {self, dim, half_to_float, out});
+template <class Meta, bool kLog>
+at::Tensor& forwardOut(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
+  const char* op = kLog ? "aten::_log_softmax" : "aten::_softmax";
+  if (!native(self.scalar_type()) || !native(out.scalar_type())) {
+    runFallback(op, "out", {self, dim, half_to_float, out});
     return out;
   }
-  Structured<at::meta::structured__log_softmax> s(Mode::kOut, &out);
+  Structured<Meta> s(Mode::kOut, &out);
   s.meta(self, dim, half_to_float);
-  logSoftmaxImpl(out, self, dim);
+  forwardImpl(kLog, out, self, dim);
   return out;
 }
 
-void logSoftmaxBackwardImpl(const at::Tensor& grad_input, const at::Tensor& grad_output,
-                            const at::Tensor& output, int64_t dim) {
-  const at::Tensor go = grad_output.contiguous(), y = output.contiguous();
-  at::Tensor gi = grad_input.is_contiguous() ? grad_input : at::empty_like(go);
-  launchRows(go, "log_softmax_bwd", geometry(go, dim), {gi, go, y});
-  if (!gi.is_same(grad_input)) grad_input.copy_(gi);
-}
-
-at::Tensor logSoftmaxBackwardFn(const at::Tensor& grad_output, const at::Tensor& output,
-                                int64_t dim, c10::ScalarType input_dtype) {
+template <class Meta, bool kLog>
+at::Tensor backwardFn(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
+                      c10::ScalarType input_dtype) {
+  const char* op = kLog ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data";
   checkSameDevice({grad_output, output});
-  if (!native(grad_output) || input_dtype != grad_output.scalar_type())
-    return runFallback("aten::_log_softmax_backward_data", "",
-                       {grad_output, output, dim, input_dtype})[0]
-        .toTensor();
-  Structured<at::meta::structured__log_softmax_backward_data> s(Mode::kFunctional, nullptr);
+  if (!native(grad_output.scalar_type()) || !native(input_dtype))
+    return runFallback(op, "", {grad_output, output, dim, input_dtype})[0].toTensor();
+  Structured<Meta> s(Mode::kFunctional, nullptr);
   s.meta(grad_output, output, dim, input_dtype);
-  logSoftmaxBackwardImpl(s.output(), grad_output, output, dim);
+  backwardImpl(kLog, s.output(), grad_output, output, dim);
   return s.output();
 }
 
-at::Tensor& logSoftmaxBackwardOut(const at::Tensor& grad_output, const at::Tensor& output,
-                                  int64_t dim, c10::ScalarType input_dtype, at::Tensor& out) {
+template <class Meta, bool kLog>
+at::Tensor& backwardOut(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
+                        c10::ScalarType input_dtype, at::Tensor& out) {
+  const char* op = kLog ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data";
   checkSameDevice({grad_output, output, out});
-  if (!native(grad_output) || input_dtype != grad_output.scalar_type() ||
-      out.scalar_type() != grad_output.scalar_type()) {
-    runFallback("aten::_log_softmax_backward_data", "out",
-                {grad_output, output, dim, input_dtype, out});
+  if (!native(grad_output.scalar_type()) || !native(input_dtype) || !native(out.scalar_type())) {
+    runFallback(op, "out", {grad_output, output, dim, input_dtype, out});
     return out;
   }
-  Structured<at::meta::structured__log_softmax_backward_data> s(Mode::kOut, &out);
+  Structured<Meta> s(Mode::kOut, &out);
   s.meta(grad_output, output, dim, input_dtype);
-  logSoftmaxBackwardImpl(out, grad_output, output, dim);
+  backwardImpl(kLog, out, grad_output, output, dim);
   return out;
 }
+
+using LogFwd = at::meta::structured__log_softmax;
+using Fwd = at::meta::structured__softmax;
+using LogBwd = at::meta::structured__log_softmax_backward_data;
+using Bwd = at::meta::structured__softmax_backward_data;
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_log_softmax", TORCH_FN(logSoftmaxFn));
-  m.impl("_log_softmax.out", TORCH_FN(logSoftmaxOut));
-  m.impl("_log_softmax_backward_data", TORCH_FN(logSoftmaxBackwardFn));
-  m.impl("_log_softmax_backward_data.out", TORCH_FN(logSoftmaxBackwardOut));
+  m.impl("_log_softmax", TORCH_FN((forwardFn<LogFwd, true>)));
+  m.impl("_log_softmax.out", TORCH_FN((forwardOut<LogFwd, true>)));
+  m.impl("_log_softmax_backward_data", TORCH_FN((backwardFn<LogBwd, true>)));
+  m.impl("_log_softmax_backward_data.out", TORCH_FN((backwardOut<LogBwd, true>)));
+  m.impl("_softmax", TORCH_FN((forwardFn<Fwd, false>)));
+  m.impl("_softmax.out", TORCH_FN((forwardOut<Fwd, false>)));
+  m.impl("_softmax_backward_data", TORCH_FN((backwardFn<Bwd, false>)));
+  m.impl("_softmax_backward_data.out", TORCH_FN((backwardOut<Bwd, false>)));
 }
 
 }  // namespace torch_ocl::aten

@@ -1,31 +1,126 @@
-// log_softmax forward and backward over the middle dimension of a contiguous (outer, dim, inner)
-// view. T is the element type, ACC the accumulation type (float or double), set by the host.
-__kernel void log_softmax_fwd(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
-                              long outer, long dim, long inner) {
+// softmax / log_softmax forward and backward over the middle dimension of a contiguous
+// (outer, dim, inner) view. The host prepends: ACC (accumulation type), XT / YT (storage types
+// of the input and of the output), LOAD_X/LOAD_Y(p, i) -> ACC and STORE_X/STORE_Y(p, i, v).
+// `log_` picks log_softmax. Forward: x is the input, y the output. Backward: gy and y are of the
+// output's type, gx (the gradient of the input) of the input's type.
+
+#define SOFTMAX_LOCAL 256
+
+// One work item per (outer, inner) line: for inner > 1 neighbouring items read neighbouring
+// elements; also the fallback for short rows.
+__kernel void softmax_fwd(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
+                          long outer, long dim, long inner, int log_) {
   const long gid = get_global_id(0);
   if (gid >= outer * inner) return;
   const long base = (gid / inner) * dim * inner + gid % inner;
-  __global const T* x = (__global const T*)(xb + xoff) + base;
-  __global T* y = (__global T*)(yb + yoff) + base;
+  __global const XT* x = (__global const XT*)(xb + xoff) + base;
+  __global YT* y = (__global YT*)(yb + yoff) + base;
   ACC m = -INFINITY;
-  for (long d = 0; d < dim; ++d) m = fmax(m, (ACC)x[d * inner]);
+  for (long d = 0; d < dim; ++d) m = fmax(m, LOAD_X(x, d * inner));
   ACC s = 0;
-  for (long d = 0; d < dim; ++d) s += exp((ACC)x[d * inner] - m);
-  const ACC lse = m + log(s);
-  for (long d = 0; d < dim; ++d) y[d * inner] = (T)((ACC)x[d * inner] - lse);
+  if (log_) {
+    for (long d = 0; d < dim; ++d) s += exp(LOAD_X(x, d * inner) - m);
+    const ACC lse = m + log(s);
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, LOAD_X(x, d * inner) - lse);
+  } else if (sizeof(YT) >= sizeof(ACC)) {
+    // One exp per element (the costly part on CPUs): store exp(x - m), then rescale in place.
+    for (long d = 0; d < dim; ++d) {
+      const ACC e = exp(LOAD_X(x, d * inner) - m);
+      s += e;
+      STORE_Y(y, d * inner, e);
+    }
+    const ACC r = (ACC)1 / s;
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, LOAD_Y(y, d * inner) * r);
+  } else {  // a narrower output would round exp(x - m) before the division
+    for (long d = 0; d < dim; ++d) s += exp(LOAD_X(x, d * inner) - m);
+    const ACC r = (ACC)1 / s;
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, exp(LOAD_X(x, d * inner) - m) * r);
+  }
 }
 
-// grad_input = grad_output - exp(output) * sum(grad_output)
-__kernel void log_softmax_bwd(__global char* gib, ulong gioff, __global const char* gob,
-                              ulong gooff, __global const char* yb, ulong yoff, long outer,
-                              long dim, long inner) {
+// inner == 1 and long rows: one work-group per row, trees in local memory.
+__kernel void softmax_fwd_rows(__global char* yb, ulong yoff, __global const char* xb,
+                               ulong xoff, long dim, int log_) {
+  const long row = get_group_id(0);
+  const int lid = get_local_id(0), L = get_local_size(0);
+  __global const XT* x = (__global const XT*)(xb + xoff) + row * dim;
+  __global YT* y = (__global YT*)(yb + yoff) + row * dim;
+  __local ACC sh[SOFTMAX_LOCAL];
+  ACC m = -INFINITY;
+  for (long d = lid; d < dim; d += L) m = fmax(m, LOAD_X(x, d));
+  sh[lid] = m;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int h = L >> 1; h > 0; h >>= 1) {
+    if (lid < h) sh[lid] = fmax(sh[lid], sh[lid + h]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  m = sh[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  ACC s = 0;
+  for (long d = lid; d < dim; d += L) s += exp(LOAD_X(x, d) - m);
+  sh[lid] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int h = L >> 1; h > 0; h >>= 1) {
+    if (lid < h) sh[lid] += sh[lid + h];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  s = sh[0];
+  if (log_) {
+    const ACC lse = m + log(s);
+    for (long d = lid; d < dim; d += L) STORE_Y(y, d, LOAD_X(x, d) - lse);
+  } else {
+    const ACC r = (ACC)1 / s;
+    for (long d = lid; d < dim; d += L) STORE_Y(y, d, exp(LOAD_X(x, d) - m) * r);
+  }
+}
+
+// log_softmax: gx = gy - exp(y) * sum(gy);  softmax: gx = y * (gy - sum(gy * y)).
+__kernel void softmax_bwd(__global char* gxb, ulong gxoff, __global const char* gyb, ulong gyoff,
+                          __global const char* yb, ulong yoff, long outer, long dim, long inner,
+                          int log_) {
   const long gid = get_global_id(0);
   if (gid >= outer * inner) return;
   const long base = (gid / inner) * dim * inner + gid % inner;
-  __global T* gi = (__global T*)(gib + gioff) + base;
-  __global const T* go = (__global const T*)(gob + gooff) + base;
-  __global const T* y = (__global const T*)(yb + yoff) + base;
+  __global XT* gx = (__global XT*)(gxb + gxoff) + base;
+  __global const YT* gy = (__global const YT*)(gyb + gyoff) + base;
+  __global const YT* y = (__global const YT*)(yb + yoff) + base;
   ACC s = 0;
-  for (long d = 0; d < dim; ++d) s += (ACC)go[d * inner];
-  for (long d = 0; d < dim; ++d) gi[d * inner] = (T)((ACC)go[d * inner] - exp((ACC)y[d * inner]) * s);
+  if (log_) {
+    for (long d = 0; d < dim; ++d) s += LOAD_Y(gy, d * inner);
+    for (long d = 0; d < dim; ++d)
+      STORE_X(gx, d * inner, LOAD_Y(gy, d * inner) - exp(LOAD_Y(y, d * inner)) * s);
+  } else {
+    for (long d = 0; d < dim; ++d) s += LOAD_Y(gy, d * inner) * LOAD_Y(y, d * inner);
+    for (long d = 0; d < dim; ++d)
+      STORE_X(gx, d * inner, LOAD_Y(y, d * inner) * (LOAD_Y(gy, d * inner) - s));
+  }
+}
+
+__kernel void softmax_bwd_rows(__global char* gxb, ulong gxoff, __global const char* gyb,
+                               ulong gyoff, __global const char* yb, ulong yoff, long dim,
+                               int log_) {
+  const long row = get_group_id(0);
+  const int lid = get_local_id(0), L = get_local_size(0);
+  __global XT* gx = (__global XT*)(gxb + gxoff) + row * dim;
+  __global const YT* gy = (__global const YT*)(gyb + gyoff) + row * dim;
+  __global const YT* y = (__global const YT*)(yb + yoff) + row * dim;
+  __local ACC sh[SOFTMAX_LOCAL];
+  ACC s = 0;
+  if (log_) {
+    for (long d = lid; d < dim; d += L) s += LOAD_Y(gy, d);
+  } else {
+    for (long d = lid; d < dim; d += L) s += LOAD_Y(gy, d) * LOAD_Y(y, d);
+  }
+  sh[lid] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int h = L >> 1; h > 0; h >>= 1) {
+    if (lid < h) sh[lid] += sh[lid + h];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  s = sh[0];
+  if (log_) {
+    for (long d = lid; d < dim; d += L) STORE_X(gx, d, LOAD_Y(gy, d) - exp(LOAD_Y(y, d)) * s);
+  } else {
+    for (long d = lid; d < dim; d += L) STORE_X(gx, d, LOAD_Y(y, d) * (LOAD_Y(gy, d) - s));
+  }
 }

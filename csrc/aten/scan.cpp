@@ -1,0 +1,107 @@
+// cumsum and cumprod (functional, out=, in-place through PyTorch's structured wrappers) for all
+// real dtypes: a line scan over a contiguous (outer, dim, inner) view, accumulating in float for
+// float16/bfloat16/float32, double for float64 and in the output type for integers (int64 by
+// default, as CPU). Complex takes the counted CPU fallback.
+#include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/ops/cumprod_meta.h>
+#include <ATen/ops/cumsum_meta.h>
+#include <torch/library.h>
+
+#include "aten/cl_types.h"
+#include "aten/fallback.h"
+#include "aten/launch.h"
+#include "aten/structured.h"
+
+namespace torch_ocl::aten {
+namespace {
+
+char kScanFamily;
+
+c10::ScalarType scanAcc(c10::ScalarType out) {
+  if (out == c10::kDouble) return c10::kDouble;
+  if (c10::isFloatingType(out)) return c10::kFloat;
+  return out == c10::kBool ? c10::kLong : out;
+}
+
+cl_program scanProgram(c10::DeviceIndex idx, bool prod, c10::ScalarType x, c10::ScalarType y) {
+  checkDtypeSupported(x, idx);
+  checkDtypeSupported(y, idx);
+  const uint64_t variant = dtypeCode(x) | (dtypeCode(y) << 6) | (static_cast<uint64_t>(prod) << 12);
+  return programs(idx).get({&kScanFamily, variant}, [&] {
+    const c10::ScalarType acc = scanAcc(y);
+    std::string h = "typedef " + std::string(clComputeType(acc)) + " ACC;\n";
+    h += "typedef " + std::string(clStorageType(x)) + " XT;\n";
+    h += "typedef " + std::string(clStorageType(y)) + " YT;\n";
+    h += "#define LOAD_X(p, i) ((ACC)" + convertExpr(x, acc, loadExpr(x, "(p)", "(i)")) + ")\n";
+    h +=
+        "#define STORE_Y(p, i, v) " + storeStmt(y, "(p)", "(i)", convertExpr(acc, y, "(v)")) + "\n";
+    h += prod ? "#define SCAN_IDENT 1\n#define SCAN_OP(a, b) ((a) * (b))\n"
+              : "#define SCAN_IDENT 0\n#define SCAN_OP(a, b) ((a) + (b))\n";
+    return rt::ProgramSource{std::string(prod ? "cumprod<" : "cumsum<") + c10::toString(x) + "->" +
+                                 c10::toString(y) + ">",
+                             withPrelude(h + kernels::source("scan.cl")), ""};
+  });
+}
+
+void scanImpl(bool prod, const at::Tensor& out, const at::Tensor& self, int64_t dim) {
+  checkSameDevice({out, self});
+  if (out.numel() == 0) return;
+  const at::Tensor x = self.contiguous();
+  at::Tensor y = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+  int64_t outer = 1, len = 1, inner = 1;
+  if (x.dim() > 0) {
+    dim = at::maybe_wrap_dim(dim, x.dim());
+    len = x.size(dim);
+    for (int64_t d = 0; d < dim; ++d) outer *= x.size(d);
+    for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
+  }
+  const c10::DeviceIndex idx = out.device().index();
+  cl_program prog = scanProgram(idx, prod, x.scalar_type(), y.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "scan_lines");
+  setArgs(k, bufferOf(y), bufferOf(x), static_cast<cl_long>(outer), static_cast<cl_long>(len),
+          static_cast<cl_long>(inner));
+  launch1D(device(idx), currentQueue(idx), k, outer * inner);
+  OCL_CATCH
+  if (!y.is_same(out)) out.copy_(y);
+}
+
+template <class Meta, bool kProd>
+at::Tensor scanFn(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  const char* op = kProd ? "aten::cumprod" : "aten::cumsum";
+  if (c10::isComplexType(self.scalar_type()) || (dtype && c10::isComplexType(*dtype)))
+    return runFallback(op, "", {self, dim, dtype})[0].toTensor();
+  Structured<Meta> s(Mode::kFunctional, nullptr);
+  s.meta(self, dim, dtype);
+  scanImpl(kProd, s.output(), self, dim);
+  return s.output();
+}
+
+template <class Meta, bool kProd>
+at::Tensor& scanOut(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype,
+                    at::Tensor& out) {
+  const char* op = kProd ? "aten::cumprod" : "aten::cumsum";
+  if (c10::isComplexType(self.scalar_type()) || c10::isComplexType(out.scalar_type())) {
+    runFallback(op, "out", {self, dim, dtype, out});
+    return out;
+  }
+  Structured<Meta> s(Mode::kOut, &out);
+  s.meta(self, dim, dtype);
+  scanImpl(kProd, out, self, dim);
+  return out;
+}
+
+using Cumsum = at::meta::structured_cumsum;
+using Cumprod = at::meta::structured_cumprod;
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("cumprod", TORCH_FN((scanFn<Cumprod, true>)));
+  m.impl("cumprod.out", TORCH_FN((scanOut<Cumprod, true>)));
+  m.impl("cumsum", TORCH_FN((scanFn<Cumsum, false>)));
+  m.impl("cumsum.out", TORCH_FN((scanOut<Cumsum, false>)));
+}
+
+}  // namespace torch_ocl::aten

@@ -1,0 +1,55 @@
+// The reduction kernel generator, sibling of the pointwise one. A reduction is an accumulator
+// type ACC (a scalar of the accumulation dtype V, or a small struct over V), an identity, a map
+// from one input element (converted to V) and its index along the reduced dimensions to an ACC,
+// an associative combine of two ACCs and a finalize from ACC to the output value(s). Geometry
+// comes from an at::TensorIterator built with is_reduction(true) (PyTorch's own reduction setup:
+// dims, keepdim, out= strides); sizes and strides are kernel arguments, the kernels are
+// specialised only on dtypes and on whether the reduced extent is a single (contiguous) dimension.
+//
+// Launch shapes: one work item per output for short or strided (outer) reductions, one
+// work-group per output with a tree in local memory for long contiguous (inner) reductions, and
+// both split into chunks with a second pass over the partials when there are too few outputs to
+// fill the device.
+#pragma once
+
+#include <ATen/TensorIterator.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+#include "runtime/device.h"
+
+#include <array>
+
+namespace torch_ocl::codegen {
+
+struct ReduceOp {
+  const char* name;
+  // OpenCL C. In all of them V is the accumulation scalar type, and these macros exist:
+  // V_LOWEST, V_HIGHEST (identities of max/min), V_ISNAN(x) (0 for integral V).
+  const char* acc_decl;  // "typedef ... ACC;" for a struct accumulator; nullptr: ACC is V
+  const char* identity;  // body of `ACC r_ident(void)`
+  const char* map;       // body of `ACC r_map(V x, long i, V s0, V s1)`
+  const char* combine;   // body of `ACC r_combine(ACC a, ACC b)`
+  const char* finalize;  // body of `V r_fin(ACC a, long n, V s0, V s1)` (output 0)
+  // Second output (values+indices, var+mean): body of `F2 r_fin2(ACC a, long n, V s0, V s1)`.
+  const char* finalize2 = nullptr;
+  bool index_output = false;  // F2 is long (an index), else V
+};
+
+// A TensorIterator for reducing `self` into `out` (and `out2`, when defined) over `dims`
+// (PyTorch's make_dim_mask: empty or none means all), outputs already of their final shape.
+at::TensorIterator reductionIter(const at::Tensor& self, const at::Tensor& out,
+                                 const at::Tensor& out2, at::OptionalIntArrayRef dims,
+                                 bool keepdim);
+
+// Runs op over iter (outputs first, then the input), accumulating in `acc`; scalars s0, s1 are
+// converted to acc. An empty reduced extent yields finalize(identity) as on CPU.
+void launchReduce(const ReduceOp& op, const at::TensorIteratorBase& iter, c10::ScalarType acc,
+                  std::array<c10::Scalar, 2> scalars = {});
+
+// True when the device runs work-groups as loops over their items (CPU devices such as PoCL):
+// there one work item owns a contiguous stretch and local-memory trees are avoided. Setting
+// TORCH_OCL_TREE_REDUCTIONS=1 gives every device the GPU shapes (the tests use it to cover them).
+bool preferItemReductions(const rt::DeviceInfo& info);
+
+}  // namespace torch_ocl::codegen
