@@ -123,28 +123,28 @@ at::Tensor& gatherOut(const at::Tensor& self, int64_t dim, const at::Tensor& ind
 
 // scatter / scatter_add / scatter_reduce in their three forms; RMW dtypes the device cannot
 // accumulate go through the counted fallback.
-#define OCL_SCATTER_FORMS(NAME, OP, OVL, OUT_OVL, IMPL, MODE_EXPR, PARAMS, ARGS)                 \
-  at::Tensor NAME##Fn(const at::Tensor& self, int64_t dim, const at::Tensor& index PARAMS) {     \
-    if (!rmwOk(MODE_EXPR, self))                                                                 \
-      return runFallback("aten::" OP, OVL, {self, dim, index ARGS})[0].toTensor();               \
-    return runStructured<IMPL>(Mode::kFunctional, nullptr, self, dim, index ARGS);               \
-  }                                                                                              \
-  at::Tensor& NAME##Inplace(at::Tensor& self, int64_t dim, const at::Tensor& index PARAMS) {     \
-    if (!rmwOk(MODE_EXPR, self)) {                                                               \
-      runFallback("aten::" OP "_", OVL, {self, dim, index ARGS});                                \
-      return self;                                                                               \
-    }                                                                                            \
-    runStructured<IMPL>(Mode::kInplace, &self, self, dim, index ARGS);                           \
-    return self;                                                                                 \
-  }                                                                                              \
-  at::Tensor& NAME##Out(const at::Tensor& self, int64_t dim, const at::Tensor& index PARAMS,     \
-                        at::Tensor& out) {                                                       \
-    if (!rmwOk(MODE_EXPR, self)) {                                                               \
-      runFallback("aten::" OP, OUT_OVL, {self, dim, index ARGS, out});                           \
-      return out;                                                                                \
-    }                                                                                            \
-    runStructured<IMPL>(Mode::kOut, &out, self, dim, index ARGS);                                \
-    return out;                                                                                  \
+#define OCL_SCATTER_FORMS(NAME, OP, OVL, OUT_OVL, IMPL, MODE_EXPR, PARAMS, ARGS)             \
+  at::Tensor NAME##Fn(const at::Tensor& self, int64_t dim, const at::Tensor& index PARAMS) { \
+    if (!rmwOk(MODE_EXPR, self))                                                             \
+      return runFallback("aten::" OP, OVL, {self, dim, index ARGS})[0].toTensor();           \
+    return runStructured<IMPL>(Mode::kFunctional, nullptr, self, dim, index ARGS);           \
+  }                                                                                          \
+  at::Tensor& NAME##Inplace(at::Tensor& self, int64_t dim, const at::Tensor& index PARAMS) { \
+    if (!rmwOk(MODE_EXPR, self)) {                                                           \
+      runFallback("aten::" OP "_", OVL, {self, dim, index ARGS});                            \
+      return self;                                                                           \
+    }                                                                                        \
+    runStructured<IMPL>(Mode::kInplace, &self, self, dim, index ARGS);                       \
+    return self;                                                                             \
+  }                                                                                          \
+  at::Tensor& NAME##Out(const at::Tensor& self, int64_t dim, const at::Tensor& index PARAMS, \
+                        at::Tensor& out) {                                                   \
+    if (!rmwOk(MODE_EXPR, self)) {                                                           \
+      runFallback("aten::" OP, OUT_OVL, {self, dim, index ARGS, out});                       \
+      return out;                                                                            \
+    }                                                                                        \
+    runStructured<IMPL>(Mode::kOut, &out, self, dim, index ARGS);                            \
+    return out;                                                                              \
   }
 
 #define OCL_COMMA ,

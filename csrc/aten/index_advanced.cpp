@@ -6,8 +6,8 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/IndexKernel.h>
-#include <ATen/native/TensorAdvancedIndexing.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/TensorAdvancedIndexing.h>
 #include <ATen/ops/_index_put_impl_native.h>
 #include <ATen/ops/index_native.h>
 #include <ATen/ops/masked_fill_native.h>
@@ -92,8 +92,7 @@ void launchIndex(IndexMode mode, const at::TensorIteratorBase& iter, at::IntArra
     s += "  __global " + st + "* in = (__global " + st + "*)(p1 + off1 + o1);\n";
     switch (mode) {
       case IndexMode::kGet:
-        s += "  *out = ok ? *(__global " + st + "*)((__global char*)in + off) : (" + st +
-             ")0;\n";
+        s += "  *out = ok ? *(__global " + st + "*)((__global char*)in + off) : (" + st + ")0;\n";
         break;
       case IndexMode::kPut:
         s += "  if (ok) *(__global " + st + "*)((__global char*)out + off) = *in;\n";
@@ -122,8 +121,8 @@ void launchIndex(IndexMode mode, const at::TensorIteratorBase& iter, at::IntArra
   for (int i = 0; i < iter.ntensors(); ++i) setArg(k, a, resolvePtr(iter.data_ptr(i)));
   setArg(k, a, static_cast<cl_long>(iter.numel()));
   setArg(k, a, static_cast<cl_int>(iter.ndim()));
-  setArg(k, a, static_cast<cl_int>(mode == IndexMode::kGet ? CheckedOp::kIndex
-                                                           : CheckedOp::kIndexPut));
+  setArg(k, a,
+         static_cast<cl_int>(mode == IndexMode::kGet ? CheckedOp::kIndex : CheckedOp::kIndexPut));
   setArg(k, a, rec);
   setArg(k, a, g);
   launch1D(device(idx), currentQueue(idx), k, iter.numel());
@@ -166,8 +165,9 @@ void indexPutWithSortStub(at::Tensor& self, const c10::List<std::optional<at::Te
   at::Tensor offsets = at::empty(self.sizes(), self.options().dtype(c10::kLong));
   launchElementOffsets(offsets, self);
   const at::Tensor pos = offsets.index(indices);
-  TORCH_CHECK_INDEX(at::is_expandable_to(value.sizes(), pos.sizes()), "shape mismatch: value tensor of shape ",
-              value.sizes(), " cannot be broadcast to indexing result of shape ", pos.sizes());
+  TORCH_CHECK_INDEX(at::is_expandable_to(value.sizes(), pos.sizes()),
+                    "shape mismatch: value tensor of shape ", value.sizes(),
+                    " cannot be broadcast to indexing result of shape ", pos.sizes());
   if (pos.numel() == 0) return;
   int64_t span = 1;
   for (int64_t d = 0; d < self.dim(); ++d) span += (self.size(d) - 1) * self.stride(d);
@@ -258,27 +258,32 @@ cl_program nonzeroProgram(c10::DeviceIndex idx, c10::ScalarType t) {
     const std::string nz = c10::isComplexType(t) ? "(v.x != 0 || v.y != 0)" : "(v != 0)";
     std::string s;
     s += "typedef struct { long sizes[OCL_MAX_DIMS]; } NzShape;\n";
-    s += "inline int nz_at(__global const " + st + "* x, long i) {\n  const " +
-         clComputeType(t) + " v = " + load + ";\n  return " + nz + ";\n}\n";
+    s += "inline int nz_at(__global const " + st + "* x, long i) {\n  const " + clComputeType(t) +
+         " v = " + load + ";\n  return " + nz + ";\n}\n";
     s += "__kernel void nz_count(__global const char* xb, ulong xoff, long n, long block,\n"
          "                       __global char* cb, ulong coff) {\n"
          "  const long b = get_global_id(0);\n  const long start = b * block;\n"
          "  if (start >= n) return;\n  const long end = min(n, start + block);\n"
-         "  __global const " + st + "* x = (__global const " + st + "*)(xb + xoff);\n"
+         "  __global const " +
+         st + "* x = (__global const " + st +
+         "*)(xb + xoff);\n"
          "  long c = 0;\n  for (long i = start; i < end; ++i) c += nz_at(x, i);\n"
          "  ((__global long*)(cb + coff))[b] = c;\n}\n";
     // Exclusive scan of the block counts; counts[nb] receives the total.
-    s += "__kernel void nz_scan(__global char* cb, ulong coff, long nb) {\n"
-         "  if (get_global_id(0) != 0) return;\n"
-         "  __global long* counts = (__global long*)(cb + coff);\n  long acc = 0;\n"
-         "  for (long b = 0; b < nb; ++b) { const long c = counts[b]; counts[b] = acc; acc += c; }\n"
-         "  counts[nb] = acc;\n}\n";
+    s +=
+        "__kernel void nz_scan(__global char* cb, ulong coff, long nb) {\n"
+        "  if (get_global_id(0) != 0) return;\n"
+        "  __global long* counts = (__global long*)(cb + coff);\n  long acc = 0;\n"
+        "  for (long b = 0; b < nb; ++b) { const long c = counts[b]; counts[b] = acc; acc += c; }\n"
+        "  counts[nb] = acc;\n}\n";
     s += "__kernel void nz_write(__global const char* xb, ulong xoff, long n, long block,\n"
          "    __global const char* cb, ulong coff, __global char* ob, ulong ooff, int ndim,\n"
          "    NzShape sh) {\n"
          "  const long b = get_global_id(0);\n  const long start = b * block;\n"
          "  if (start >= n) return;\n  const long end = min(n, start + block);\n"
-         "  __global const " + st + "* x = (__global const " + st + "*)(xb + xoff);\n"
+         "  __global const " +
+         st + "* x = (__global const " + st +
+         "*)(xb + xoff);\n"
          "  __global long* out = (__global long*)(ob + ooff);\n"
          "  long row = ((__global const long*)(cb + coff))[b];\n"
          "  for (long i = start; i < end; ++i) {\n"
@@ -287,8 +292,7 @@ cl_program nonzeroProgram(c10::DeviceIndex idx, c10::ScalarType t) {
          "    for (int d = ndim - 1; d >= 0; --d) {\n"
          "      out[row * ndim + d] = rem % sh.sizes[d];\n      rem /= sh.sizes[d];\n    }\n"
          "    ++row;\n  }\n}\n";
-    return rt::ProgramSource{std::string("nonzero<") + c10::toString(t) + ">", withPrelude(s),
-                             ""};
+    return rt::ProgramSource{std::string("nonzero<") + c10::toString(t) + ">", withPrelude(s), ""};
   });
 }
 

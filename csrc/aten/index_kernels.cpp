@@ -76,7 +76,8 @@ std::string rmwSource(GsMode mode, c10::ScalarType t) {
     const std::string cas = size == 4 ? "atomic_cmpxchg" : "atom_cmpxchg";
     s += "  volatile __global " + ut + "* w = (volatile __global " + ut + "*)p;\n";
     s += "  " + ut + " old = *w, assumed;\n  do {\n    assumed = old;\n";
-    s += "    const " + ct + " r = ocl_combine(" + toCompute(t, "as_" + st + "(assumed)") + ", v);\n";
+    s += "    const " + ct + " r = ocl_combine(" + toCompute(t, "as_" + st + "(assumed)") +
+         ", v);\n";
     s += "    old = " + cas + "(w, assumed, as_" + ut + "(" + toStorage(t, "r") + "));\n";
     s += "  } while (old != assumed);\n}\n";
   } else {
@@ -90,7 +91,8 @@ std::string rmwSource(GsMode mode, c10::ScalarType t) {
     s += "    const " + st + " cur = (" + st + ")((assumed >> shift) & " + mask + ");\n";
     s += "    const " + ct + " r = ocl_combine(" + toCompute(t, "cur") + ", v);\n";
     s += "    const uint nv = ((uint)" + toStorage(t, "r") + ") & " + mask + ";\n";
-    s += "    old = atomic_cmpxchg(w, assumed, (assumed & ~(" + mask + " << shift)) | (nv << shift));\n";
+    s += "    old = atomic_cmpxchg(w, assumed, (assumed & ~(" + mask +
+         " << shift)) | (nv << shift));\n";
     s += "  } while (old != assumed);\n}\n";
   }
   return s;
@@ -140,17 +142,18 @@ void launchGatherScatter(GsMode mode, CheckedOp op, const at::Tensor& direct,
     s += deviceCheckSource();
     if (mode != GsMode::kGather && mode != GsMode::kScatter) s += rmwSource(mode, t);
     s += "typedef struct { long sizes[OCL_MAX_DIMS]; long strides[3][OCL_MAX_DIMS]; } GsGeom;\n";
-    s += "__kernel void gs(__global char* ab, ulong aoff, __global const char* ib, ulong ioff,\n"
-         "    __global char* sb, ulong soff, long n, int ndim, int dim, long dsize, long dstride,\n"
-         "    int wrap, int op, int report_dim, __global char* rb, ulong roff, GsGeom g) {\n"
-         "  const long li = get_global_id(0);\n  if (li >= n) return;\n"
-         "  long rem = li, oa = 0, oi = 0, os = 0;\n"
-         "  for (int k = 0; k < ndim; ++k) {\n"
-         "    const long c = rem % g.sizes[k];\n    rem /= g.sizes[k];\n"
-         "    oa += c * g.strides[0][k];\n    oi += c * g.strides[1][k];\n"
-         "    if (k != dim) os += c * g.strides[2][k];\n  }\n"
-         "  const long j = ocl_checked_index(((__global const long*)(ib + ioff))[oi], dsize, wrap,\n"
-         "                                  (__global int*)(rb + roff), op, report_dim);\n";
+    s +=
+        "__kernel void gs(__global char* ab, ulong aoff, __global const char* ib, ulong ioff,\n"
+        "    __global char* sb, ulong soff, long n, int ndim, int dim, long dsize, long dstride,\n"
+        "    int wrap, int op, int report_dim, __global char* rb, ulong roff, GsGeom g) {\n"
+        "  const long li = get_global_id(0);\n  if (li >= n) return;\n"
+        "  long rem = li, oa = 0, oi = 0, os = 0;\n"
+        "  for (int k = 0; k < ndim; ++k) {\n"
+        "    const long c = rem % g.sizes[k];\n    rem /= g.sizes[k];\n"
+        "    oa += c * g.strides[0][k];\n    oi += c * g.strides[1][k];\n"
+        "    if (k != dim) os += c * g.strides[2][k];\n  }\n"
+        "  const long j = ocl_checked_index(((__global const long*)(ib + ioff))[oi], dsize, wrap,\n"
+        "                                  (__global int*)(rb + roff), op, report_dim);\n";
     s += "  __global " + st + "* A = (__global " + st + "*)(ab + aoff);\n";
     s += "  __global " + st + "* S = (__global " + st + "*)(sb + soff);\n";
     switch (mode) {
@@ -198,8 +201,11 @@ void launchStridedCopy(const at::Tensor& dst, const at::Tensor& src, int64_t src
   }
   // Only the element size matters for a copy.
   const size_t es = c10::elementSize(t);
-  const char* ut = es == 1 ? "uchar" : es == 2 ? "ushort" : es == 4 ? "uint" : es == 8 ? "ulong"
-                                                                                       : "ulong2";
+  const char* ut = es == 1   ? "uchar"
+                   : es == 2 ? "ushort"
+                   : es == 4 ? "uint"
+                   : es == 8 ? "ulong"
+                             : "ulong2";
   cl_program prog = programs(idx).get({&kStridedCopyFamily, es}, [&] {
     std::string s = "typedef " + std::string(ut) + " E;\n";
     s += "typedef struct { long sizes[OCL_MAX_DIMS]; long strides[2][OCL_MAX_DIMS]; } CopyGeom;\n"

@@ -10,7 +10,7 @@
 #include <string>
 
 // Points one of ATen's dispatch stubs (at::native::<name>) at our kernel for PrivateUse1.
-#define OCL_REGISTER_STUB(name, fn)                                                  \
+#define OCL_REGISTER_STUB(name, fn)                                                        \
   static at::native::RegisterPRIVATEUSE1Dispatch<at::native::name##_DECLARE_DISPATCH_type> \
       name##_ocl_registration(at::native::name, fn);
 

@@ -53,9 +53,9 @@ inline long pad_src(long x, long n, int reflect) {
     // Forward: out[g] = in[src]. Backward (out = grad_output, in = grad_input): in[src] += out[g].
     s += backward ? "  ocl_rmw(in + src, " + loadExpr(t, "out", "g") + ");\n}\n"
                   : "  out[g] = in[src];\n}\n";
-    return rt::ProgramSource{std::string(backward ? "pad_backward<" : "pad<") +
-                                 c10::toString(t) + ">",
-                             withPrelude(s), ""};
+    return rt::ProgramSource{
+        std::string(backward ? "pad_backward<" : "pad<") + c10::toString(t) + ">", withPrelude(s),
+        ""};
   });
 }
 
@@ -161,37 +161,36 @@ bool backwardOk(const at::Tensor& t) {
   return gatherScatterSupported(GsMode::kAdd, t.scalar_type(), t.device().index());
 }
 
-#define OCL_PAD(NAME, DIMS, MODE)                                                              \
-  at::Tensor& NAME##Out(const at::Tensor& input, at::IntArrayRef padding, at::Tensor& out) {   \
-    if (c10::isComplexType(input.scalar_type())) {                                             \
-      runFallback("aten::" #NAME, "out", {input, padding, out});                               \
-      return out;                                                                              \
-    }                                                                                          \
-    return padOut(input, padding, DIMS, MODE, #NAME, out);                                     \
-  }                                                                                            \
-  at::Tensor NAME##Fn(const at::Tensor& input, at::IntArrayRef padding) {                      \
-    if (c10::isComplexType(input.scalar_type()))                                               \
-      return runFallback("aten::" #NAME, "", {input, padding})[0].toTensor();                 \
-    at::Tensor out = at::empty({0}, input.options());                                          \
-    return padOut(input, padding, DIMS, MODE, #NAME, out);                                     \
-  }                                                                                            \
-  at::Tensor& NAME##BackwardOut(const at::Tensor& grad_output, const at::Tensor& input,        \
-                                at::IntArrayRef padding, at::Tensor& grad_input) {             \
-    if (!backwardOk(grad_output)) {                                                            \
-      runFallback("aten::" #NAME "_backward", "grad_input",                                    \
-                  {grad_output, input, padding, grad_input});                                  \
-      return grad_input;                                                                       \
-    }                                                                                          \
-    return padBackwardOut(grad_output, input, padding, DIMS, MODE, #NAME "_backward",          \
-                          grad_input);                                                         \
-  }                                                                                            \
-  at::Tensor NAME##BackwardFn(const at::Tensor& grad_output, const at::Tensor& input,          \
-                              at::IntArrayRef padding) {                                       \
-    if (!backwardOk(grad_output))                                                              \
-      return runFallback("aten::" #NAME "_backward", "", {grad_output, input, padding})[0]     \
-          .toTensor();                                                                         \
-    at::Tensor gi = at::empty({0}, grad_output.options());                                     \
-    return padBackwardOut(grad_output, input, padding, DIMS, MODE, #NAME "_backward", gi);     \
+#define OCL_PAD(NAME, DIMS, MODE)                                                                  \
+  at::Tensor& NAME##Out(const at::Tensor& input, at::IntArrayRef padding, at::Tensor& out) {       \
+    if (c10::isComplexType(input.scalar_type())) {                                                 \
+      runFallback("aten::" #NAME, "out", {input, padding, out});                                   \
+      return out;                                                                                  \
+    }                                                                                              \
+    return padOut(input, padding, DIMS, MODE, #NAME, out);                                         \
+  }                                                                                                \
+  at::Tensor NAME##Fn(const at::Tensor& input, at::IntArrayRef padding) {                          \
+    if (c10::isComplexType(input.scalar_type()))                                                   \
+      return runFallback("aten::" #NAME, "", {input, padding})[0].toTensor();                      \
+    at::Tensor out = at::empty({0}, input.options());                                              \
+    return padOut(input, padding, DIMS, MODE, #NAME, out);                                         \
+  }                                                                                                \
+  at::Tensor& NAME##BackwardOut(const at::Tensor& grad_output, const at::Tensor& input,            \
+                                at::IntArrayRef padding, at::Tensor& grad_input) {                 \
+    if (!backwardOk(grad_output)) {                                                                \
+      runFallback("aten::" #NAME "_backward", "grad_input",                                        \
+                  {grad_output, input, padding, grad_input});                                      \
+      return grad_input;                                                                           \
+    }                                                                                              \
+    return padBackwardOut(grad_output, input, padding, DIMS, MODE, #NAME "_backward", grad_input); \
+  }                                                                                                \
+  at::Tensor NAME##BackwardFn(const at::Tensor& grad_output, const at::Tensor& input,              \
+                              at::IntArrayRef padding) {                                           \
+    if (!backwardOk(grad_output))                                                                  \
+      return runFallback("aten::" #NAME "_backward", "", {grad_output, input, padding})[0]         \
+          .toTensor();                                                                             \
+    at::Tensor gi = at::empty({0}, grad_output.options());                                         \
+    return padBackwardOut(grad_output, input, padding, DIMS, MODE, #NAME "_backward", gi);         \
   }
 
 OCL_PAD(reflection_pad1d, 1, PadMode::kReflect)
@@ -202,10 +201,10 @@ OCL_PAD(replication_pad2d, 2, PadMode::kReplicate)
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-#define OCL_PAD_REGISTER(NAME)                                               \
-  m.impl(#NAME, TORCH_FN(NAME##Fn));                                         \
-  m.impl(#NAME ".out", TORCH_FN(NAME##Out));                                 \
-  m.impl(#NAME "_backward", TORCH_FN(NAME##BackwardFn));                     \
+#define OCL_PAD_REGISTER(NAME)                           \
+  m.impl(#NAME, TORCH_FN(NAME##Fn));                     \
+  m.impl(#NAME ".out", TORCH_FN(NAME##Out));             \
+  m.impl(#NAME "_backward", TORCH_FN(NAME##BackwardFn)); \
   m.impl(#NAME "_backward.grad_input", TORCH_FN(NAME##BackwardOut));
   OCL_PAD_REGISTER(reflection_pad1d)
   OCL_PAD_REGISTER(reflection_pad2d)

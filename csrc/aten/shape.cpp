@@ -2,6 +2,7 @@
 // the native copy (strided, dtype-converting), so no input is made contiguous first.
 #include <ATen/ATen.h>
 #include <ATen/ops/cat_meta.h>
+#include <ATen/ops/roll_native.h>
 #include <torch/library.h>
 
 #include "aten/launch.h"
@@ -41,6 +42,8 @@ at::Tensor& catOut(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& o
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cat", TORCH_FN(catFn));
   m.impl("cat.out", TORCH_FN(catOut));
+  // ATen's roll is device-generic (narrow + cat, both native here).
+  m.impl("roll", TORCH_FN(at::native::roll));
 }
 
 }  // namespace torch_ocl::aten

@@ -109,9 +109,8 @@ std::pair<at::Tensor, at::Tensor> sortRows(const at::Tensor& x, bool descending)
   launch1D(dev, q, ki, total);
   cl_kernel km = programs(idx).kernel(prog, "merge_pass");
   for (int64_t width = 1; width < n; width *= 2) {
-    setArgs(km, bufferOf(ka), bufferOf(ia), bufferOf(kb), bufferOf(ib),
-            static_cast<cl_long>(total), static_cast<cl_long>(n), static_cast<cl_long>(width),
-            static_cast<cl_int>(descending));
+    setArgs(km, bufferOf(ka), bufferOf(ia), bufferOf(kb), bufferOf(ib), static_cast<cl_long>(total),
+            static_cast<cl_long>(n), static_cast<cl_long>(width), static_cast<cl_int>(descending));
     launch1D(dev, q, km, total);
     std::swap(ka, kb);
     std::swap(ia, ib);
@@ -214,8 +213,7 @@ std::tuple<at::Tensor&, at::Tensor&> topkOut(const at::Tensor& self, int64_t k, 
 // _unique2: sort, mark the first of each run, one count readback (nonzero), then the values,
 // counts and inverse from the run starts. Always sorted (sorted=False allows any order).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool /*sorted*/,
-                                                       bool return_inverse,
-                                                       bool return_counts) {
+                                                       bool return_inverse, bool return_counts) {
   if (!sortable(self.scalar_type())) {
     auto r = runFallback("aten::_unique2", "", {self, true, return_inverse, return_counts});
     return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
@@ -224,8 +222,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, b
   const auto long_opts = self.options().dtype(c10::kLong);
   at::Tensor inverse = at::empty(return_inverse ? self.sizes() : at::IntArrayRef{0}, long_opts);
   if (n == 0) {
-    return {at::empty({0}, self.options()), inverse,
-            at::empty({0}, long_opts)};
+    return {at::empty({0}, self.options()), inverse, at::empty({0}, long_opts)};
   }
   auto [keys, pos] = sortRows(self.reshape({1, n}).contiguous(), false);
   const at::Tensor s = keys.view({n}), perm = pos.view({n});
