@@ -113,3 +113,23 @@ def test_max_dim_backward_uses_native_scatter():
 def test_one_hot():
     i = torch.tensor([0, 3, 1, 3])
     check(lambda a: F.one_hot(a, 5), i)
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_tril_triu(dtype):
+    x = make((2, 5, 6), dtype)
+    for k in [-2, 0, 1, 7]:
+        check(lambda a: torch.tril(a, k), x)
+        check(lambda a: torch.triu(a, k), x)
+    check(lambda a: torch.triu(a.transpose(1, 2), -1), x)
+    check(lambda a: a.clone().tril_(1), x[0])
+    check(lambda a: torch.tril(a), make((0, 3), dtype))
+
+
+def test_tril_grad():
+    x = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    xd = x.detach().to("ocl").requires_grad_()
+    torch.tril(x, -1).sum().backward()
+    with torch_ocl.strict():
+        torch.tril(xd, -1).sum().backward()
+    assert_same(xd.grad, x.grad)
