@@ -359,4 +359,4 @@ def test_argument_errors_match_cpu():
         with pytest.raises(cpu_err.type):
             dev_case(x.to("ocl"))
     # the device stays usable
-    check(lambda a: a.index_select(0, torch.tensor([1])), x)
+    check(lambda a, i: a.index_select(0, i), x, torch.tensor([1]))
