@@ -7,6 +7,7 @@
 #include <ATen/native/Resize.h>
 
 #include "aten/cl_types.h"
+#include "aten/device_check.h"
 #include "aten/launch.h"
 #include "aten/ops.h"
 
@@ -155,6 +156,8 @@ void copyDeviceToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blo
                                 src.nbytes(), dst.mutable_data_ptr(), 0, nullptr, nullptr));
   if (async) OCL_CHECK(clFlush(currentQueue(idx)));
   OCL_CATCH
+  // A blocking read is a synchronisation point: report index errors of the kernels before it.
+  if (!async) checkDeviceErrors(idx, currentQueue(idx), /*whole_device=*/false);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // torch.accelerator and autograd's stream handling all come through here.
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include "aten/device_check.h"
 #include "integration/allocator.h"
 #include "integration/state.h"
 
@@ -97,6 +98,7 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     OCL_TRY
     asEvent(event)->synchronize();
     OCL_CATCH
+    aten::checkAllDeviceErrors();
   }
   double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
     TORCH_CHECK(start && end, "Both events must be recorded before calculating elapsed time.");
@@ -126,12 +128,15 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     OCL_TRY
     OCL_CHECK(clFinish(queueOf(stream)));
     OCL_CATCH
+    aten::checkDeviceErrors(stream.device_index(), queueOf(stream), /*whole_device=*/false);
   }
   void synchronizeDevice(const c10::DeviceIndex index) const override {
     rt::Device& dev = device(index < 0 ? currentDevice() : index);
     OCL_TRY
     dev.synchronize();
     OCL_CATCH
+    aten::checkDeviceErrors(index < 0 ? currentDevice() : index, dev.queue(0),
+                            /*whole_device=*/true);
   }
   void recordDataPtrOnStream(const c10::DataPtr& data_ptr,
                              const c10::Stream& stream) const override {

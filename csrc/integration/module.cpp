@@ -3,6 +3,7 @@
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 
+#include "aten/device_check.h"
 #include "aten/fallback.h"
 #include "integration/allocator.h"
 #include "integration/generator.h"
@@ -119,6 +120,7 @@ PYBIND11_MODULE(_C, m) {
     OCL_TRY
     dev.synchronize();
     OCL_CATCH
+    aten::checkDeviceErrors(static_cast<c10::DeviceIndex>(i), dev.queue(0), /*whole_device=*/true);
   });
   m.def("set_memory_limit",
         [](int i, uint64_t bytes) { setMemoryLimit(static_cast<c10::DeviceIndex>(i), bytes); });

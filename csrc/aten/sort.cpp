@@ -1,0 +1,269 @@
+// sort (stable and not; argsort reaches it), topk and unique (_unique2). Sorting is a bottom-up
+// merge sort over the rows of a contiguous (rows, n) copy: each pass merges runs of `width`
+// with one work item per element, which finds its place by a binary search in the partner run
+// (stable by construction; NaN sorts as the largest value, as on CPU). log2(n) launches.
+#include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/Sorting.h>
+#include <ATen/ops/sort_native.h>
+#include <ATen/ops/topk_meta.h>
+#include <torch/library.h>
+
+#include "aten/cl_types.h"
+#include "aten/fallback.h"
+#include "aten/index_kernels.h"
+#include "aten/launch.h"
+#include "aten/structured.h"
+
+namespace torch_ocl::aten {
+namespace {
+
+char kSortFamily;
+
+cl_program sortProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return programs(idx).get({&kSortFamily, dtypeCode(t)}, [&] {
+    const std::string st = clStorageType(t), ct = clComputeType(t);
+    const bool fl = c10::isFloatingType(t);
+    std::string s = "typedef " + st + " ST;\ntypedef " + ct + " CT;\n";
+    s += "inline CT key(__global const ST* p, long i) { return " + loadExpr(t, "p", "i") + "; }\n";
+    s += fl ? "inline int is_nan_key(CT a) { return isnan(a); }\n"
+            : "inline int is_nan_key(CT a) { return 0; }\n";
+    // before(a, b): a sorts strictly before b.
+    s += "inline int before(CT a, CT b, int desc) {\n"
+         "  if (desc) return (is_nan_key(a) && !is_nan_key(b)) || a > b;\n"
+         "  return (!is_nan_key(a) && is_nan_key(b)) || a < b;\n}\n";
+    s += "__kernel void iota(__global char* ib, ulong ioff, long total, long n) {\n"
+         "  const long g = get_global_id(0);\n  if (g >= total) return;\n"
+         "  ((__global long*)(ib + ioff))[g] = g % n;\n}\n";
+    s += R"CLC(
+__kernel void merge_pass(__global const char* kib, ulong kioff, __global const char* iib,
+                         ulong iioff, __global char* kob, ulong kooff, __global char* iob,
+                         ulong iooff, long total, long n, long width, int desc) {
+  const long g = get_global_id(0);
+  if (g >= total) return;
+  const long row = g / n, p = g % n;
+  __global const ST* kin = (__global const ST*)(kib + kioff) + row * n;
+  __global const long* iin = (__global const long*)(iib + iioff) + row * n;
+  const long run = p / width;
+  const long ls = (run & ~1L) * width;
+  const long rs = min(ls + width, n), re = min(ls + 2 * width, n);
+  const CT v = key(kin, p);
+  long pos;
+  if ((run & 1L) == 0) {
+    // left run: count right elements that sort strictly before v
+    long lo = rs, hi = re;
+    while (lo < hi) {
+      const long mid = (lo + hi) / 2;
+      if (before(key(kin, mid), v, desc)) lo = mid + 1; else hi = mid;
+    }
+    pos = (p - ls) + (lo - rs);
+  } else {
+    // right run: count left elements that do not sort after v (equal ones stay first)
+    long lo = ls, hi = rs;
+    while (lo < hi) {
+      const long mid = (lo + hi) / 2;
+      if (!before(v, key(kin, mid), desc)) lo = mid + 1; else hi = mid;
+    }
+    pos = (p - rs) + (lo - ls);
+  }
+  ((__global ST*)(kob + kooff))[row * n + ls + pos] = kin[p];
+  ((__global long*)(iob + iooff))[row * n + ls + pos] = iin[p];
+}
+
+// Group of each sorted position: the last j with starts[j] <= i (unique's inverse).
+__kernel void group_of(__global const char* sb, ulong soff, long nstarts,
+                       __global char* gb, ulong goff, long n) {
+  const long i = get_global_id(0);
+  if (i >= n) return;
+  __global const long* starts = (__global const long*)(sb + soff);
+  long lo = 0, hi = nstarts;
+  while (lo < hi) {
+    const long mid = (lo + hi) / 2;
+    if (starts[mid] <= i) lo = mid + 1; else hi = mid;
+  }
+  ((__global long*)(gb + goff))[i] = lo - 1;
+}
+)CLC";
+    return rt::ProgramSource{std::string("sort<") + c10::toString(t) + ">", withPrelude(s), ""};
+  });
+}
+
+bool sortable(c10::ScalarType t) {
+  return !c10::isComplexType(t);
+}
+
+// Sorts the rows of x (contiguous (rows, n)); returns (sorted keys, source positions).
+std::pair<at::Tensor, at::Tensor> sortRows(const at::Tensor& x, bool descending) {
+  const c10::DeviceIndex idx = x.device().index();
+  const int64_t rows = x.size(0), n = x.size(1), total = rows * n;
+  at::Tensor ka = x, ia = at::empty({rows, n}, x.options().dtype(c10::kLong));
+  if (total == 0) return {ka, ia};
+  at::Tensor kb = at::empty_like(x), ib = at::empty_like(ia);
+  cl_program prog = sortProgram(idx, x.scalar_type());
+  rt::Device& dev = device(idx);
+  cl_command_queue q = currentQueue(idx);
+  OCL_TRY
+  cl_kernel ki = programs(idx).kernel(prog, "iota");
+  setArgs(ki, bufferOf(ia), static_cast<cl_long>(total), static_cast<cl_long>(n));
+  launch1D(dev, q, ki, total);
+  cl_kernel km = programs(idx).kernel(prog, "merge_pass");
+  for (int64_t width = 1; width < n; width *= 2) {
+    setArgs(km, bufferOf(ka), bufferOf(ia), bufferOf(kb), bufferOf(ib), static_cast<cl_long>(total),
+            static_cast<cl_long>(n), static_cast<cl_long>(width), static_cast<cl_int>(descending));
+    launch1D(dev, q, km, total);
+    std::swap(ka, kb);
+    std::swap(ia, ib);
+  }
+  OCL_CATCH
+  return {ka, ia};
+}
+
+// sort_stub: `values` already holds self; sorts it along dim and fills `indices`.
+void sortStub(const at::TensorBase& self, const at::TensorBase& values_b,
+              const at::TensorBase& indices_b, int64_t dim, bool descending, bool /*stable*/) {
+  const at::Tensor values(values_b), indices(indices_b);
+  TORCH_CHECK(sortable(values.scalar_type()), "sort(): ", values.scalar_type(),
+              " is not supported on ocl");
+  const int64_t n = values.dim() == 0 ? 1 : values.size(dim);
+  if (values.numel() == 0) return;
+  if (n <= 1) {
+    indices.zero_();
+    return;
+  }
+  const at::Tensor moved = values.movedim(dim, -1);
+  const at::Tensor x = moved.contiguous().view({-1, n});
+  auto [keys, pos] = sortRows(x, descending);
+  moved.copy_(keys.view(moved.sizes()));
+  indices.movedim(dim, -1).copy_(pos.view(moved.sizes()));
+}
+
+}  // namespace
+
+OCL_REGISTER_STUB(sort_stub, &sortStub)
+
+namespace {
+
+std::tuple<at::Tensor&, at::Tensor&> sortStableOut(const at::Tensor& self,
+                                                   std::optional<bool> stable, int64_t dim,
+                                                   bool descending, at::Tensor& values,
+                                                   at::Tensor& indices) {
+  if (!sortable(self.scalar_type())) {
+    runFallback("aten::sort", "values_stable", {self, stable, dim, descending, values, indices});
+    return {values, indices};
+  }
+  Structured<at::native::structured_sort_stable_out> s(Mode::kOut, &values, &indices);
+  s.meta(self, stable, dim, descending);
+  s.impl(self, stable, dim, descending, values, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> sortStable(const at::Tensor& self, std::optional<bool> stable,
+                                              int64_t dim, bool descending) {
+  if (!sortable(self.scalar_type())) {
+    auto r = runFallback("aten::sort", "stable", {self, stable, dim, descending});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  Structured<at::native::structured_sort_stable_out> s(Mode::kFunctional, nullptr);
+  s.meta(self, stable, dim, descending);
+  s.impl(self, stable, dim, descending, s.output(0), s.output(1));
+  return {s.output(0), s.output(1)};
+}
+
+void topkInto(const at::Tensor& self, int64_t k, int64_t dim, bool largest,
+              const at::Tensor& values, const at::Tensor& indices) {
+  if (values.numel() == 0 && k == 0) return;
+  if (self.dim() == 0) {
+    values.copy_(self);
+    indices.zero_();
+    return;
+  }
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  if (k == 0) return;
+  auto [sv, si] = at::sort(self, /*stable=*/true, dim, /*descending=*/largest);
+  values.copy_(sv.narrow(dim, 0, k));
+  indices.copy_(si.narrow(dim, 0, k));
+}
+
+std::tuple<at::Tensor, at::Tensor> topkFn(const at::Tensor& self, int64_t k, int64_t dim,
+                                          bool largest, bool sorted) {
+  if (!sortable(self.scalar_type())) {
+    auto r = runFallback("aten::topk", "", {self, k, dim, largest, sorted});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  Structured<at::meta::structured_topk> s(Mode::kFunctional, nullptr);
+  s.meta(self, k, dim, largest, sorted);
+  topkInto(self, k, dim, largest, s.output(0), s.output(1));
+  return {s.output(0), s.output(1)};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> topkOut(const at::Tensor& self, int64_t k, int64_t dim,
+                                             bool largest, bool sorted, at::Tensor& values,
+                                             at::Tensor& indices) {
+  if (!sortable(self.scalar_type())) {
+    runFallback("aten::topk", "values", {self, k, dim, largest, sorted, values, indices});
+    return {values, indices};
+  }
+  Structured<at::meta::structured_topk> s(Mode::kOut, &values, &indices);
+  s.meta(self, k, dim, largest, sorted);
+  topkInto(self, k, dim, largest, values, indices);
+  return {values, indices};
+}
+
+// _unique2: sort, mark the first of each run, one count readback (nonzero), then the values,
+// counts and inverse from the run starts. Always sorted (sorted=False allows any order).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool /*sorted*/,
+                                                       bool return_inverse, bool return_counts) {
+  if (!sortable(self.scalar_type())) {
+    auto r = runFallback("aten::_unique2", "", {self, true, return_inverse, return_counts});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  const int64_t n = self.numel();
+  const auto long_opts = self.options().dtype(c10::kLong);
+  at::Tensor inverse = at::empty(return_inverse ? self.sizes() : at::IntArrayRef{0}, long_opts);
+  if (n == 0) {
+    return {at::empty({0}, self.options()), inverse, at::empty({0}, long_opts)};
+  }
+  auto [keys, pos] = sortRows(self.reshape({1, n}).contiguous(), false);
+  const at::Tensor s = keys.view({n}), perm = pos.view({n});
+  at::Tensor first = at::empty({n}, self.options().dtype(c10::kBool));
+  first.narrow(0, 0, 1).fill_(true);
+  if (n > 1) first.narrow(0, 1, n - 1).copy_(s.narrow(0, 1, n - 1).ne(s.narrow(0, 0, n - 1)));
+  const at::Tensor starts = at::nonzero(first).view({-1});
+  const int64_t u = starts.size(0);
+  at::Tensor values = s.index_select(0, starts);
+  at::Tensor counts = at::empty({0}, long_opts);
+  if (return_counts) {
+    at::Tensor ends = at::empty({u}, long_opts);
+    if (u > 1) ends.narrow(0, 0, u - 1).copy_(starts.narrow(0, 1, u - 1));
+    ends.narrow(0, u - 1, 1).fill_(n);
+    counts = ends.sub(starts);
+  }
+  if (return_inverse) {
+    const c10::DeviceIndex idx = self.device().index();
+    at::Tensor group = at::empty({n}, long_opts);
+    cl_program prog = sortProgram(idx, self.scalar_type());
+    OCL_TRY
+    cl_kernel k = programs(idx).kernel(prog, "group_of");
+    setArgs(k, bufferOf(starts.contiguous()), static_cast<cl_long>(u), bufferOf(group),
+            static_cast<cl_long>(n));
+    launch1D(device(idx), currentQueue(idx), k, n);
+    OCL_CATCH
+    at::Tensor inv_flat = at::empty({n}, long_opts);
+    inv_flat.scatter_(0, perm, group);
+    inverse = inv_flat.view(self.sizes());
+  }
+  return {values, inverse, counts};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_unique2", TORCH_FN(unique2));
+  m.impl("sort.stable", TORCH_FN(sortStable));
+  m.impl("sort.values_stable", TORCH_FN(sortStableOut));
+  m.impl("topk", TORCH_FN(topkFn));
+  m.impl("topk.values", TORCH_FN(topkOut));
+}
+
+}  // namespace torch_ocl::aten
