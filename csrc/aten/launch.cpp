@@ -1,8 +1,25 @@
 #include "aten/launch.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace torch_ocl::aten {
+namespace {
+std::atomic<int64_t> g_launches{0};
+}  // namespace
+
+int64_t kernelLaunchCount() {
+  return g_launches.load(std::memory_order_relaxed);
+}
+
+void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t global,
+              size_t local) {
+  (void)dev;
+  if (global == 0) return;
+  OCL_CHECK(
+      clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  g_launches.fetch_add(1, std::memory_order_relaxed);
+}
 
 void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n) {
   if (n <= 0) return;
@@ -12,6 +29,7 @@ void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t
   const size_t global = (static_cast<size_t>(n) + local - 1) / local * local;
   OCL_CHECK(
       clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  g_launches.fetch_add(1, std::memory_order_relaxed);
 }
 
 void checkSameDevice(std::initializer_list<std::reference_wrapper<const at::Tensor>> tensors) {

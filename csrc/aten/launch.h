@@ -50,6 +50,11 @@ void checkSameDevice(std::initializer_list<std::reference_wrapper<const at::Tens
 
 // Enqueues a 1-D kernel with one work item per element (kernels return when id >= n).
 void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n);
+// Enqueues a 1-D kernel with an explicit global and local size (global a multiple of local).
+void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t global,
+              size_t local);
+// Kernels enqueued through launch1D/launchND since the process started (all devices, threads).
+int64_t kernelLaunchCount();
 
 // Sizes/strides from a TensorIterator with up to two operands (0: output, 1: input).
 OclStrides2 stridesOf(const at::TensorIteratorBase& iter);

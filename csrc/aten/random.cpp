@@ -1,13 +1,18 @@
-// uniform_ and normal_ drawn from the device's Philox generator: element i of a call uses
+// Random ops drawn from the device's Philox generator (uniform_, normal_, bernoulli_,
+// native_dropout, random_, exponential_): element i of a call uses
 // counter (offset, i), so a seed gives the same numbers on every OpenCL device and every run.
 #include <ATen/ATen.h>
 #include <ATen/core/DistributionsHelper.h>
+#include <ATen/native/DistributionTemplates.h>
+#include <torch/library.h>
 
 #include "aten/cl_types.h"
+#include "aten/fallback.h"
 #include "aten/launch.h"
 #include "aten/ops.h"
 #include "integration/generator.h"
 
+#include <functional>
 #include <mutex>
 
 namespace torch_ocl::aten {
@@ -109,6 +114,301 @@ at::Tensor& draw(at::Tensor& self, Dist dist, double p0, double p1,
   return self;
 }
 
+char kRandomExtraFamily;
+
+// Program of kernels/random.cl for dtype t.
+cl_program extraProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return programs(idx).get({&kRandomExtraFamily, dtypeCode(t)}, [&] {
+    const bool dbl = isDouble(t);
+    const std::string st = clStorageType(t), c = clComputeType(t);
+    std::string h =
+        std::string(dbl ? "#define RND_DOUBLE 1\n#define REAL double\n" : "#define REAL float\n") +
+        "#define ST " + st + "\n#define C " + c + "\n";
+    h += "inline C ld(__global ST* p, long i) { return " + loadExpr(t, "p", "i") + "; }\n";
+    h += "inline void st(__global ST* p, long i, C v) { " + storeStmt(t, "p", "i", "v") + " }\n";
+    return rt::ProgramSource{std::string("random_extra<") + c10::toString(t) + ">",
+                             withPrelude(h + kernels::source("random.cl")), ""};
+  });
+}
+
+// (seed, offset) for one counter block per element.
+std::pair<uint64_t, uint64_t> philoxInputs(std::optional<at::Generator> gen, c10::DeviceIndex idx) {
+  auto* g = at::get_generator_or_default<OclGeneratorImpl>(gen, defaultGenerator(idx));
+  std::lock_guard<std::mutex> lock(g->mutex_);
+  return g->philoxEngineInputs(4);
+}
+
+void setReal(cl_kernel k, cl_uint& a, bool dbl, double v) {
+  if (dbl)
+    setArg(k, a, static_cast<cl_double>(v));
+  else
+    setArg(k, a, static_cast<cl_float>(v));
+}
+
+// Runs fill(contiguous tensor) on self, through a contiguous temporary when self is strided.
+template <typename F>
+at::Tensor& fillContiguous(at::Tensor& self, F&& fill) {
+  if (self.numel() == 0) return self;
+  checkDtypeSupported(self.scalar_type(), self.device().index());
+  if (self.is_contiguous()) {
+    fill(self);
+    return self;
+  }
+  at::Tensor tmp = at::empty_like(self, at::MemoryFormat::Contiguous);
+  fill(tmp);
+  self.copy_(tmp);
+  return self;
+}
+
+bool randomDtype(c10::ScalarType t) {
+  return at::isFloatingType(t) || at::isIntegralType(t, /*includeBool=*/true);
+}
+
+// A kernel of random.cl that takes (d, n, seed, offset, extra args...) over contiguous d.
+void launchSimple(const at::Tensor& d, const char* kernel, std::optional<at::Generator> gen,
+                  const std::function<void(cl_kernel, cl_uint&)>& extra) {
+  const c10::DeviceIndex idx = d.device().index();
+  const auto so = philoxInputs(std::move(gen), idx);
+  cl_program prog = extraProgram(idx, d.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, kernel);
+  cl_uint a = 0;
+  setArg(k, a, bufferOf(d));
+  setArg(k, a, static_cast<cl_long>(d.numel()));
+  setArg(k, a, static_cast<cl_ulong>(so.first));
+  setArg(k, a, static_cast<cl_ulong>(so.second));
+  extra(k, a);
+  launch1D(device(idx), currentQueue(idx), k, d.numel());
+  OCL_CATCH
+}
+
+void fillRandomRange(at::Tensor& self, uint64_t range, int64_t base, bool full,
+                     std::optional<at::Generator> gen) {
+  TORCH_CHECK(randomDtype(self.scalar_type()), "random_ is not implemented for ",
+              self.scalar_type(), " on ocl");
+  fillContiguous(self, [&](const at::Tensor& d) {
+    launchSimple(d, "random_k", gen, [&](cl_kernel k, cl_uint& a) {
+      setArg(k, a, static_cast<cl_ulong>(range));
+      setArg(k, a, static_cast<cl_long>(base));
+      setArg(k, a, static_cast<cl_int>(full));
+    });
+  });
+}
+
+// Kernels for ATen's random_ templates (DistributionTemplates.h), which do CPU's checks.
+template <typename RNG>
+struct RandomFromToKernel {
+  void operator()(at::TensorIteratorBase& iter, uint64_t range, int64_t base,
+                  std::optional<at::Generator> gen) {
+    at::Tensor self(iter.tensor_base(0));
+    fillRandomRange(self, range, base, false, std::move(gen));
+  }
+  void operator()(at::TensorIteratorBase& iter, std::optional<at::Generator> gen) {
+    at::Tensor self(iter.tensor_base(0));
+    fillRandomRange(self, 0, 0, true, std::move(gen));
+  }
+};
+
+// random_(): [0, 2^digits] for floating types, [0, max] for integers, {0, 1} for bool.
+template <typename RNG>
+struct RandomKernel {
+  void operator()(at::TensorIteratorBase& iter, std::optional<at::Generator> gen) {
+    at::Tensor self(iter.tensor_base(0));
+    const c10::ScalarType t = self.scalar_type();
+    uint64_t range = 0;
+    switch (t) {
+      case c10::kDouble:
+        range = (uint64_t{1} << 53) + 1;
+        break;
+      case c10::kFloat:
+        range = (uint64_t{1} << 24) + 1;
+        break;
+      case c10::kHalf:
+        range = (uint64_t{1} << 11) + 1;
+        break;
+      case c10::kBFloat16:
+        range = (uint64_t{1} << 8) + 1;
+        break;
+      case c10::kBool:
+        range = 2;
+        break;
+      case c10::kByte:
+        range = 256;
+        break;
+      case c10::kChar:
+        range = 128;
+        break;
+      case c10::kShort:
+        range = 32768;
+        break;
+      case c10::kInt:
+        range = uint64_t{1} << 31;
+        break;
+      case c10::kLong:
+        range = uint64_t{1} << 63;
+        break;
+      default:
+        TORCH_CHECK(false, "random_ is not implemented for ", t, " on ocl");
+    }
+    fillRandomRange(self, range, 0, false, std::move(gen));
+  }
+};
+
+at::Tensor& bernoulliScalarFill(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  TORCH_CHECK(randomDtype(self.scalar_type()), "bernoulli_ is not implemented for ",
+              self.scalar_type(), " on ocl");
+  return fillContiguous(self, [&](const at::Tensor& d) {
+    launchSimple(d, "bernoulli_scalar_k", gen,
+                 [&](cl_kernel k, cl_uint& a) { setReal(k, a, isDouble(d.scalar_type()), p); });
+  });
+}
+
+template <typename RNG>
+struct BernoulliScalarKernel {
+  void operator()(const at::TensorBase& self, double p, std::optional<at::Generator> gen) {
+    at::Tensor t(self);
+    bernoulliScalarFill(t, p, std::move(gen));
+  }
+};
+
+template <typename RNG>
+struct BernoulliTensorKernel {
+  void operator()(const at::TensorBase& self_base, const at::TensorBase& p_base,
+                  std::optional<at::Generator> gen) {
+    at::Tensor self(self_base);
+    const at::Tensor p_in(p_base);
+    TORCH_CHECK(randomDtype(self.scalar_type()), "bernoulli_ is not implemented for ",
+                self.scalar_type(), " on ocl");
+    TORCH_CHECK(at::isFloatingType(p_in.scalar_type()),
+                "bernoulli_: expected a floating point probability tensor, got ",
+                p_in.scalar_type());
+    checkSameDevice({self, p_in});
+    const c10::ScalarType real = isDouble(self.scalar_type()) ? c10::kDouble : c10::kFloat;
+    const at::Tensor p = p_in.expand(self.sizes()).to(real).contiguous();
+    fillContiguous(self, [&](const at::Tensor& d) {
+      const c10::DeviceIndex idx = d.device().index();
+      const auto so = philoxInputs(gen, idx);
+      cl_program prog = extraProgram(idx, d.scalar_type());
+      OCL_TRY
+      cl_kernel k = programs(idx).kernel(prog, "bernoulli_tensor_k");
+      setArgs(k, bufferOf(d), bufferOf(p), static_cast<cl_long>(d.numel()),
+              static_cast<cl_ulong>(so.first), static_cast<cl_ulong>(so.second));
+      launch1D(device(idx), currentQueue(idx), k, d.numel());
+      OCL_CATCH
+    });
+  }
+};
+
+template <typename RNG>
+struct ExponentialKernel {
+  void operator()(at::TensorIteratorBase& iter, double lambda, std::optional<at::Generator> gen) {
+    at::Tensor self(iter.tensor_base(0));
+    TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+                "exponential_ expects a floating point tensor on ocl, got ", self.scalar_type());
+    fillContiguous(self, [&](const at::Tensor& d) {
+      launchSimple(d, "exponential_k", gen, [&](cl_kernel k, cl_uint& a) {
+        setReal(k, a, isDouble(d.scalar_type()), lambda);
+      });
+    });
+  }
+};
+
+at::Tensor& randomFull(at::Tensor& self, std::optional<at::Generator> gen) {
+  return at::native::templates::random_impl<RandomKernel, OclGeneratorImpl>(self, std::move(gen));
+}
+at::Tensor& randomFrom(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                       std::optional<at::Generator> gen) {
+  return at::native::templates::random_from_to_impl<RandomFromToKernel, OclGeneratorImpl>(
+      self, from, to, std::move(gen));
+}
+at::Tensor& randomTo(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
+  return randomFrom(self, 0, to, std::move(gen));
+}
+at::Tensor& bernoulliFloat(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  return at::native::templates::bernoulli_impl_<BernoulliScalarKernel, OclGeneratorImpl>(
+      self, p, std::move(gen));
+}
+at::Tensor& bernoulliTensor(at::Tensor& self, const at::Tensor& p,
+                            std::optional<at::Generator> gen) {
+  return at::native::templates::bernoulli_impl_<BernoulliTensorKernel, OclGeneratorImpl>(
+      self, p, std::move(gen));
+}
+at::Tensor& bernoulliOut(const at::Tensor& self, std::optional<at::Generator> gen,
+                         at::Tensor& out) {
+  return at::native::templates::bernoulli_out_impl<BernoulliTensorKernel, OclGeneratorImpl>(
+      out, self, std::move(gen));
+}
+at::Tensor& exponential(at::Tensor& self, double lambda, std::optional<at::Generator> gen) {
+  return at::native::templates::exponential_impl_<ExponentialKernel, OclGeneratorImpl>(
+      self, lambda, std::move(gen));
+}
+
+bool dropoutDtype(c10::ScalarType t) {
+  return t == c10::kFloat || t == c10::kHalf || t == c10::kBFloat16 || t == c10::kDouble;
+}
+
+std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor& input, double p,
+                                                 std::optional<bool> train) {
+  if (input.numel() == 0) return {input, at::empty_like(input)};
+  if (train.has_value() && !*train) {
+    return {input.clone(), at::ones_like(input, input.options().dtype(c10::kBool))};
+  }
+  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  if (!dropoutDtype(input.scalar_type())) {
+    auto r = runFallback("aten::native_dropout", "", {input, p, train});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  const c10::DeviceIndex idx = input.device().index();
+  checkDtypeSupported(input.scalar_type(), idx);
+  const at::Tensor x = input.contiguous();
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor mask = at::empty_like(x, x.options().dtype(c10::kBool), at::MemoryFormat::Contiguous);
+  const double keep = 1.0 - p;
+  const double scale = keep == 0 ? 0.0 : 1.0 / keep;
+  const auto so = philoxInputs(std::nullopt, idx);
+  const bool dbl = isDouble(x.scalar_type());
+  cl_program prog = extraProgram(idx, x.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "dropout_k");
+  cl_uint a = 0;
+  setArg(k, a, bufferOf(out));
+  setArg(k, a, bufferOf(mask));
+  setArg(k, a, bufferOf(x));
+  setArg(k, a, static_cast<cl_long>(x.numel()));
+  setArg(k, a, static_cast<cl_ulong>(so.first));
+  setArg(k, a, static_cast<cl_ulong>(so.second));
+  setReal(k, a, dbl, keep);
+  setReal(k, a, dbl, scale);
+  launch1D(device(idx), currentQueue(idx), k, x.numel());
+  OCL_CATCH
+  return {out, mask};
+}
+
+at::Tensor nativeDropoutBackward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
+  TORCH_CHECK(mask.scalar_type() == c10::kBool, "Mask should be Bool Scalar Type",
+              mask.scalar_type());
+  checkSameDevice({grad, mask});
+  if (!dropoutDtype(grad.scalar_type()) || grad.sizes() != mask.sizes())
+    return runFallback("aten::native_dropout_backward", "", {grad, mask, scale})[0].toTensor();
+  const c10::DeviceIndex idx = grad.device().index();
+  checkDtypeSupported(grad.scalar_type(), idx);
+  at::Tensor out = at::empty_like(grad, at::MemoryFormat::Contiguous);
+  if (grad.numel() == 0) return out;
+  const at::Tensor g = grad.contiguous(), m = mask.contiguous();
+  cl_program prog = extraProgram(idx, g.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "dropout_bwd_k");
+  cl_uint a = 0;
+  setArg(k, a, bufferOf(out));
+  setArg(k, a, bufferOf(g));
+  setArg(k, a, bufferOf(m));
+  setArg(k, a, static_cast<cl_long>(g.numel()));
+  setReal(k, a, isDouble(g.scalar_type()), scale);
+  launch1D(device(idx), currentQueue(idx), k, g.numel());
+  OCL_CATCH
+  return out;
+}
+
 }  // namespace
 
 at::Tensor& uniform(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
@@ -120,6 +420,18 @@ at::Tensor& uniform(at::Tensor& self, double from, double to, std::optional<at::
 at::Tensor& normal(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   return draw(self, Dist::kNormal, mean, std, std::move(gen));
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("bernoulli_.float", TORCH_FN(bernoulliFloat));
+  m.impl("bernoulli_.Tensor", TORCH_FN(bernoulliTensor));
+  m.impl("bernoulli.out", TORCH_FN(bernoulliOut));
+  m.impl("exponential_", TORCH_FN(exponential));
+  m.impl("native_dropout", TORCH_FN(nativeDropout));
+  m.impl("native_dropout_backward", TORCH_FN(nativeDropoutBackward));
+  m.impl("random_", TORCH_FN(randomFull));
+  m.impl("random_.from", TORCH_FN(randomFrom));
+  m.impl("random_.to", TORCH_FN(randomTo));
 }
 
 }  // namespace torch_ocl::aten

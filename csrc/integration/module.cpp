@@ -5,6 +5,7 @@
 
 #include "aten/device_check.h"
 #include "aten/fallback.h"
+#include "aten/launch.h"
 #include "integration/allocator.h"
 #include "integration/generator.h"
 #include "integration/state.h"
@@ -137,5 +138,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("program_cache_stats",
         [](int i) { return programCacheStats(static_cast<c10::DeviceIndex>(i)); });
   m.def("install_hint", [] { return std::string(rt::kInstallHint); });
+  m.def("_kernel_launch_count", &aten::kernelLaunchCount);
   bindRawBench(m);
 }

@@ -1,0 +1,243 @@
+// _fused_adam_, _fused_adamw_ and _fused_sgd_ (torch.optim.*(fused=True)): one launch per chunk
+// of parameters (multi_tensor.h, kernels/optim.cl), math in float (double for double params).
+// Lists that the kernels cannot take (mixed dtypes, strided or non-ocl tensors) go to the
+// counted CPU fallback.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include "aten/cl_types.h"
+#include "aten/fallback.h"
+#include "aten/multi_tensor.h"
+#include "integration/state.h"
+
+namespace torch_ocl::aten {
+namespace {
+
+char kOptimFamily;
+
+cl_program optimProgram(c10::DeviceIndex idx, c10::ScalarType t, c10::ScalarType step_t) {
+  return programs(idx).get({&kOptimFamily, dtypeCode(t) | dtypeCode(step_t) << 6}, [&] {
+    const std::string real = t == c10::kDouble ? "double" : "float";
+    const std::string st = clStorageType(t), sst = clStorageType(step_t);
+    std::string h = "#define REAL " + real + "\n#define ST " + st + "\n";
+    h += "inline REAL ld(__global " + st + "* p, long i) { return (REAL)(" + loadExpr(t, "p", "i") +
+         "); }\n";
+    h += "inline void st(__global " + st + "* p, long i, REAL v) { " + storeStmt(t, "p", "i", "v") +
+         " }\n";
+    h += "inline REAL ld_step(__global char* b) { __global " + sst + "* p = (__global " + sst +
+         "*)b; return (REAL)(" + loadExpr(step_t, "p", "0") + "); }\n";
+    return rt::ProgramSource{std::string("optim<") + c10::toString(t) + ">",
+                             mt::kernelHeader() + h + kernels::source("optim.cl"), ""};
+  });
+}
+
+bool isReal(c10::ScalarType t) {
+  return t == c10::kFloat || t == c10::kHalf || t == c10::kBFloat16 || t == c10::kDouble;
+}
+
+// A one-element tensor argument in the kernels' REAL dtype on the params' device, or undefined.
+at::Tensor scalarOnDevice(const std::optional<at::Tensor>& t, const at::Tensor& like) {
+  if (!t || !t->defined()) return at::Tensor();
+  TORCH_CHECK(t->numel() == 1, "expected a one-element tensor, got ", t->numel(), " elements");
+  const c10::ScalarType real = like.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
+  return t->to(like.device(), real).reshape({});
+}
+
+// Sets lr/grad_scale/found_inf (buffer, offset, flag) triples.
+void setScalarArgs(cl_kernel k, cl_uint& a, const std::vector<at::Tensor>& scalars,
+                   const rt::BufferRef& dummy) {
+  for (const at::Tensor& t : scalars) {
+    setArg(k, a, t.defined() ? bufferOf(t) : dummy);
+    setArg(k, a, static_cast<cl_int>(t.defined() ? 1 : 0));
+  }
+}
+
+// True when the kernels can take these lists: one real dtype for the dense lists, one ocl device,
+// contiguous, equal sizes; steps one-element tensors on that device.
+bool nativeLists(const std::vector<at::TensorList>& dense, at::TensorList steps) {
+  if (dense[0].empty()) return true;
+  const at::Tensor& p0 = dense[0][0];
+  if (!p0.defined() || p0.device().type() != kOcl || !isReal(p0.scalar_type())) return false;
+  for (const at::TensorList& l : dense)
+    if (l.size() != dense[0].size()) return false;
+  if (!mt::allDense(dense, p0.device(), p0.scalar_type())) return false;
+  if (steps.size() != dense[0].size() && !(steps.empty())) return false;
+  for (const at::Tensor& s : steps) {
+    if (!s.defined() || s.device() != p0.device() || s.numel() != 1 || !isReal(s.scalar_type()) ||
+        s.scalar_type() != steps[0].scalar_type())
+      return false;
+  }
+  return true;
+}
+
+void adamImpl(bool adamw, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+              at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
+              at::TensorList state_steps, double lr, const std::optional<at::Tensor>& lr_tensor,
+              double beta1, double beta2, double weight_decay, double eps, bool amsgrad,
+              bool maximize, const std::optional<at::Tensor>& grad_scale,
+              const std::optional<at::Tensor>& found_inf) {
+  const char* name = adamw ? "aten::_fused_adamw_" : "aten::_fused_adam_";
+  std::vector<at::TensorList> dense{self, grads, exp_avgs, exp_avg_sqs};
+  if (amsgrad) dense.push_back(max_exp_avg_sqs);
+  const bool native = nativeLists(dense, state_steps) && state_steps.size() == self.size() &&
+                      (!lr_tensor || lr_tensor->numel() == 1);
+  if (!native) {
+    std::vector<c10::IValue> args{self.vec(),        grads.vec(),           exp_avgs.vec(),
+                                  exp_avg_sqs.vec(), max_exp_avg_sqs.vec(), state_steps.vec()};
+    if (lr_tensor)
+      args.emplace_back(*lr_tensor);
+    else
+      args.emplace_back(lr);
+    for (double v : {beta1, beta2, weight_decay, eps}) args.emplace_back(v);
+    args.emplace_back(amsgrad);
+    args.emplace_back(maximize);
+    args.emplace_back(grad_scale);
+    args.emplace_back(found_inf);
+    runFallback(name, lr_tensor ? "tensor_lr" : "", std::move(args));
+    return;
+  }
+  if (self.empty()) return;
+  const at::Tensor& p0 = self[0];
+  const c10::DeviceIndex idx = p0.device().index();
+  checkDtypeSupported(p0.scalar_type(), idx);
+  const at::Tensor gs = grad_scale.value_or(at::Tensor()), fi = found_inf.value_or(at::Tensor());
+  checkSameDevice({p0, gs, fi});
+  const bool dbl = p0.scalar_type() == c10::kDouble;
+  std::vector<at::Tensor> scalars{scalarOnDevice(lr_tensor, p0), scalarOnDevice(grad_scale, p0),
+                                  scalarOnDevice(found_inf, p0)};
+  mt::Plan plan({self, grads, exp_avgs, exp_avg_sqs, amsgrad ? max_exp_avg_sqs : self, state_steps},
+                /*keep_empty=*/false);
+  if (plan.chunks().empty()) return;
+  plan.upload(idx);
+  cl_program prog = optimProgram(idx, p0.scalar_type(), state_steps[0].scalar_type());
+  rt::Device& dev = device(idx);
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "fused_adam");
+  for (size_t c = 0; c < plan.chunks().size(); ++c) {
+    cl_uint a = plan.setCommonArgs(k, c);
+    for (double v : {lr, beta1, beta2, weight_decay, eps}) mt::setRealArg(k, a, dbl, v);
+    setArg(k, a, static_cast<cl_int>(amsgrad));
+    setArg(k, a, static_cast<cl_int>(maximize));
+    setArg(k, a, static_cast<cl_int>(adamw));
+    setScalarArgs(k, a, scalars, bufferOf(self[plan.chunks()[c].index[0]]));
+    launch1D(dev, currentQueue(idx), k, plan.chunks()[c].total);
+  }
+  OCL_CATCH
+}
+
+void fusedAdam(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+               at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
+               at::TensorList state_steps, double lr, double beta1, double beta2,
+               double weight_decay, double eps, bool amsgrad, bool maximize,
+               const std::optional<at::Tensor>& grad_scale,
+               const std::optional<at::Tensor>& found_inf) {
+  adamImpl(false, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr,
+           std::nullopt, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+void fusedAdamTensorLr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+                       at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
+                       at::TensorList state_steps, const at::Tensor& lr, double beta1, double beta2,
+                       double weight_decay, double eps, bool amsgrad, bool maximize,
+                       const std::optional<at::Tensor>& grad_scale,
+                       const std::optional<at::Tensor>& found_inf) {
+  adamImpl(false, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, 0, lr, beta1,
+           beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+void fusedAdamw(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+                at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
+                at::TensorList state_steps, double lr, double beta1, double beta2,
+                double weight_decay, double eps, bool amsgrad, bool maximize,
+                const std::optional<at::Tensor>& grad_scale,
+                const std::optional<at::Tensor>& found_inf) {
+  adamImpl(true, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, std::nullopt,
+           beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+void fusedAdamwTensorLr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs,
+                        at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
+                        at::TensorList state_steps, const at::Tensor& lr, double beta1,
+                        double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,
+                        const std::optional<at::Tensor>& grad_scale,
+                        const std::optional<at::Tensor>& found_inf) {
+  adamImpl(true, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, 0, lr, beta1,
+           beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
+void sgdImpl(at::TensorList self, at::TensorList grads, at::TensorList bufs, double weight_decay,
+             double momentum, double lr, const std::optional<at::Tensor>& lr_tensor,
+             double dampening, bool nesterov, bool maximize, bool is_first_step,
+             const std::optional<at::Tensor>& grad_scale,
+             const std::optional<at::Tensor>& found_inf) {
+  std::vector<at::TensorList> dense{self, grads};
+  if (momentum != 0) dense.push_back(bufs);
+  const bool native = nativeLists(dense, {}) && (!lr_tensor || lr_tensor->numel() == 1);
+  if (!native) {
+    std::vector<c10::IValue> args{self.vec(), grads.vec(), bufs.vec(), weight_decay, momentum};
+    if (lr_tensor)
+      args.emplace_back(*lr_tensor);
+    else
+      args.emplace_back(lr);
+    args.emplace_back(dampening);
+    args.emplace_back(nesterov);
+    args.emplace_back(maximize);
+    args.emplace_back(is_first_step);
+    args.emplace_back(grad_scale);
+    args.emplace_back(found_inf);
+    runFallback("aten::_fused_sgd_", lr_tensor ? "tensor_lr" : "", std::move(args));
+    return;
+  }
+  if (self.empty()) return;
+  const at::Tensor& p0 = self[0];
+  const c10::DeviceIndex idx = p0.device().index();
+  checkDtypeSupported(p0.scalar_type(), idx);
+  const at::Tensor gs = grad_scale.value_or(at::Tensor()), fi = found_inf.value_or(at::Tensor());
+  checkSameDevice({p0, gs, fi});
+  const bool dbl = p0.scalar_type() == c10::kDouble;
+  std::vector<at::Tensor> scalars{scalarOnDevice(lr_tensor, p0), scalarOnDevice(grad_scale, p0),
+                                  scalarOnDevice(found_inf, p0)};
+  mt::Plan plan({self, grads, momentum != 0 ? bufs : self}, /*keep_empty=*/false);
+  if (plan.chunks().empty()) return;
+  plan.upload(idx);
+  cl_program prog = optimProgram(idx, p0.scalar_type(), c10::kFloat);
+  rt::Device& dev = device(idx);
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "fused_sgd");
+  for (size_t c = 0; c < plan.chunks().size(); ++c) {
+    cl_uint a = plan.setCommonArgs(k, c);
+    for (double v : {lr, weight_decay, momentum, dampening}) mt::setRealArg(k, a, dbl, v);
+    setArg(k, a, static_cast<cl_int>(nesterov));
+    setArg(k, a, static_cast<cl_int>(maximize));
+    setArg(k, a, static_cast<cl_int>(is_first_step));
+    setScalarArgs(k, a, scalars, bufferOf(self[plan.chunks()[c].index[0]]));
+    launch1D(dev, currentQueue(idx), k, plan.chunks()[c].total);
+  }
+  OCL_CATCH
+}
+
+void fusedSgd(at::TensorList self, at::TensorList grads, at::TensorList bufs, double weight_decay,
+              double momentum, double lr, double dampening, bool nesterov, bool maximize,
+              bool is_first_step, const std::optional<at::Tensor>& grad_scale,
+              const std::optional<at::Tensor>& found_inf) {
+  sgdImpl(self, grads, bufs, weight_decay, momentum, lr, std::nullopt, dampening, nesterov,
+          maximize, is_first_step, grad_scale, found_inf);
+}
+void fusedSgdTensorLr(at::TensorList self, at::TensorList grads, at::TensorList bufs,
+                      double weight_decay, double momentum, const at::Tensor& lr, double dampening,
+                      bool nesterov, bool maximize, bool is_first_step,
+                      const std::optional<at::Tensor>& grad_scale,
+                      const std::optional<at::Tensor>& found_inf) {
+  sgdImpl(self, grads, bufs, weight_decay, momentum, 0, lr, dampening, nesterov, maximize,
+          is_first_step, grad_scale, found_inf);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_adam_", TORCH_FN(fusedAdam));
+  m.impl("_fused_adam_.tensor_lr", TORCH_FN(fusedAdamTensorLr));
+  m.impl("_fused_adamw_", TORCH_FN(fusedAdamw));
+  m.impl("_fused_adamw_.tensor_lr", TORCH_FN(fusedAdamwTensorLr));
+  m.impl("_fused_sgd_", TORCH_FN(fusedSgd));
+  m.impl("_fused_sgd_.tensor_lr", TORCH_FN(fusedSgdTensorLr));
+}
+
+}  // namespace torch_ocl::aten

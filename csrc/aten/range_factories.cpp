@@ -1,0 +1,199 @@
+// arange, linspace, logspace and eye on ocl. arange.start_out and linspace.out are ATen's own
+// device-generic functions (their checks, sizes and resizing are CPU's); they call the dispatch
+// stubs registered here for PrivateUse1. logspace.out and eye.m_out follow CPU's code.
+#include <ATen/ATen.h>
+#include <ATen/TensorIterator.h>
+#include <ATen/native/DispatchStub.h>
+#include <ATen/native/RangeFactories.h>
+#include <ATen/ops/arange_native.h>
+#include <ATen/ops/linspace_native.h>
+#include <torch/library.h>
+
+#include "aten/cl_types.h"
+#include "aten/fallback.h"
+#include "aten/launch.h"
+
+#include <cmath>
+
+namespace torch_ocl::aten {
+namespace {
+
+char kRangeFamily;
+
+enum Mode : int { kArange = 0, kLinspace = 1, kLogspace = 2 };
+
+// Values are computed in REAL (double where the device has fp64, as CPU's accumulate type) or in
+// long for integer arange; then converted to the output dtype.
+cl_program rangeProgram(c10::DeviceIndex idx, c10::ScalarType t, bool dbl) {
+  return programs(idx).get({&kRangeFamily, dtypeCode(t) | (dbl ? 64u : 0u)}, [&] {
+    const std::string real = dbl ? "double" : "float";
+    const std::string st = clStorageType(t);
+    const std::string to = convertExpr(dbl ? c10::kDouble : c10::kFloat, t, "v");
+    const std::string to_long = convertExpr(c10::kLong, t, "v");
+    std::string b =
+        "__kernel void range_k(__global char* db, ulong doff, long n, int mode, " + real + " a, " +
+        real + " step, " + real + " end, " + real +
+        " base) {\n"
+        "  const long i = get_global_id(0);\n  if (i >= n) return;\n  " +
+        real +
+        " v;\n"
+        "  if (mode == 0) v = a + step * (" +
+        real +
+        ")i;\n"
+        "  else v = i < n / 2 ? a + step * (" +
+        real + ")i : end - step * (" + real +
+        ")(n - i - 1);\n"
+        "  if (mode == 2) v = pow(base, v);\n"
+        "  __global " +
+        st + "* d = (__global " + st + "*)(db + doff);\n  " + storeStmt(t, "d", "i", to) +
+        "\n}\n"
+        "__kernel void arange_long_k(__global char* db, ulong doff, long n, long a, long step) {\n"
+        "  const long i = get_global_id(0);\n  if (i >= n) return;\n"
+        "  const long v = a + step * i;\n"
+        "  __global " +
+        st + "* d = (__global " + st + "*)(db + doff);\n  " + storeStmt(t, "d", "i", to_long) +
+        "\n}\n";
+    return rt::ProgramSource{std::string("range<") + c10::toString(t) + ">", withPrelude(b), ""};
+  });
+}
+
+bool realMath(c10::DeviceIndex idx) {
+  return device(idx).info().fp64;
+}
+
+// Launches range_k (or arange_long_k) over a contiguous tensor.
+void launchRange(const at::Tensor& d, int mode, double a, double step, double end, double base) {
+  if (d.numel() == 0) return;
+  const c10::DeviceIndex idx = d.device().index();
+  checkDtypeSupported(d.scalar_type(), idx);
+  const bool dbl = realMath(idx);
+  cl_program prog = rangeProgram(idx, d.scalar_type(), dbl);
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "range_k");
+  cl_uint i = 0;
+  setArg(k, i, bufferOf(d));
+  setArg(k, i, static_cast<cl_long>(d.numel()));
+  setArg(k, i, static_cast<cl_int>(mode));
+  for (double v : {a, step, end, base}) {
+    if (dbl)
+      setArg(k, i, static_cast<cl_double>(v));
+    else
+      setArg(k, i, static_cast<cl_float>(v));
+  }
+  launch1D(device(idx), currentQueue(idx), k, d.numel());
+  OCL_CATCH
+}
+
+void launchArangeLong(const at::Tensor& d, int64_t a, int64_t step) {
+  if (d.numel() == 0) return;
+  const c10::DeviceIndex idx = d.device().index();
+  cl_program prog = rangeProgram(idx, d.scalar_type(), realMath(idx));
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "arange_long_k");
+  setArgs(k, bufferOf(d), static_cast<cl_long>(d.numel()), static_cast<cl_long>(a),
+          static_cast<cl_long>(step));
+  launch1D(device(idx), currentQueue(idx), k, d.numel());
+  OCL_CATCH
+}
+
+// Writes through a contiguous temporary when the iterator's output is strided.
+template <typename F>
+void intoOutput(const at::TensorIterator& iter, F&& fill) {
+  at::Tensor out(iter.tensor_base(0));
+  if (out.is_contiguous()) return fill(out);
+  at::Tensor tmp = at::empty_like(out, at::MemoryFormat::Contiguous);
+  fill(tmp);
+  out.copy_(tmp);
+}
+
+void arangeStub(at::TensorIterator& iter, const at::Scalar& start, const at::Scalar& size,
+                const at::Scalar& step) {
+  (void)size;
+  const c10::ScalarType t = iter.dtype();
+  intoOutput(iter, [&](const at::Tensor& d) {
+    if (at::isIntegralType(t, /*includeBool=*/false))
+      launchArangeLong(d, start.to<int64_t>(), step.to<int64_t>());
+    else
+      launchRange(d, kArange, start.to<double>(), step.to<double>(), 0, 0);
+  });
+}
+
+void linspaceStub(at::TensorIterator& iter, const at::Scalar& start, const at::Scalar& end,
+                  int64_t steps) {
+  const c10::ScalarType t = iter.dtype();
+  TORCH_CHECK(!at::isComplexType(t), "linspace: complex dtypes are not supported on ocl yet");
+  // CPU casts start and end to the dtype first (integers truncate).
+  double a = start.to<double>(), e = end.to<double>();
+  if (at::isIntegralType(t, /*includeBool=*/true)) {
+    a = static_cast<double>(start.to<int64_t>());
+    e = static_cast<double>(end.to<int64_t>());
+  }
+  const double step = (e - a) / static_cast<double>(steps - 1);
+  intoOutput(iter, [&](const at::Tensor& d) { launchRange(d, kLinspace, a, step, e, 0); });
+}
+
+at::Tensor& logspaceOut(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
+                        at::Tensor& result) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  if (at::isComplexType(result.scalar_type())) {
+    runFallback("aten::logspace", "out", {start, end, steps, base, result});
+    return result;
+  }
+  if (result.numel() != steps) result.resize_({steps});
+  if (steps == 0) return result;
+  at::Tensor r = result.is_contiguous() ? result : result.contiguous();
+  const c10::ScalarType t = r.scalar_type();
+  double a = start.to<double>(), e = end.to<double>();
+  if (at::isIntegralType(t, /*includeBool=*/true)) {
+    a = static_cast<double>(start.to<int64_t>());
+    e = static_cast<double>(end.to<int64_t>());
+  }
+  if (steps == 1) {
+    r.fill_(std::pow(base, start.to<double>()));
+  } else {
+    launchRange(r, kLogspace, a, (e - a) / static_cast<double>(steps - 1), e, base);
+  }
+  if (!r.is_same(result)) result.copy_(r);
+  return result;
+}
+
+at::Tensor& eyeMOut(int64_t n, int64_t m, at::Tensor& result) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  result.resize_({n, m});
+  result.zero_();
+  if (std::min(n, m) > 0) result.diagonal().fill_(1);
+  return result;
+}
+
+at::Tensor& eyeOut(int64_t n, at::Tensor& result) {
+  return eyeMOut(n, n, result);
+}
+
+}  // namespace
+
+}  // namespace torch_ocl::aten
+
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(arange_stub, &torch_ocl::aten::arangeStub)
+REGISTER_PRIVATEUSE1_DISPATCH(linspace_stub, &torch_ocl::aten::linspaceStub)
+}  // namespace at::native
+
+namespace torch_ocl::aten {
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl(
+      "arange.start_out",
+      TORCH_FN(static_cast<at::Tensor& (*)(const at::Scalar&, const at::Scalar&, const at::Scalar&,
+                                           at::Tensor&)>(at::native::arange_out)));
+  m.impl(
+      "linspace.out",
+      TORCH_FN(
+          static_cast<at::Tensor& (*)(const at::Scalar&, const at::Scalar&, int64_t, at::Tensor&)>(
+              at::native::linspace_out)));
+  m.impl("logspace.out", TORCH_FN(logspaceOut));
+  m.impl("eye.m_out", TORCH_FN(eyeMOut));
+  m.impl("eye.out", TORCH_FN(eyeOut));
+}
+
+}  // namespace torch_ocl::aten

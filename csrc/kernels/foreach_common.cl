@@ -1,0 +1,41 @@
+// Multi-tensor ("foreach") helpers. A launch covers a chunk of tensors that live in up to 16
+// cl_mem buffers (OpenCL has no pointer arrays across buffers without SVM). The chunk's table is
+// a device buffer of longs:
+//   ends[m]            running element counts (tensor j owns work items ends[j-1] .. ends[j]-1)
+//   locs[L][m]         per list l and tensor j: buffer slot << 56 | byte offset in that buffer
+//   ...                per-kernel extra columns (scalar lists, output indices)
+#define FE_BUF_PARAMS __global char* b0, __global char* b1, __global char* b2, __global char* b3, __global char* b4, __global char* b5, __global char* b6, __global char* b7, __global char* b8, __global char* b9, __global char* b10, __global char* b11, __global char* b12, __global char* b13, __global char* b14, __global char* b15
+#define FE_BUF_ARGS b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15
+#define FE_OFF_MASK 0x00ffffffffffffffUL
+
+inline __global char* fe_base(ulong loc, FE_BUF_PARAMS) {
+  switch ((int)(loc >> 56)) {
+    case 1: return b1;
+    case 2: return b2;
+    case 3: return b3;
+    case 4: return b4;
+    case 5: return b5;
+    case 6: return b6;
+    case 7: return b7;
+    case 8: return b8;
+    case 9: return b9;
+    case 10: return b10;
+    case 11: return b11;
+    case 12: return b12;
+    case 13: return b13;
+    case 14: return b14;
+    case 15: return b15;
+    default: return b0;
+  }
+}
+#define FE_PTR(loc) (fe_base((ulong)(loc), FE_BUF_ARGS) + ((ulong)(loc) & FE_OFF_MASK))
+
+// Index of the tensor that owns work item i: the first j with ends[j] > i.
+inline int fe_find(__global const long* ends, int m, long i) {
+  int lo = 0, hi = m - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (ends[mid] > i) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}

@@ -1,0 +1,92 @@
+// Fused optimizer steps over a chunk of tensors (see foreach_common.cl for the table). The host
+// prepends: REAL (float, or double for double params), ld/st for the parameter storage type
+// (math in REAL) and ld_step for the step tensors' dtype. The math follows PyTorch's fused CUDA
+// kernels (ATen/native/cuda/fused_adam_utils.cuh, FusedSgdKernel.cu).
+
+// Optional one-element scalars: lr as a tensor, grad_scale, found_inf (all stored as REAL).
+#define OPT_SCALAR_PARAMS                                                              \
+  __global const char *lrb, ulong lroff, int has_lr, __global const char *gsb,         \
+      ulong gsoff, int has_gs, __global const char *fib, ulong fioff, int has_fi
+
+// Lists: param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (param again when !amsgrad), step.
+__kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARAMS, REAL lr_arg,
+                         REAL beta1, REAL beta2, REAL weight_decay, REAL eps, int amsgrad,
+                         int maximize, int adamw, OPT_SCALAR_PARAMS) {
+  __global const long* tab = (__global const long*)(tb + toff);
+  const long i = get_global_id(0);
+  if (i >= tab[m - 1]) return;
+  if (has_fi && *(__global const REAL*)(fib + fioff) == (REAL)1) return;
+  const int j = fe_find(tab, m, i);
+  const long e = i - (j > 0 ? tab[j - 1] : 0);
+  __global ST* pp = (__global ST*)FE_PTR(tab[m + j]);
+  __global ST* pg = (__global ST*)FE_PTR(tab[2 * m + j]);
+  __global ST* pm = (__global ST*)FE_PTR(tab[3 * m + j]);
+  __global ST* pv = (__global ST*)FE_PTR(tab[4 * m + j]);
+  __global ST* pvmax = (__global ST*)FE_PTR(tab[5 * m + j]);
+  const REAL step = ld_step(FE_PTR(tab[6 * m + j]));
+  const REAL lr = has_lr ? *(__global const REAL*)(lrb + lroff) : lr_arg;
+
+  REAL param = ld(pp, e);
+  REAL grad = ld(pg, e);
+  if (has_gs) grad = grad / *(__global const REAL*)(gsb + gsoff);
+  const REAL grad_to_store = grad;
+  if (maximize) grad = -grad;
+  if (weight_decay != 0) {
+    if (adamw)
+      param -= lr * weight_decay * param;
+    else
+      grad += param * weight_decay;
+  }
+  REAL exp_avg = ld(pm, e);
+  REAL exp_avg_sq = ld(pv, e);
+  exp_avg = beta1 * exp_avg + ((REAL)1 - beta1) * grad;
+  exp_avg_sq = beta2 * exp_avg_sq + ((REAL)1 - beta2) * grad * grad;
+  const REAL bias_correction1 = (REAL)1 - pow(beta1, step);
+  const REAL bias_correction2_sqrt = sqrt((REAL)1 - pow(beta2, step));
+  const REAL step_size = lr / bias_correction1;
+  REAL denom;
+  if (amsgrad) {
+    const REAL max_exp_avg_sq = fmax(ld(pvmax, e), exp_avg_sq);
+    st(pvmax, e, max_exp_avg_sq);
+    denom = sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps;
+  } else {
+    denom = sqrt(exp_avg_sq) / bias_correction2_sqrt + eps;
+  }
+  param -= step_size * exp_avg / denom;
+  st(pp, e, param);
+  if (has_gs) st(pg, e, grad_to_store);
+  st(pm, e, exp_avg);
+  st(pv, e, exp_avg_sq);
+}
+
+// Lists: param, grad, momentum_buffer (param again when momentum == 0).
+__kernel void fused_sgd(__global const char* tb, ulong toff, int m, FE_BUF_PARAMS, REAL lr_arg,
+                        REAL weight_decay, REAL momentum, REAL dampening, int nesterov,
+                        int maximize, int is_first_step, OPT_SCALAR_PARAMS) {
+  __global const long* tab = (__global const long*)(tb + toff);
+  const long i = get_global_id(0);
+  if (i >= tab[m - 1]) return;
+  if (has_fi && *(__global const REAL*)(fib + fioff) == (REAL)1) return;
+  const int j = fe_find(tab, m, i);
+  const long e = i - (j > 0 ? tab[j - 1] : 0);
+  __global ST* pp = (__global ST*)FE_PTR(tab[m + j]);
+  __global ST* pg = (__global ST*)FE_PTR(tab[2 * m + j]);
+  __global ST* pb = (__global ST*)FE_PTR(tab[3 * m + j]);
+  const REAL lr = has_lr ? *(__global const REAL*)(lrb + lroff) : lr_arg;
+
+  REAL param = ld(pp, e);
+  REAL grad = ld(pg, e);
+  if (has_gs) {
+    grad = grad / *(__global const REAL*)(gsb + gsoff);
+    st(pg, e, grad);
+  }
+  if (maximize) grad = -grad;
+  if (weight_decay != 0) grad += weight_decay * param;
+  if (momentum != 0) {
+    REAL buf = is_first_step ? grad : momentum * ld(pb, e) + ((REAL)1 - dampening) * grad;
+    st(pb, e, buf);
+    grad = nesterov ? grad + momentum * buf : buf;
+  }
+  param -= lr * grad;
+  st(pp, e, param);
+}
