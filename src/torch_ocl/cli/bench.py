@@ -433,7 +433,10 @@ def format_text(res: dict) -> str:
             o, c = m.get("ocl", {}), m.get("cpu", {})
             name = m["model"].replace("examples.", "")
             if o.get("status") != "ok":
-                out.append(f"{name:<16}{o.get('status', 'failed')}: {o.get('reason', '')[:70]}")
+                why = o.get("reason", "")
+                if not why.startswith(o.get("status", "failed")):
+                    why = f"{o.get('status', 'failed')}: {why}"
+                out.append(f"{name:<16}{why[:300]}")
                 continue
             cpu_ms = f"{c['step_s'] * 1e3:.1f}" if c.get("status") == "ok" else "-"
             sp = f"{m['speedup_vs_cpu']:.2f}x" if "speedup_vs_cpu" in m else "-"
@@ -441,7 +444,7 @@ def format_text(res: dict) -> str:
                        f"{o['step_s'] * 1e3:>12.1f}{o['first_step_s'] * 1e3:>10.1f}{cpu_ms:>12}"
                        f"{sp:>8}{o['throughput']:>10.1f}{o['peak_memory_bytes'] / 2**20:>9.1f}")
             if o.get("fallback_ops"):
-                out.append(f"  CPU fallback: {', '.join(o['fallback_ops'])[:86]}")
+                out.append(f"  CPU fallback: {', '.join(o['fallback_ops'])}")
     st = res.get("startup")
     if st:
         out.append("")
