@@ -224,6 +224,12 @@ class _Features:
         e["uses"] += 1
 
 
+def ocl_autocast_supported() -> bool:
+    """torch reports autocast as available for every PrivateUse1 backend, but entering it needs
+    the device module to list its AMP dtypes."""
+    return torch.amp.is_autocast_available("ocl") and hasattr(torch.ocl, "get_amp_supported_dtype")
+
+
 @contextlib.contextmanager
 def cuda_as_ocl(features: Optional[_Features] = None):
     """For the duration of the block, CUDA requests go to ocl (in this process only)."""
@@ -244,7 +250,9 @@ def cuda_as_ocl(features: Optional[_Features] = None):
             continue
 
         def recorder(*a, __name=name, __fn=fn, **k):
-            features.add(f"torch.cuda.{__name}", "CUDA-only API with no ocl equivalent")
+            # only the script's own calls count: torch probes some of these internally
+            if not sys._getframe(1).f_code.co_filename.startswith(_TORCH_DIR):
+                features.add(f"torch.cuda.{__name}", "CUDA-only API with no ocl equivalent")
             return __fn(*a, **k)
 
         setattr_saved(torch.cuda, name, recorder)
@@ -257,7 +265,7 @@ def cuda_as_ocl(features: Optional[_Features] = None):
 
     autocast_cls = torch.amp.autocast_mode.autocast
     orig_autocast_init = autocast_cls.__init__
-    ocl_autocast = torch.amp.is_autocast_available("ocl")
+    ocl_autocast = ocl_autocast_supported()
 
     def autocast_init(self, device_type, *a, **k):
         if device_type == "cuda":
