@@ -9,7 +9,6 @@ Every figure is a median of repeated runs; ratios are computed inside the run.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os

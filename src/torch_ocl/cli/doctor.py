@@ -8,7 +8,6 @@ and one tiny training step. Exit status 1 when no device works, with the fix spe
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys

@@ -8,7 +8,6 @@ one, e.g. PoCL and NVIDIA). The first real step of a later process then starts f
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -16,7 +15,6 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-import torch_ocl
 from torch_ocl import _C
 
 from . import _models
