@@ -34,7 +34,7 @@ system:
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0 "scikit-build-core>=0.10" numpy pytest
+	$(PIP) install -q torch==2.13.0 "scikit-build-core>=0.10" numpy pytest matplotlib==3.11.2
 	touch $@
 
 venv: $(VENV)/.deps
@@ -52,8 +52,9 @@ test-cpp: setup
 test-py: setup
 	$(PY) -m pytest -q tests
 
+# The whole benchmark suite (device limits, ops, example models, start-up): JSON and charts.
 bench: setup
-	$(PY) benchmarks/runtime.py
+	$(PY) -m torch_ocl bench -o docs/bench.json --plot docs/img
 
 format:
 	clang-format -i $$(find csrc -name '*.cpp' -o -name '*.h')

@@ -43,17 +43,57 @@ py::dict deviceProperties(c10::DeviceIndex index) {
   return d;
 }
 
+py::dict infoDict(const rt::DeviceInfo& info) {
+  py::dict d;
+  d["name"] = info.name;
+  d["vendor"] = info.vendor;
+  d["type"] = info.typeName();
+  d["driver_version"] = info.driver_version;
+  d["device_version"] = info.device_version;
+  d["opencl_c_version"] = info.opencl_c_version;
+  d["platform_name"] = info.platform_name;
+  d["platform_version"] = info.platform_version;
+  d["total_memory"] = info.global_mem_size;
+  d["max_alloc_size"] = info.max_mem_alloc_size;
+  d["local_memory"] = info.local_mem_size;
+  d["compute_units"] = info.compute_units;
+  d["max_work_group_size"] = info.max_work_group_size;
+  d["fp16"] = info.fp16;
+  d["fp64"] = info.fp64;
+  d["bf16"] = true;  // storage type with float arithmetic, see deviceProperties
+  return d;
+}
+
+// Every device the OpenCL ICD loader reports, including the ones TORCH_OCL_DEVICES filtered
+// away, with its properties and the ocl index it got (None when filtered out). `doctor` needs
+// this to tell a user which device is ocl:0 and why the one they expected is missing.
 py::list allDevices() {
-  deviceCount();  // discovery goes through the state layer, which tracks it for fork()
+  const int count = deviceCount();  // discovery goes through the state layer (fork tracking)
   py::list out;
-  for (const auto& f : rt::Runtime::get().allDevices()) {
+  const auto& found = rt::Runtime::get().allDevices();
+  for (size_t i = 0; i < found.size(); ++i) {
+    const auto& f = found[i];
     py::dict d;
+    d["index"] = i;  // the number TORCH_OCL_DEVICES uses
     d["platform"] = f.platform_name;
     d["name"] = f.device_name;
     d["type"] = (f.type & CL_DEVICE_TYPE_GPU)           ? "GPU"
                 : (f.type & CL_DEVICE_TYPE_ACCELERATOR) ? "ACCELERATOR"
                 : (f.type & CL_DEVICE_TYPE_CPU)         ? "CPU"
                                                         : "OTHER";
+    py::object ocl_index = py::none();
+    for (int k = 0; k < count; ++k)
+      if (device(static_cast<c10::DeviceIndex>(k)).id() == f.device) ocl_index = py::int_(k);
+    d["ocl_index"] = ocl_index;
+    try {
+      // Constructing a Device only queries properties; its context is created on first use.
+      rt::Device probe(-1, f.platform, f.device);
+      d["properties"] = infoDict(probe.info());
+      d["error"] = py::none();
+    } catch (const std::exception& e) {
+      d["properties"] = py::none();
+      d["error"] = std::string(e.what());
+    }
     out.append(d);
   }
   return out;

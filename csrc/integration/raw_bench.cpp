@@ -136,6 +136,61 @@ double rawSmallFill(int index, const std::string& kind, int launches) {
   return per;
 }
 
+const char* kRawEmptySource = R"CLC(
+__kernel void raw_empty(__global float* p) {}
+)CLC";
+
+// Launch latency of an empty kernel (one work group of one item) straight on OpenCL.
+// kind "throughput": seconds per launch when `launches` are enqueued back to back and then
+// finished (what a stream of small ops costs); kind "roundtrip": median seconds of one launch
+// followed by clFinish (what a host sync after one small op costs).
+double rawLaunchLatency(int index, const std::string& kind, int launches) {
+  rt::Device& dev = device(static_cast<c10::DeviceIndex>(index));
+  double result = 0;
+  OCL_TRY
+  TORCH_CHECK_VALUE(kind == "throughput" || kind == "roundtrip", "unknown launch kind '", kind,
+                    "' (expected 'throughput' or 'roundtrip')");
+  TORCH_CHECK_VALUE(launches > 0, "launches must be positive, got ", launches);
+  cl_int err = CL_SUCCESS;
+  cl_context ctx = dev.context();
+  rt::Mem a(clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err));
+  OCL_CHECK_ERR(err, "clCreateBuffer");
+  rt::Program program(clCreateProgramWithSource(ctx, 1, &kRawEmptySource, nullptr, &err));
+  OCL_CHECK_ERR(err, "clCreateProgramWithSource");
+  cl_device_id id = dev.id();
+  OCL_CHECK(clBuildProgram(program.get(), 1, &id, "", nullptr, nullptr));
+  rt::Kernel kernel(clCreateKernel(program.get(), "raw_empty", &err));
+  OCL_CHECK_ERR(err, "clCreateKernel");
+  cl_mem buf = a.get();
+  OCL_CHECK(clSetKernelArg(kernel.get(), 0, sizeof(cl_mem), &buf));
+  cl_command_queue q = dev.queue(0);
+  const size_t one = 1;
+  auto launch = [&] {
+    OCL_CHECK(clEnqueueNDRangeKernel(q, kernel.get(), 1, nullptr, &one, &one, 0, nullptr, nullptr));
+  };
+  launch();  // first enqueue may finish the compile
+  OCL_CHECK(clFinish(q));
+  if (kind == "throughput") {
+    auto t0 = Clock::now();
+    for (int i = 0; i < launches; ++i) launch();
+    OCL_CHECK(clFinish(q));
+    result = std::chrono::duration<double>(Clock::now() - t0).count() / launches;
+  } else {
+    std::vector<double> times;
+    times.reserve(launches);
+    for (int i = 0; i < launches; ++i) {
+      auto t0 = Clock::now();
+      launch();
+      OCL_CHECK(clFinish(q));
+      times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+    result = times[times.size() / 2];
+  }
+  OCL_CATCH
+  return result;
+}
+
 // Seconds per allocate+free pair of a cached block straight on the caching allocator.
 double allocatorFastPath(int index, size_t nbytes, int reps) {
   rt::DeviceAllocator& a = allocator(static_cast<c10::DeviceIndex>(index));
@@ -156,6 +211,8 @@ void bindRawBench(py::module_& m) {
         py::arg("reps"), py::call_guard<py::gil_scoped_release>());
   m.def("_raw_small_fill", &rawSmallFill, py::arg("device"), py::arg("kind"), py::arg("launches"),
         py::call_guard<py::gil_scoped_release>());
+  m.def("_raw_launch_latency", &rawLaunchLatency, py::arg("device"), py::arg("kind"),
+        py::arg("launches"), py::call_guard<py::gil_scoped_release>());
   m.def("_allocator_fast_path", &allocatorFastPath, py::arg("device"), py::arg("nbytes"),
         py::arg("reps"), py::call_guard<py::gil_scoped_release>());
 }
