@@ -48,8 +48,7 @@ void launchRowGroups(c10::DeviceIndex idx, cl_kernel kernel, int64_t rows) {
   TORCH_CHECK(dev.info().max_work_group_size >= kRowLocal,
               "torch-ocl: the device's work groups are smaller than ", kRowLocal);
   const size_t local = kRowLocal, global = static_cast<size_t>(rows) * kRowLocal;
-  OCL_CHECK(clEnqueueNDRangeKernel(currentQueue(idx), kernel, 1, nullptr, &global, &local, 0,
-                                   nullptr, nullptr));
+  launchND(dev, currentQueue(idx), kernel, global, local);
 }
 
 }  // namespace torch_ocl::aten

@@ -94,8 +94,7 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
     const size_t cap = std::min<size_t>({kRowLocal, kwg, dev.info().max_work_group_size});
     while (local * 2 <= cap) local *= 2;
     const size_t global = static_cast<size_t>(g.outer) * local;
-    OCL_CHECK(clEnqueueNDRangeKernel(currentQueue(idx), k, 1, nullptr, &global, &local, 0, nullptr,
-                                     nullptr));
+    launchND(dev, currentQueue(idx), k, global, local);
   } else {
     launch1D(dev, currentQueue(idx), k, g.outer * g.inner);
   }

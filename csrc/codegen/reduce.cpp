@@ -385,7 +385,7 @@ void launchReduce(const ReduceOp& op, const at::TensorIteratorBase& iter, c10::S
   cl_command_queue queue = currentQueue(idx);
   if (grouped) {
     const size_t global = static_cast<size_t>(n_out * chunks) * local;
-    OCL_CHECK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    aten::launchND(dev, queue, k, global, local);
   } else {
     aten::launch1D(dev, queue, k, n_out * chunks);
   }
