@@ -55,7 +55,8 @@ RANDOM_OPS = re.compile(
     r"fractional_max_pool.*|gumbel_softmax|multi_head_attention_forward)|"
     r"nn\.functional\.scaled_dot_product_attention)(\.|$)"
 )
-UNINITIALISED_OPS = re.compile(r"^(empty|empty_like|empty_strided|new_empty|new_empty_strided)(\.|$)")
+UNINITIALISED_OPS = re.compile(
+    r"^(empty|empty_like|empty_strided|empty_permuted|new_empty|new_empty_strided)(\.|$)")
 
 
 def op_key(op) -> str:
@@ -208,6 +209,11 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
     ocl_input, ocl_args, ocl_kwargs = to_device(
         (cpu_sample.input, cpu_sample.args, cpu_sample.kwargs), "ocl")
     actual = op(ocl_input, *ocl_args, **ocl_kwargs)
+    ocl_operand = any(isinstance(t, torch.Tensor) and t.device.type == "ocl" and t.dim() > 0
+                      for t in leaves((ocl_input, ocl_args, ocl_kwargs)))
+    if not ocl_operand and any(isinstance(t, torch.Tensor) and t.device.type == "cpu"
+                               for t in leaves(actual)):
+        return None  # a factory op (arange, linspace, ...) without device=: nothing ran on ocl
     compare(actual, expected, atol, rtol, values)
     if grads:
         a_outs = _diff_outputs(cpu_sample.output_process_fn_grad(actual))
@@ -273,11 +279,17 @@ def check(op, dtype_name: str, budget: float = 20.0, max_samples: int | None = N
             if not fallback_ops:  # strict refused, yet nothing was counted: still not native
                 fallback_ops.add(str(e).split(" has no native")[0].split(": ")[-1])
         except Exception as e:
+            msg = str(e)
+            if msg.startswith("layout torch.sparse") or "to be on cpu, but it's on ocl" in msg:
+                # Sparse samples, or an argument that PyTorch requires on the CPU: this harness
+                # moves every tensor to ocl, so such a sample does not apply.
+                continue
             return _result("error", first_line(e), ran + 1, t0)
         if ok:
             ran += 1
     if ran == 0:
-        return _result("skip", "no sample runs on the CPU", 0, t0)
+        return _result("skip", "no applicable sample (CPU rejects it, sparse, or a factory op "
+                       "without device=)", 0, t0)
     note = f" (budget: {ran} of {len(samples)} samples)" if truncated else ""
     if fallback_ops:
         return _result("fallback", ", ".join(sorted(fallback_ops)) + note, ran, t0)
@@ -352,7 +364,8 @@ def read_results(path):
 def drive(args) -> int:
     import torch
 
-    wanted = args.dtypes.split(",")
+    # The report covers every dtype; a run restricted with --dtypes leaves the others "n/r".
+    wanted = DTYPE_NAMES
     ops = [op for op in load_op_db() if re.search(args.ops, op_key(op))]
     keys = [op_key(op) for op in ops]
     dtypes_of = {op_key(op): op_dtypes(op, wanted) for op in ops}
@@ -431,7 +444,10 @@ def build_report(rows, keys, dtypes_of, wanted, seconds):
             continue
         ops[k] = {}
         for d in dtypes_of[k]:
-            r = rows.get(k, {}).get(d) or {"status": "error", "detail": "not run", "samples": 0}
+            r = rows[k].get(d)
+            if r is None:  # a run restricted with --dtypes: not counted
+                ops[k][d] = {"status": "notrun", "detail": "", "samples": 0}
+                continue
             ops[k][d] = {x: r[x] for x in ("status", "detail", "samples") if x in r}
             totals[d][r["status"]] += 1
             overall[r["status"]] += 1
@@ -452,7 +468,8 @@ def build_report(rows, keys, dtypes_of, wanted, seconds):
     }
 
 
-CELL = {"native": "native", "fallback": "fb", "wrong": "**WRONG**", "error": "err", "skip": "skip"}
+CELL = {"native": "native", "fallback": "fb", "wrong": "**WRONG**", "error": "err", "skip": "skip",
+        "notrun": "n/r"}
 
 
 def write_report(report, out_dir):
@@ -473,8 +490,10 @@ def write_report(report, out_dir):
         "in float32 the gradients, were compared. `native`: all match in strict mode; `fb`: all "
         "match, but only through the CPU fallback (the aten ops are listed in the last column and "
         "in compatibility.json); `WRONG`: a mismatch; `err`: an exception on ocl only; `skip`: not "
-        "comparable (random or uninitialised output, no sample runs on the CPU); empty: the CPU "
-        "does not support the dtype either.",
+        "comparable (random or uninitialised output, no sample runs on the CPU); `n/r`: not run "
+        "(a run restricted to fewer dtypes, not counted in the totals); empty: the CPU does not "
+        "support the dtype either. Samples of one (op, dtype) stop after a time budget (noted in "
+        "the JSON detail).",
         "",
         f"{len(report['ops'])} OpInfos checked"
         + (f"; {len(report['not_run'])} not run in this run (time limit), listed at the end."
