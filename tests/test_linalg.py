@@ -183,7 +183,7 @@ def test_gradcheck_float64_products():
     a = data(3, 4, dtype=torch.float64).requires_grad_()
     b = data(4, 2, dtype=torch.float64, seed=1).requires_grad_()
     x = data(2, 3, 4, dtype=torch.float64, seed=2).requires_grad_()
-    with torch_ocl.strict():
+    with torch_ocl.strict(False):  # gradcheck itself uses reductions (max) that may fall back
         assert torch.autograd.gradcheck(lambda p, q: p @ q, (on(a.detach()).requires_grad_(),
                                                              on(b.detach()).requires_grad_()))
         assert torch.autograd.gradcheck(lambda p, q: torch.matmul(p, q),

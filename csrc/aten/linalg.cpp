@@ -242,6 +242,17 @@ void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const
     clblastGemm<double>(out, a, b, alpha.toDouble(), beta.toDouble());
 }
 
+// CPU PyTorch's check (in its kernels, not the meta functions): one dtype for all operands.
+void checkSameDtype(const at::Tensor& m1, const at::Tensor& m2,
+                    const at::Tensor& self = at::Tensor()) {
+  TORCH_CHECK(m1.scalar_type() == m2.scalar_type(),
+              "expected m1 and m2 to have the same dtype, but got: ", m1.dtype(),
+              " != ", m2.dtype());
+  TORCH_CHECK(!self.defined() || self.scalar_type() == m1.scalar_type(),
+              "expected self and m1 to have the same dtype, but got: ", self.dtype(),
+              " != ", m1.dtype());
+}
+
 // mm and bmm: the same product, 2-D or batched; `name` is the op the fallback runs.
 template <class Meta>
 at::Tensor productFn(const char* name, const at::Tensor& a, const at::Tensor& b) {
@@ -250,6 +261,7 @@ at::Tensor productFn(const char* name, const at::Tensor& a, const at::Tensor& b)
     return runFallback(name, "", {a, b})[0].toTensor();
   Structured<Meta> s(Mode::kFunctional, nullptr);
   s.meta(a, b);
+  checkSameDtype(a, b);
   gemm(s.output(), a, b, 1, 0);
   return s.output();
 }
@@ -262,6 +274,7 @@ at::Tensor& productOut(const char* name, const at::Tensor& a, const at::Tensor& 
     runFallback(name, "out", {a, b, out});
     return out;
   }
+  checkSameDtype(a, b);
   Structured<Meta> s(Mode::kOut, &out);
   s.meta(a, b);
   TORCH_CHECK(out.scalar_type() == a.scalar_type(), "Expected out tensor to have dtype ",
@@ -305,6 +318,7 @@ at::Tensor addProduct(const char* name, const char* overload, Mode mode, at::Ten
   }
   Structured<Meta> s(mode, out);
   s.meta(self, m1, m2, beta, alpha);
+  checkSameDtype(m1, m2, self);
   TORCH_CHECK(s.output().scalar_type() == m1.scalar_type(), "Expected out tensor to have dtype ",
               m1.scalar_type(), ", but got ", s.output().scalar_type(), " instead");
   addProductImpl(s.output(), self, m1, m2, beta, alpha);
@@ -343,6 +357,7 @@ at::Tensor addmvImpl(const char* name, const char* overload, Mode mode, at::Tens
   }
   Structured<at::meta::structured_addmv> s(mode, out);
   s.meta(self, mat, vec, beta, alpha);
+  checkSameDtype(mat, vec, self);
   const at::Tensor& r = s.output();
   TORCH_CHECK(r.scalar_type() == mat.scalar_type() && vec.scalar_type() == mat.scalar_type(),
               "expected scalar type ", mat.scalar_type(), " but found ", vec.scalar_type());

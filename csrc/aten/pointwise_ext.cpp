@@ -213,8 +213,11 @@ inline T ocl_digamma(T x) {
 // log(1 + exp(x)) for softplus and mish, as the CPU kernels compute it.
 #define OCL_SOFTPLUS(X) "log1p(exp(" X "))"
 
+// sgn of real numbers is sign (complex goes through the fallback).
+const PointwiseOp kSgn{"sgn", "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))"};
 const PointwiseOp kFrac{"frac", "a - trunc(a)", nullptr, Domain::kFloating};
-const PointwiseOp kRound{"round", "rint(a)", "a"};
+// Bool is rejected by CPU PyTorch (the fallback gives its error).
+const PointwiseOp kRound{"round", "rint(a)", "a", Domain::kNumeric};
 // round(decimals): s0 = 10^|decimals|; the negative form divides first, as CPU does.
 const PointwiseOp kRoundDecimals{"round_decimals", "rint(a * s0) / s0", nullptr, Domain::kFloating};
 const PointwiseOp kRoundDecimalsNeg{"round_decimals_neg", "rint(a / s0) * s0", nullptr,
@@ -389,6 +392,7 @@ const PointwiseOp kHeaviside{"heaviside", "a == (T)0 ? b : (T)(a > (T)0)",
 #define OCL_UNARY_S(ID, OP) \
   OCL_STRUCTURED(ID, at::meta::structured_##ID, OP, #ID, "", "out", (), (), ())
 OCL_UNARY_S(frac, kFrac)
+OCL_UNARY_S(sgn, kSgn)
 OCL_UNARY_S(round, kRound)
 OCL_UNARY_S(asinh, kAsinh)
 OCL_UNARY_S(acosh, kAcosh)
@@ -577,7 +581,7 @@ at::Tensor& divModeOut(const at::Tensor& a, const at::Tensor& b,
 // floor_divide has no meta function: CPU builds a binary_op TensorIterator and floors.
 at::Tensor& floorDivideInto(at::Tensor& result, const at::Tensor& a, const at::Tensor& b,
                             const char* name, const char* overload) {
-  checkSameDevice({a, b});
+  // No checkSameDevice: b may be a wrapped Python scalar (a CPU tensor); the launch checks.
   auto iter = at::TensorIterator::binary_op(result, a, b);
   const c10::ScalarType compute = iter.common_dtype();
   if (!codegen::supports(kDivFloor, compute)) {
@@ -593,7 +597,6 @@ at::Tensor& floorDivideInto(at::Tensor& result, const at::Tensor& a, const at::T
 }
 at::Tensor floorDivideFn(const at::Tensor& a, const at::Tensor& b) {
   at::Tensor result;
-  checkSameDevice({a, b});
   auto iter = at::TensorIterator::binary_op(result, a, b);
   const c10::ScalarType compute = iter.common_dtype();
   if (!codegen::supports(kDivFloor, compute))
@@ -738,7 +741,7 @@ at::Tensor& logSigmoidBackwardOut(const at::Tensor& grad, const at::Tensor& self
 // logical_*.out: a comparison TensorIterator (inputs promoted; out may have any dtype).
 at::Tensor& logicalOut(const PointwiseOp& op, const char* name, const at::Tensor& a,
                        const at::Tensor& b, at::Tensor& out) {
-  checkSameDevice({a, b, out});
+  // Wrapped Python scalars arrive as CPU tensors; the launch checks devices.
   auto iter = at::TensorIterator::comparison_op(out, a, b);
   const c10::ScalarType compute = iter.common_dtype();
   if (!codegen::supports(op, compute)) {
@@ -870,6 +873,7 @@ OCL_STRUCTURED(clampMaxT, at::meta::structured_clamp_max_Tensor, kClampTMax, "cl
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   OCL_REG_UNARY(frac)
+  OCL_REG_UNARY(sgn)
   OCL_REG_UNARY(round)
   OCL_REG3(roundDecimals, "round.decimals", "round_.decimals", "round.decimals_out")
   OCL_REG_UNARY(asinh)
