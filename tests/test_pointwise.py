@@ -274,3 +274,365 @@ def test_cat_out_and_device_error():
     assert torch.equal(out.cpu(), torch.cat([a, b]))
     with pytest.raises(RuntimeError, match="same device"):
         torch.cat([a.to("ocl"), b])
+
+
+# ---- the rest of the pointwise family --------------------------------------------------------
+
+SPECIALS = [float("inf"), float("-inf"), float("nan"), -0.0, 0.0, 1.0, -1.0, 0.5]
+
+
+def with_specials(t):
+    """t with inf, -inf, nan, -0.0, 0.0 and a few exact values in its first elements."""
+    t = t.clone()
+    flat = t.view(-1)
+    vals = torch.tensor(SPECIALS, dtype=torch.float64).to(t.dtype)
+    flat[: len(SPECIALS)] = vals[: flat.numel()]
+    return t
+
+
+def check_close(fn, *cpu_args, rtol=None, atol=None, strict=True):
+    """Like check, with an explicit tolerance for special functions."""
+    expected = fn(*cpu_args)
+    dev_args = [a.to("ocl") if isinstance(a, torch.Tensor) else a for a in cpu_args]
+    with torch_ocl.strict(strict):
+        got = fn(*dev_args)
+    assert got.device.type == "ocl"
+    got = got.cpu()
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if expected.dtype.is_floating_point:
+        tol = dict(FLOAT_TOL[expected.dtype])
+        if rtol is not None:
+            tol = dict(rtol=rtol, atol=atol if atol is not None else rtol)
+        torch.testing.assert_close(got, expected, equal_nan=True, **tol)
+    else:
+        assert torch.equal(got, expected)
+
+
+F = torch.nn.functional
+UNARY_MORE = {
+    "frac": (torch.frac, -5, 5),
+    "round": (torch.round, -5, 5),
+    "round_half": (lambda t: torch.round(t * 2) / 2, -5, 5),  # exact .5 values: half to even
+    "round_decimals": (lambda t: torch.round(t, decimals=2), -5, 5),
+    "round_neg_decimals": (lambda t: torch.round(t * 1000, decimals=-2), -5, 5),
+    "asinh": (torch.asinh, -5, 5),
+    "acosh": (torch.acosh, 1, 6),
+    "atanh": (torch.atanh, -0.99, 0.99),
+    "erfinv": (torch.erfinv, -0.999, 0.999),
+    "lgamma": (torch.lgamma, -4.5, 6),
+    "digamma": (torch.digamma, -4.5, 6),
+    "logit": (torch.logit, 0.01, 0.99),
+    "logit_eps": (lambda t: torch.logit(t, eps=0.1), -0.2, 1.2),
+    "mish": (F.mish, -6, 6),
+    "softplus": (F.softplus, -6, 6),
+    "softplus_beta": (lambda t: F.softplus(t, beta=2, threshold=3), -6, 6),
+    "hardsigmoid": (F.hardsigmoid, -5, 5),
+    "hardswish": (F.hardswish, -5, 5),
+    "elu": (F.elu, -4, 4),
+    "selu": (F.selu, -4, 4),
+    "celu": (lambda t: F.celu(t, alpha=0.7), -4, 4),
+    "relu6": (F.relu6, -8, 8),
+    "hardtanh": (lambda t: F.hardtanh(t, -0.5, 2), -4, 4),
+    "logsigmoid": (F.logsigmoid, -8, 8),
+    "threshold": (lambda t: F.threshold(t, 0.3, -7.0), -3, 3),
+    "nan_to_num": (torch.nan_to_num, -3, 3),
+    "nan_to_num_args": (lambda t: torch.nan_to_num(t, nan=1.5, posinf=9.0, neginf=-9.0), -3, 3),
+    "isnan": (torch.isnan, -3, 3),
+    "isinf": (torch.isinf, -3, 3),
+    "isposinf": (torch.isposinf, -3, 3),
+    "isneginf": (torch.isneginf, -3, 3),
+    "isfinite": (torch.isfinite, -3, 3),
+    "signbit": (torch.signbit, -3, 3),
+    "logical_not": (torch.logical_not, -3, 3),
+    "bool_not": (lambda t: ~(t > 0), -3, 3),
+    "sigmoid": (torch.sigmoid, -8, 8),
+    "exp2": (torch.exp2, -8, 8),
+    "expm1": (torch.expm1, -3, 3),
+}
+SPECIAL_FN = {"erfinv", "lgamma", "digamma", "mish", "logsigmoid", "softplus", "softplus_beta",
+              "acosh", "asinh", "atanh", "logit", "logit_eps", "expm1"}
+NO_SPECIALS = {"round_half", "round_neg_decimals", "round_decimals"}
+
+
+@pytest.mark.parametrize("name", list(UNARY_MORE))
+def test_unary_more_float32_specials_noncontiguous(name):
+    fn, low, high = UNARY_MORE[name]
+    x = make((13, 9), torch.float32, low, high)
+    if name not in NO_SPECIALS:
+        x = with_specials(x)
+    x = x.t()  # non-contiguous
+    rtol = 2e-5 if name in SPECIAL_FN else None
+    check_close(fn, x, rtol=rtol, atol=1e-5 if rtol else None)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("name", ["round", "erfinv", "digamma", "softplus", "nan_to_num",
+                                  "signbit"])
+def test_unary_more_dtypes(name, dtype):
+    fn, low, high = UNARY_MORE[name]
+    x = with_specials(make((7, 5), dtype, low, high))
+    check(fn, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int64, torch.bool])
+def test_unary_integer_and_bool(dtype):
+    x = make((5, 7), dtype, -3, 3)
+    for fn in [torch.isnan, torch.signbit, torch.logical_not, torch.nan_to_num, torch.bitwise_not]:
+        check(fn, x)
+    if dtype == torch.bool:
+        with pytest.raises(RuntimeError, match="not implemented for 'Bool'"):
+            torch.round(x.to("ocl"))  # as on CPU
+    else:
+        check(torch.round, x)
+    if dtype != torch.bool:
+        check(lambda t: F.hardtanh(t, 0 if dtype == torch.uint8 else -2, 2), x)
+        check(lambda t: F.threshold(t, 1, 9), x)
+
+
+def rand_divisors(shape, dtype, seed):
+    b = make(shape, dtype, -4, 4, seed=seed)
+    if dtype == torch.uint8:
+        return torch.where(b == 0, torch.ones_like(b), b)
+    return torch.where(b == 0, torch.full_like(b, 3), b)
+
+
+DIVISION = {
+    "remainder": torch.remainder,
+    "fmod": torch.fmod,
+    "floor_divide": torch.floor_divide,
+    "div_trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "div_floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "div_none": lambda a, b: torch.div(a, b, rounding_mode=None),
+}
+
+
+@pytest.mark.parametrize("name", list(DIVISION))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int8,
+                                   torch.uint8, torch.int64])
+def test_division_family(name, dtype):
+    fn = DIVISION[name]
+    a = make((6, 7), dtype, -9, 9)
+    b = rand_divisors((7,), dtype, seed=1)
+    check(fn, a, b)  # broadcast, negative operands of both signs
+    if dtype.is_floating_point:
+        sa = with_specials(make((4, 8), dtype, -9, 9))
+        sb = make((4, 8), dtype, -3, 3, seed=2)
+        sb.view(-1)[::3] = 0.0  # division by zero: inf / nan as on CPU
+        sb.view(-1)[1] = -0.0
+        check(fn, sa, sb)
+
+
+def test_division_scalars_inplace_out_and_zero_division():
+    a = make((5, 6), torch.float32, -9, 9)
+    check(lambda t: t % 2.5, a)
+    check(lambda t: t // -2, a)
+    check(lambda t: torch.remainder(3, t.abs() + 1), a)  # remainder.Scalar_Tensor
+    check(lambda t: torch.fmod(t, -1.5), a)
+    check(lambda t: t.clone().remainder_(1.7), a)
+    check(lambda t: t.clone().floor_divide_(t.new_full((6,), 2.0)), a)
+    check(lambda t: t.clone().div_(3, rounding_mode="floor"), a)
+    check(lambda t: torch.floor_divide(t, 2, out=torch.empty(0, device=t.device)), a)
+    check(lambda t: torch.div(t, 7, rounding_mode="trunc", out=torch.empty(0, device=t.device)), a)
+    i = make((9,), torch.int64, -9, 9)
+    check(lambda t: t // 2, i)
+    check(lambda t: t % -3, i)
+    check(lambda t: torch.div(t, 2, rounding_mode="floor"), i)
+    check(lambda t, u: torch.div(t, u), i, rand_divisors((9,), torch.int64, 3))  # true division
+    z = torch.tensor([1, 0, 2], dtype=torch.int32, device="ocl")
+    for fn in [torch.remainder, torch.fmod, torch.floor_divide,
+               lambda x, y: torch.div(x, y, rounding_mode="trunc")]:
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(torch.ones(3, dtype=torch.int32, device="ocl"), z)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.ones(3, dtype=torch.int64, device="ocl") // 0
+    with pytest.raises(RuntimeError, match="rounding_mode"):
+        torch.div(torch.ones(2, device="ocl"), 2, rounding_mode="bad")
+    # The process stays usable.
+    assert (torch.ones(3, dtype=torch.int32, device="ocl") // 2).cpu().tolist() == [0, 0, 0]
+
+
+BINARY_MORE = {
+    "hypot": torch.hypot,
+    "copysign": torch.copysign,
+    "logaddexp": torch.logaddexp,
+    "logaddexp2": torch.logaddexp2,
+    "xlogy": torch.xlogy,
+    "fmax": torch.fmax,
+    "fmin": torch.fmin,
+    "heaviside": torch.heaviside,
+    "logical_and": torch.logical_and,
+    "logical_or": torch.logical_or,
+    "logical_xor": torch.logical_xor,
+    "atan2": torch.atan2,
+    "maximum": torch.maximum,
+}
+
+
+@pytest.mark.parametrize("name", list(BINARY_MORE))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+def test_binary_more_float(name, dtype):
+    fn = BINARY_MORE[name]
+    if dtype != torch.float32 and name not in ("hypot", "logaddexp", "xlogy", "copysign", "fmax"):
+        pytest.skip("dtype coverage is sampled to keep kernel compiles down")
+    a = with_specials(make((4, 9), dtype, -3, 3))
+    b = make((9,), dtype, -3, 3, seed=1)
+    b[:4] = torch.tensor([float("nan"), 0.0, -0.0, float("inf")]).to(dtype)
+    if name == "xlogy":
+        b = b.abs()
+    check(fn, a, b)
+    if dtype == torch.float32:
+        check(fn, a.t().contiguous().t(), b)  # non-contiguous
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int32, torch.bool])
+def test_bitwise_logical_integer(dtype):
+    a, b = make((5, 6), dtype, -9, 9), make((6,), dtype, -9, 9, seed=1)
+    ops = [torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor, torch.logical_and,
+           torch.logical_or, torch.logical_xor, torch.fmax, torch.fmin]
+    if dtype != torch.bool:
+        ops += [torch.heaviside, torch.copysign, torch.xlogy]  # (CPU hypot rejects integers)
+    for fn in ops:
+        check(fn, a, b)
+    check(lambda x, y: x & y, a.t(), b[:5])  # non-contiguous
+    check(lambda x: x ^ True if dtype == torch.bool else x ^ 5, a)  # Scalar overloads
+    check(lambda x, y: torch.logical_and(x, y, out=torch.empty(0, dtype=torch.float32,
+                                                                 device=x.device)), a, b)
+    check(lambda x: x.clone().bitwise_not_(), a)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int64])
+def test_shifts(dtype):
+    bits = torch.iinfo(dtype).bits
+    a = make((4, 10), dtype, -9, 9)
+    shifts = torch.tensor([0, 1, 3, bits - 1, bits, bits + 2, 2, 5, 1, 0]).to(dtype)
+    if dtype != torch.uint8:
+        shifts[-1] = -1  # out of range: 0 (left) or sign fill (right), as on CPU
+    check(torch.bitwise_left_shift, a, shifts)
+    check(torch.bitwise_right_shift, a, shifts)
+    check(lambda x: torch.bitwise_left_shift(x, 2), a)
+    check(lambda x, s: x.clone().bitwise_right_shift_(s), a, shifts)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
+def test_clamp_tensor_bounds(dtype):
+    x = make((6, 5), dtype, -9, 9)
+    lo = make((5,), dtype, -5, 0, seed=1)
+    hi = make((6, 1), dtype, 1, 5, seed=2)
+    if dtype.is_floating_point:
+        x = with_specials(x)
+        lo[2] = float("nan")
+    check(lambda t, a, b: torch.clamp(t, a, b), x, lo, hi)
+    check(lambda t, a: torch.clamp(t, min=a), x, lo)
+    check(lambda t, b: torch.clamp(t, max=b), x, hi)
+    check(torch.clamp_min, x, lo)
+    check(torch.clamp_max, x, hi)
+    check(lambda t, a, b: t.clone().clamp_(a, b), x, lo, hi)
+    check(lambda t, a, b: torch.clamp(t, a, b, out=torch.empty(0, dtype=t.dtype, device=t.device)),
+          x, lo, hi)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_lerp_addcmul_addcdiv(dtype):
+    a, b = make((5, 6), dtype), make((6,), dtype, seed=1)
+    w = make((5, 1), dtype, -0.5, 1.5, seed=2)
+    c = make((5, 6), dtype, 1, 3, seed=3)
+    check(lambda x, y: torch.lerp(x, y, 0.3), a, b)
+    check(lambda x, y: torch.lerp(x, y, 0.8), a, b)
+    check(torch.lerp, a, b, w)
+    check(lambda x, y, z: x.clone().lerp_(y, z), a, b, w)
+    check(lambda x, y, z: torch.addcmul(x, y, z, value=-0.5), a, b, c)
+    check(lambda x, y, z: torch.addcdiv(x, y, z, value=2), a, b, c)
+    check(lambda x, y, z: x.clone().addcmul_(y, z), a.t().contiguous().t(), b, c)
+    check(lambda x, y, z: x.clone().addcdiv_(y, z, value=0.1), a, b, c)
+
+
+def test_addcmul_integer_and_errors():
+    a, b, c = (make((4, 5), torch.int64, seed=s) for s in range(3))
+    check(lambda x, y, z: torch.addcmul(x, y, z, value=3), a, b, c)
+    with pytest.raises(RuntimeError, match="Integer division"):
+        torch.addcdiv(a.to("ocl"), b.to("ocl"), c.to("ocl"))
+    with pytest.raises(RuntimeError):
+        torch.lerp(a.to("ocl"), b.to("ocl"), 0.5)  # CPU rejects integer lerp too
+
+
+def test_shapes_zero_size_scalars_and_odd_sizes():
+    check(torch.remainder, make((0, 3), torch.float32), make((3,), torch.float32, 1, 2))
+    check(torch.hypot, make((4099,), torch.float32), make((4099,), torch.float32, seed=1))
+    check(F.hardswish, make((1,), torch.float32))
+    check(torch.logaddexp, torch.tensor(1.5), torch.tensor(-2.0))  # 0-dim on the device
+    check(lambda t: torch.fmax(t, torch.tensor(0.5)), make((7,), torch.float32))  # CPU 0-dim
+    check(lambda t: torch.copysign(t, -1.0), make((1000,), torch.float32))  # Scalar overload
+    check(lambda t: torch.xlogy(2.0, t), make((7,), torch.float32, 0.1, 3))
+    check(lambda t: t.clone().logit_(eps=0.2), make((7,), torch.float32, 0, 1))
+    check(lambda t: torch.nan_to_num(t, out=torch.empty_like(t)),
+          with_specials(make((9,), torch.float32)))
+    with pytest.raises(RuntimeError):
+        torch.bitwise_and(torch.ones(2, device="ocl"), torch.ones(2, device="ocl"))  # floats
+    with pytest.raises(RuntimeError):
+        torch.frac(torch.ones(2, dtype=torch.int32, device="ocl"))
+
+
+GRAD_ACTIVATIONS = {
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "logit": lambda t: torch.logit(t.sigmoid()),
+    "logit_eps": lambda t: torch.logit(t * 0.3, eps=0.1),
+    "elu": F.elu,
+    "selu": F.selu,
+    "celu": lambda t: F.celu(t, 0.5),
+    "mish": F.mish,
+    "softplus": lambda t: F.softplus(t, beta=1.5, threshold=4),
+    "hardtanh": F.hardtanh,
+    "relu6": F.relu6,
+    "hardsigmoid": F.hardsigmoid,
+    "hardswish": F.hardswish,
+    "logsigmoid": F.logsigmoid,
+    "threshold": lambda t: F.threshold(t, 0.2, -1.0),
+    "elu_inplace": lambda t: F.elu(t * 1, inplace=True),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAD_ACTIVATIONS))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_activation_gradients(name, dtype):
+    fn = GRAD_ACTIVATIONS[name]
+    if dtype != torch.float32 and name not in ("sigmoid", "mish", "elu", "softplus", "hardswish"):
+        pytest.skip("dtype coverage is sampled to keep kernel compiles down")
+    x = make((6, 11), dtype, -5.0, 5.0)
+    xd = x.to("ocl").requires_grad_()
+    xc = x.clone().requires_grad_()
+    w = make((6, 11), dtype, seed=5)
+    wd = w.to("ocl")
+    with torch_ocl.strict():
+        yd = fn(xd)
+        (yd * wd).sum().backward()
+    yc = fn(xc)
+    (yc * w).sum().backward()
+    tol = FLOAT_TOL[dtype]
+    torch.testing.assert_close(yd.detach().cpu(), yc.detach(), **tol)
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, **tol)
+
+
+@pytest.mark.parametrize("name", ["mish", "softplus", "elu", "logsigmoid", "hardswish", "logit"])
+def test_gradcheck_float64(name):
+    fn = GRAD_ACTIVATIONS[name]
+    x = (make((7,), torch.float64, -3, 3) + 0.013).to("ocl").requires_grad_()
+    with torch_ocl.strict(False):  # gradcheck's own bookkeeping uses reductions (max)
+        assert torch.autograd.gradcheck(fn, (x,), eps=1e-6, atol=1e-5)
+
+
+def test_binary_gradients():
+    a = make((4, 5), torch.float32, 0.5, 3)
+    b = make((5,), torch.float32, 0.5, 3, seed=1)
+    fns = [torch.hypot, torch.logaddexp, lambda x, y: torch.lerp(x, y, 0.3),
+           lambda x, y: torch.addcmul(x, x, y, value=0.5), lambda x, y: torch.addcdiv(x, x, y),
+           torch.xlogy, torch.fmax, lambda x, y: torch.clamp(x, min=y)]
+    for i, fn in enumerate(fns):
+        ad, bd = a.to("ocl").requires_grad_(), b.to("ocl").requires_grad_()
+        ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
+        # The last three backwards use masked_fill (not a pointwise op of this file).
+        with torch_ocl.strict(i < 5):
+            fn(ad, bd).sum().backward()
+        fn(ac, bc).sum().backward()
+        torch.testing.assert_close(ad.grad.cpu(), ac.grad, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(bd.grad.cpu(), bc.grad, rtol=1e-5, atol=1e-5)

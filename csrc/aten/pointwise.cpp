@@ -59,6 +59,7 @@
 
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/pointwise_run.h"
 #include "aten/structured.h"
 #include "codegen/pointwise.h"
 #include "integration/state.h"
@@ -68,27 +69,6 @@ namespace {
 
 using codegen::Domain;
 using codegen::PointwiseOp;
-
-c10::ScalarType computeDtype(const at::TensorIteratorBase& iter) {
-  return iter.common_dtype();
-}
-
-// Runs meta, then the kernel; the CPU fallback (named op) when the dtype is not covered.
-template <class Meta, typename... Args>
-at::Tensor run(const PointwiseOp& op, const char* name, const char* overload, Mode mode,
-               at::Tensor* out, std::array<c10::Scalar, 2> scalars, const Args&... args) {
-  Structured<Meta> s(mode, out);
-  s.meta(args...);
-  const c10::ScalarType compute = computeDtype(s);
-  if (!codegen::supports(op, compute)) {
-    std::vector<c10::IValue> stack{c10::IValue(args)...};
-    if (mode == Mode::kOut) stack.emplace_back(*out);
-    std::string ov = overload;
-    return runFallback(name, ov.c_str(), std::move(stack))[0].toTensor();
-  }
-  codegen::launch(op, s, compute, scalars);
-  return s.output();
-}
 
 // ---- the ops: one expression each ------------------------------------------------------------
 

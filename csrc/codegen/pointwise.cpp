@@ -45,12 +45,14 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
   const char* expr = isIntegralOrBool(compute) && op.expr_int ? op.expr_int : op.expr;
   std::string s;
   s += "typedef " + ct + " T;\n";
+  const char* helpers = isIntegralOrBool(compute) && op.helpers_int ? op.helpers_int : op.helpers;
+  if (helpers) s += std::string(helpers) + "\n";
   s += "__kernel void pw(__global char* p0, ulong off0";
   for (int i = 1; i < nt; ++i)
     s += isHostScalar(iter, i)
              ? ", T " + argName(i - 1)
              : ", __global const char* p" + std::to_string(i) + ", ulong off" + std::to_string(i);
-  s += ", long n, T s0, T s1";
+  s += ", long n, T s0, T s1, T s2";
   if (!contiguous) s += ", int ndim, OclStrides4 st";
   s += ") {\n  const long li = get_global_id(0);\n  if (li >= n) return;\n";
   if (contiguous) {
@@ -138,13 +140,17 @@ bool supports(const PointwiseOp& op, c10::ScalarType compute) {
       return c10::isFloatingType(compute);
     case Domain::kIntegral:
       return isIntegralOrBool(compute);
+    case Domain::kInteger:
+      return c10::isIntegralType(compute, /*includeBool=*/false);
+    case Domain::kNumeric:
+      return compute != c10::kBool;
     default:
       return true;
   }
 }
 
 void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::ScalarType compute,
-            std::array<c10::Scalar, 2> scalars) {
+            std::array<c10::Scalar, kMaxScalars> scalars) {
   TORCH_CHECK(supports(op, compute), "torch-ocl: no ", op.name, " kernel for ", compute);
   TORCH_CHECK(iter.ntensors() <= kMaxOperands && iter.noutputs() == 1,
               "torch-ocl: pointwise kernels take one output and up to three inputs");

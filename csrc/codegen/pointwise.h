@@ -1,7 +1,7 @@
 // The pointwise kernel generator: an op is an OpenCL C expression over its inputs (a, b, c) and
-// scalar arguments (s0, s1), all in the op's compute type. Kernels are specialised on dtypes and
-// contiguity, never on sizes; sizes and strides come from at::TensorIterator as arguments, which
-// also gives broadcasting, type promotion, non-contiguous and zero-size inputs for free.
+// scalar arguments (s0, s1, s2), all in the op's compute type. Kernels are specialised on dtypes
+// and contiguity, never on sizes; sizes and strides come from at::TensorIterator as arguments,
+// which also gives broadcasting, type promotion, non-contiguous and zero-size inputs for free.
 #pragma once
 
 #include <ATen/TensorIterator.h>
@@ -16,7 +16,11 @@ enum class Domain : uint8_t {
   kAll,       // every real dtype the device holds
   kFloating,  // floating compute types only
   kIntegral,  // integral and bool only
+  kInteger,   // integral without bool (shifts)
+  kNumeric,   // every real dtype but bool (division, remainder)
 };
+
+constexpr int kMaxScalars = 3;
 
 struct PointwiseOp {
   const char* name;
@@ -24,6 +28,10 @@ struct PointwiseOp {
   const char* expr_int;  // optional variant for integral compute types (and bool)
   Domain domain = Domain::kAll;
   bool bool_result = false;  // comparisons: the expression yields a truth value
+  // Optional OpenCL C placed after `typedef ... T;` and before the kernel: helper functions that
+  // one expression cannot hold (floor division, erfinv, digamma...). Written over T.
+  const char* helpers = nullptr;
+  const char* helpers_int = nullptr;  // helpers for integral compute types, when they differ
 };
 
 // True when the generator has a kernel for this compute dtype (complex is not covered yet).
@@ -32,6 +40,6 @@ bool supports(const PointwiseOp& op, c10::ScalarType compute);
 // Runs op over iter (output 0, then inputs) computing in `compute`; scalars are converted to the
 // compute type. Launches one kernel on the current stream of the output's device.
 void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::ScalarType compute,
-            std::array<c10::Scalar, 2> scalars = {});
+            std::array<c10::Scalar, kMaxScalars> scalars = {});
 
 }  // namespace torch_ocl::codegen

@@ -3,6 +3,10 @@
 // benchmark can print our figures as ratios of the device's own limits measured in one run.
 #include <torch/extension.h>
 
+#include <clblast_c.h>
+
+#include "aten/launch.h"
+#include "aten/linalg.h"
 #include "integration/state.h"
 
 #include <algorithm>
@@ -204,6 +208,51 @@ double allocatorFastPath(int index, size_t nbytes, int reps) {
   return per;
 }
 
+// Seconds per repetition of out = a @ b through CLBlast SGEMM directly on the tensors'
+// (cl_mem, offset), with no framework in between: the reference for torch.mm. One warm-up call
+// first (CLBlast compiles its kernels then); each timed repetition is finished before its clock
+// stops. Takes the same process-wide CLBlast lock as torch.mm.
+std::vector<double> rawSgemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out,
+                             int reps) {
+  for (const at::Tensor* t : {&a, &b, &out}) {
+    TORCH_CHECK_VALUE(t->device().type() == c10::DeviceType::PrivateUse1,
+                      "_raw_sgemm expects ocl tensors, got one on ", t->device());
+    TORCH_CHECK_TYPE(t->scalar_type() == at::kFloat, "_raw_sgemm expects float32 tensors, got ",
+                     t->scalar_type());
+    TORCH_CHECK_VALUE(t->dim() == 2 && t->is_contiguous(),
+                      "_raw_sgemm expects contiguous 2-D tensors");
+  }
+  aten::checkSameDevice({a, b, out});
+  const int64_t n = a.size(0), k = a.size(1), m = b.size(1);
+  TORCH_CHECK_VALUE(b.size(0) == k && out.size(0) == n && out.size(1) == m,
+                    "_raw_sgemm: shapes do not match for out = a @ b: a ", a.sizes(), ", b ",
+                    b.sizes(), ", out ", out.sizes());
+  TORCH_CHECK_VALUE(reps >= 1, "_raw_sgemm: reps must be positive");
+  const c10::DeviceIndex idx = out.device().index();
+  const rt::BufferRef A = aten::bufferOf(a), B = aten::bufferOf(b), C = aten::bufferOf(out);
+  std::vector<double> times;
+  OCL_TRY
+  cl_command_queue q = currentQueue(idx);
+  OCL_CHECK(clFinish(q));  // whatever produced the inputs is not ours to time
+  auto once = [&] {
+    std::lock_guard<std::mutex> lock(aten::clblastMutex());
+    const CLBlastStatusCode st = CLBlastSgemm(
+        CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, n, m, k, 1.f, A.mem,
+        A.offset / 4, std::max<int64_t>(k, 1), B.mem, B.offset / 4, std::max<int64_t>(m, 1), 0.f,
+        C.mem, C.offset / 4, std::max<int64_t>(m, 1), &q, nullptr);
+    TORCH_CHECK(st == CLBlastSuccess, "CLBlastSgemm failed with status ", static_cast<int>(st));
+    OCL_CHECK(clFinish(q));
+  };
+  once();
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = Clock::now();
+    once();
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  OCL_CATCH
+  return times;
+}
+
 }  // namespace
 
 void bindRawBench(py::module_& m) {
@@ -215,6 +264,8 @@ void bindRawBench(py::module_& m) {
         py::arg("launches"), py::call_guard<py::gil_scoped_release>());
   m.def("_allocator_fast_path", &allocatorFastPath, py::arg("device"), py::arg("nbytes"),
         py::arg("reps"), py::call_guard<py::gil_scoped_release>());
+  m.def("_raw_sgemm", &rawSgemm, py::arg("a"), py::arg("b"), py::arg("out"), py::arg("reps"),
+        py::call_guard<py::gil_scoped_release>());
 }
 
 }  // namespace torch_ocl

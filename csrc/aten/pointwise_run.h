@@ -1,0 +1,54 @@
+// The runner shared by the pointwise op files: PyTorch's structured meta function (shapes,
+// broadcasting, promotion, out= resizing exactly as on CPU), then one generated kernel; dtypes the
+// op's expression does not cover go through the counted CPU fallback under the op's own name.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "aten/fallback.h"
+#include "aten/structured.h"
+#include "codegen/pointwise.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace torch_ocl::aten {
+
+// The dtype an op computes in: TensorIterator's common dtype, or for ops without one (unary ops
+// with a forced boolean result) the dtype of the first input.
+inline c10::ScalarType computeDtype(const at::TensorIteratorBase& iter) {
+  return iter.maybe_common_dtype().value_or(iter.dtype(iter.noutputs()));
+}
+
+using Scalars = std::array<c10::Scalar, codegen::kMaxScalars>;
+
+// Runs meta, then the kernel; the CPU fallback (named op) when the dtype is not covered.
+template <class Meta, typename... Args>
+at::Tensor run(const codegen::PointwiseOp& op, const char* name, const char* overload, Mode mode,
+               at::Tensor* out, Scalars scalars, const Args&... args) {
+  Structured<Meta> s(mode, out);
+  s.meta(args...);
+  const c10::ScalarType compute = computeDtype(s);
+  if (!codegen::supports(op, compute)) {
+    std::vector<c10::IValue> stack{c10::IValue(args)...};
+    if (mode == Mode::kOut) stack.emplace_back(*out);
+    return runFallback(name, overload, std::move(stack))[0].toTensor();
+  }
+  codegen::launch(op, s, compute, scalars);
+  return s.output();
+}
+
+// Runs op over an already built TensorIterator, or the named CPU fallback for dtypes the op's
+// expression does not cover. `fallback_args` is the op's argument list (with out last for out=).
+inline void runIter(const codegen::PointwiseOp& op, const at::TensorIteratorBase& iter,
+                    c10::ScalarType compute, Scalars scalars, const char* name,
+                    const char* overload, std::vector<c10::IValue> fallback_args) {
+  if (!codegen::supports(op, compute)) {
+    runFallback(name, overload, std::move(fallback_args));
+    return;
+  }
+  codegen::launch(op, iter, compute, scalars);
+}
+
+}  // namespace torch_ocl::aten
