@@ -41,5 +41,10 @@ at::Tensor& setStorage(at::Tensor& self, at::Storage source, c10::SymInt storage
 at::Tensor& setSourceStorage(at::Tensor& self, at::Storage source);
 at::Tensor& setSourceTensor(at::Tensor& self, const at::Tensor& source);
 at::Tensor& setEmpty(at::Tensor& self);
+// True for two dense strided tensors, each on the CPU or on an ocl device. c10's own check only
+// knows the in-tree dense backends; without this, Module.to("ocl") replaces every Parameter
+// instead of moving it in place, which silently unties shared (tied) weights and detaches
+// optimizers created before the move.
+bool hasCompatibleShallowCopyType(const at::Tensor& self, const at::Tensor& from);
 
 }  // namespace torch_ocl::aten

@@ -105,5 +105,16 @@ at::Tensor& setEmpty(at::Tensor& self) {
   return setStorage(self, std::move(storage), 0, size, stride);
 }
 
+bool hasCompatibleShallowCopyType(const at::Tensor& self, const at::Tensor& from) {
+  if (self.key_set() == from.key_set()) return true;
+  auto denseHere = [](const at::Tensor& t) {
+    const auto type = t.device().type();
+    return t.layout() == c10::kStrided && !t.is_nested() &&
+           (type == c10::DeviceType::CPU || type == c10::DeviceType::PrivateUse1) &&
+           t.key_set().has(c10::DispatchKey::Dense);
+  };
+  return denseHere(self) && denseHere(from);
+}
+
 }  // namespace aten
 }  // namespace torch_ocl
