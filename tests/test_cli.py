@@ -328,12 +328,17 @@ def test_warmup_compiles_in_a_fresh_process(examples_dir):
     assert "warmup 1/1" in err  # progress went to stderr
 
 
-def test_warmup_reports_missing_models(examples_dir, capsys):
+def test_warmup_reports_missing_models(examples_dir, capsys, monkeypatch):
     assert main(["warmup", "--quiet", "--model", "nosuchmodel"]) == 1
     out = capsys.readouterr().out
     assert "not available" in out and "examples.nosuchmodel" in out
     assert main(["warmup", "--quiet", "--model", "clitest_examples.extra", "--json"]) == 1
     rep = json.loads(capsys.readouterr().out)
     assert rep["models"][0]["status"] == "not available"
-    # nothing asked for and no examples/ here: nothing to warm up is a failure, said plainly
+    # nothing asked for and none of the default examples importable: nothing to warm up is a
+    # failure, said plainly (the repo's own examples/ is on sys.path under pytest, so the defaults
+    # are replaced by names that cannot import)
+    from torch_ocl.cli import _models
+
+    monkeypatch.setattr(_models, "DEFAULT_MODELS", ("clitest_absent_model",))
     assert main(["warmup", "--quiet"]) == 1

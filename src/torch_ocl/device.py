@@ -130,6 +130,13 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return including_emulation and is_available()
 
 
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    """Lower-precision dtypes ``torch.autocast("ocl")`` may cast to: float16 and bfloat16 are
+    stored as 16 bits on every OpenCL device and computed in float where the device has no
+    native half arithmetic."""
+    return [torch.float16, torch.bfloat16]
+
+
 # ---- streams and events --------------------------------------------------------------------
 
 
