@@ -319,7 +319,8 @@ bool floating(const at::Tensor& t) {
 
 // out = op(inputs...) in the common dtype, broadcast; `out` may be given (fixed shape).
 at::Tensor pointwise(const PointwiseOp& op, std::initializer_list<at::Tensor> inputs,
-                     std::array<c10::Scalar, codegen::kMaxScalars> scalars = {}, at::Tensor out = at::Tensor()) {
+                     std::array<c10::Scalar, codegen::kMaxScalars> scalars = {},
+                     at::Tensor out = at::Tensor()) {
   at::TensorIteratorConfig config;
   config.set_check_mem_overlap(true)
       .allow_cpu_scalars(true)
