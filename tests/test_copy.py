@@ -536,3 +536,19 @@ def test_copy_between_two_devices():
         env=TWO_DEVICES,
     )
     assert out.strip().endswith("OK")
+
+
+def test_conjugate_and_negative_views():
+    """Lazy conj()/neg views copy resolved in every direction (ATen's math-bit fallback used to
+    recurse through _copy_from until the stack overflowed for an ocl source)."""
+    z = torch.randn(5, 3, dtype=torch.complex64)
+    assert torch.equal(z.conj().to("ocl").cpu(), z.conj().resolve_conj())
+    zc = z.to("ocl").conj()
+    assert zc.is_conj() and torch.equal(zc.cpu(), z.conj().resolve_conj())
+    assert torch.equal(zc.t().cpu(), z.conj().t().resolve_conj())
+    assert torch.equal(zc.to("ocl").cpu(), z.conj().resolve_conj())
+    x = torch.randn(4, dtype=torch.complex64)
+    assert torch.allclose(torch.fft.hfft(x.real.to("ocl")).cpu(), torch.fft.hfft(x.real))
+    neg = torch.randn(6)._neg_view()
+    assert torch.equal(neg.to("ocl").cpu(), neg.resolve_neg())
+    assert torch.equal(neg.to("ocl")._neg_view().cpu(), neg.resolve_neg().neg())

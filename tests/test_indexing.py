@@ -360,3 +360,11 @@ def test_argument_errors_match_cpu():
             dev_case(x.to("ocl"))
     # the device stays usable
     check(lambda a, i: a.index_select(0, i), x, torch.tensor([1]))
+
+
+def test_masked_select_zero_dim():
+    # CUDA views 0-dim operands as 1-dim; a 0-dim tensor cannot be indexed by a mask directly
+    x = torch.tensor(3.0)
+    for m in (torch.tensor(True), torch.tensor(False), torch.tensor([True, False, True])):
+        check(lambda a, mm: torch.masked_select(a, mm), x, m)
+    check(lambda a, mm: torch.masked_select(a, mm), make((3,), torch.float32), torch.tensor(True))

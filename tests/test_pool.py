@@ -90,6 +90,7 @@ AVG_CASES = {
     "ceil": dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
     "ceil_include": dict(kernel_size=(2, 3), stride=2, ceil_mode=True),
     "divisor": dict(kernel_size=3, stride=1, padding=1, divisor_override=5),
+    "divisor_negative": dict(kernel_size=2, divisor_override=-2),  # allowed by PyTorch
 }
 
 

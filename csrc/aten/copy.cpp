@@ -5,6 +5,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/native/Resize.h>
+#include <torch/library.h>
 
 #include "aten/cl_types.h"
 #include "aten/device_check.h"
@@ -184,6 +185,37 @@ at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_bloc
     copyHostToDevice(dst, host, false);
   }
   return dst;
+}
+
+// A source with the conjugate or negative bit (a lazy conj()/neg view). ATen's math-bit fallback
+// would materialise it with a clone, and clone copies through _copy_from again: for an ocl source
+// that recursed until the stack overflowed. The bits are resolved here instead: an ocl source is
+// read to the host as stored and resolved there by the CPU's exact kernels (complex dtypes have no
+// native ocl kernels yet, so this is where such a copy would run anyway).
+at::Tensor copyFromMathBits(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  TORCH_CHECK(!dst.is_conj() && !dst.is_neg(),
+              "torch-ocl: copying into a conjugate or negative view is not supported; resolve "
+              "it first (resolve_conj() / resolve_neg())");
+  at::Tensor src;
+  if (self.device().type() == kOcl) {
+    at::Tensor raw = at::empty({0}, self.options())
+                         .set_(self.storage(), self.storage_offset(), self.sizes(), self.strides());
+    at::Tensor host = at::empty(raw.sizes(), raw.options().device(at::kCPU));
+    copyFrom(raw, host, false);
+    if (self.is_conj()) host = host.conj();
+    if (self.is_neg()) host = host._neg_view();
+    src = host.resolve_conj().resolve_neg();
+  } else {
+    src = self.resolve_conj().resolve_neg();
+  }
+  return copyFrom(src, dst, false);
+}
+
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", TORCH_FN(copyFromMathBits));
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", TORCH_FN(copyFromMathBits));
 }
 
 at::Tensor copyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {

@@ -360,8 +360,11 @@ at::Tensor& maskedSelectOut(const at::Tensor& self, const at::Tensor& mask, at::
   TORCH_CHECK(self.scalar_type() == out.scalar_type(),
               "masked_select(): self and result must have the same scalar type");
   checkSameDevice({self, mask, out});
-  auto [m, s] = at::expand_outplace(mask, self);
-  // As CUDA does it: the mask becomes index tensors (nonzero), then one gather.
+  // As CUDA does it: the mask becomes index tensors (nonzero), then one gather. A 0-dim self or
+  // mask is viewed as 1-dim first (a 0-dim tensor cannot be indexed by a mask).
+  const at::Tensor mask1 = mask.dim() == 0 ? mask.unsqueeze(0) : mask;
+  const at::Tensor self1 = self.dim() == 0 ? self.unsqueeze(0) : self;
+  auto [m, s] = at::expand_outplace(mask1, self1);
   at::index_out(out, *s, c10::List<std::optional<at::Tensor>>({*m}));
   return out;
 }

@@ -55,13 +55,13 @@ __kernel void max_pool_bwd(__global char* gib, ulong gioff, __global const char*
   ST((__global T*)(gib + gioff), gid, s);
 }
 
-// divisor <= 0: none given.
+// divisor == 0: none given (PyTorch rejects an override of 0; negative ones are allowed).
 inline long avg_divisor(long oh, long ow, PoolGeom g, int count_include_pad, long divisor) {
   long hs = oh * g.sh - g.ph, ws = ow * g.sw - g.pw;
   long he = min(hs + g.kh, g.H + g.ph), we = min(ws + g.kw, g.W + g.pw);
   const long pool = (he - hs) * (we - ws);
   hs = max(hs, 0L), ws = max(ws, 0L), he = min(he, g.H), we = min(we, g.W);
-  if (divisor > 0) return divisor;
+  if (divisor != 0) return divisor;
   return count_include_pad ? pool : (he - hs) * (we - ws);
 }
 
