@@ -674,7 +674,43 @@ at::Tensor logSumExp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) 
 
 }  // namespace
 
+// aminmax: shapes and checks from PyTorch's meta function, values from the native amin/amax.
+std::tuple<at::Tensor&, at::Tensor&> aminmaxOut(const at::Tensor& self, std::optional<int64_t> dim,
+                                                bool keepdim, at::Tensor& min, at::Tensor& max) {
+  // The CPU kernel's checks first (the meta function's message for empty inputs differs).
+  if (dim.has_value()) {
+    at::native::zero_numel_check_dims(self, *dim, "aminmax");
+  } else {
+    TORCH_CHECK(self.numel() != 0,
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                "identity.");
+  }
+  const auto [min_meta, max_meta] = at::aminmax(self.to(at::kMeta), dim, keepdim);
+  at::Tensor mn, mx;
+  if (dim.has_value()) {
+    mn = at::amin(self, {*dim}, keepdim);
+    mx = at::amax(self, {*dim}, keepdim);
+  } else {
+    mn = at::amin(self, {}, false).reshape(min_meta.sizes());
+    mx = at::amax(self, {}, false).reshape(max_meta.sizes());
+  }
+  at::native::resize_output(min, min_meta.sizes());
+  at::native::resize_output(max, max_meta.sizes());
+  min.copy_(mn);
+  max.copy_(mx);
+  return {min, max};
+}
+
+std::tuple<at::Tensor, at::Tensor> aminmaxFn(const at::Tensor& self, std::optional<int64_t> dim,
+                                             bool keepdim) {
+  at::Tensor min = at::empty({0}, self.options()), max = at::empty({0}, self.options());
+  aminmaxOut(self, dim, keepdim, min, max);
+  return {min, max};
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("aminmax", TORCH_FN(aminmaxFn));
+  m.impl("aminmax.out", TORCH_FN(aminmaxOut));
   m.impl("all", TORCH_FN(allAll));
   m.impl("all.all_out", TORCH_FN(allAllOut));
   m.impl("all.dim", TORCH_FN(allDim));
