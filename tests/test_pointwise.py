@@ -386,6 +386,7 @@ def test_unary_integer_and_bool(dtype):
         check(torch.round, x)
     if dtype != torch.bool:
         check(lambda t: F.hardtanh(t, 0 if dtype == torch.uint8 else -2, 2), x)
+        check(lambda t: F.hardtanh(t, 0.0 if dtype == torch.uint8 else -2.5, 2.5), x)  # keeps dtype
         check(lambda t: F.threshold(t, 1, 9), x)
 
 

@@ -698,19 +698,29 @@ at::Tensor& hardtanhBackwardOut(const at::Tensor& grad, const at::Tensor& self,
                     "grad_input", {grad, self, min, max, out});
 }
 
-// hardtanh is clamp (CPU does the same), with CPU's bool check.
-at::Tensor hardtanhFn(const at::Tensor& self, const c10::Scalar& min, const c10::Scalar& max) {
+// hardtanh is clamp (CPU does the same), with CPU's checks and its legacy rule that the bounds
+// never promote: for integer inputs they are truncated to integers and the result keeps self's
+// dtype.
+std::pair<c10::Scalar, c10::Scalar> hardtanhBounds(const at::Tensor& self, const c10::Scalar& min,
+                                                   const c10::Scalar& max) {
   TORCH_CHECK(self.scalar_type() != at::kBool, "Bool inputs not supported for hardtanh");
-  return at::clamp(self, min, max);
-}
-at::Tensor& hardtanhInplace(at::Tensor& self, const c10::Scalar& min, const c10::Scalar& max) {
-  TORCH_CHECK(self.scalar_type() != at::kBool, "Bool inputs not supported for hardtanh");
-  return at::clamp_(self, min, max);
+  if (!at::isIntegralType(self.scalar_type(), /*includeBool=*/false)) return {min, max};
+  const int64_t lo = min.toLong(), hi = max.toLong();
+  TORCH_CHECK(self.scalar_type() != at::kByte || (lo >= 0 && hi >= 0),
+              "cannot do hardtanh on an unsigned type with negative limits");
+  return {c10::Scalar(lo), c10::Scalar(hi)};
 }
 at::Tensor& hardtanhOut(const at::Tensor& self, const c10::Scalar& min, const c10::Scalar& max,
                         at::Tensor& out) {
-  TORCH_CHECK(self.scalar_type() != at::kBool, "Bool inputs not supported for hardtanh");
-  return at::clamp_out(out, self, min, max);
+  const auto [lo, hi] = hardtanhBounds(self, min, max);
+  return at::clamp_out(out, self, lo, hi);
+}
+at::Tensor hardtanhFn(const at::Tensor& self, const c10::Scalar& min, const c10::Scalar& max) {
+  at::Tensor result = at::empty_like(self);
+  return hardtanhOut(self, min, max, result);
+}
+at::Tensor& hardtanhInplace(at::Tensor& self, const c10::Scalar& min, const c10::Scalar& max) {
+  return hardtanhOut(self, min, max, self);
 }
 
 // log_sigmoid: like CUDA, the buffer is empty; the backward recomputes from self.
