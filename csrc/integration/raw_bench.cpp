@@ -26,6 +26,10 @@ __kernel void raw_fill(__global float* p, float v, long n) {
   long i = get_global_id(0);
   if (i < n) p[i] = v;
 }
+__kernel void raw_copy(__global const float* src, __global float* dst, long n) {
+  long i = get_global_id(0);
+  if (i < n) dst[i] = src[i];
+}
 )CLC";
 
 struct RawFill {
@@ -33,7 +37,7 @@ struct RawFill {
   rt::Kernel kernel;
 };
 
-RawFill buildRawFill(rt::Device& dev) {
+RawFill buildRawFill(rt::Device& dev, const char* name = "raw_fill") {
   RawFill r;
   cl_int err = CL_SUCCESS;
   cl_context ctx = dev.context();
@@ -41,7 +45,7 @@ RawFill buildRawFill(rt::Device& dev) {
   OCL_CHECK_ERR(err, "clCreateProgramWithSource");
   cl_device_id id = dev.id();
   OCL_CHECK(clBuildProgram(r.program.get(), 1, &id, "", nullptr, nullptr));
-  r.kernel = rt::Kernel(clCreateKernel(r.program.get(), "raw_fill", &err));
+  r.kernel = rt::Kernel(clCreateKernel(r.program.get(), name, &err));
   OCL_CHECK_ERR(err, "clCreateKernel");
   return r;
 }
@@ -57,8 +61,22 @@ void launchRawFill(rt::Device& dev, cl_command_queue q, RawFill& f, cl_mem buf, 
       clEnqueueNDRangeKernel(q, f.kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr));
 }
 
+// A plain float copy kernel, one work item per element: the bandwidth an OpenCL kernel reaches on
+// this device (CPU drivers run clEnqueueCopyBuffer as a memcpy, which kernels cannot match).
+void launchRawCopy(rt::Device& dev, cl_command_queue q, RawFill& f, cl_mem src, cl_mem dst,
+                   cl_long n) {
+  OCL_CHECK(clSetKernelArg(f.kernel.get(), 0, sizeof(cl_mem), &src));
+  OCL_CHECK(clSetKernelArg(f.kernel.get(), 1, sizeof(cl_mem), &dst));
+  OCL_CHECK(clSetKernelArg(f.kernel.get(), 2, sizeof(cl_long), &n));
+  const size_t local = std::min<size_t>(256, dev.info().max_work_group_size);
+  size_t global = (static_cast<size_t>(n) + local - 1) / local * local;
+  OCL_CHECK(
+      clEnqueueNDRangeKernel(q, f.kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr));
+}
+
 // Seconds per repetition of `kind` on `nbytes`: h2d, d2h, d2d (clEnqueueCopyBuffer),
-// fill_kernel (a plain float fill kernel), fill_buffer (clEnqueueFillBuffer).
+// copy_kernel (a plain float copy kernel), fill_kernel (a plain float fill kernel), fill_buffer
+// (clEnqueueFillBuffer).
 std::vector<double> rawTransfer(int index, const std::string& kind, size_t nbytes, int reps) {
   rt::Device& dev = device(static_cast<c10::DeviceIndex>(index));
   std::vector<double> times;
@@ -73,6 +91,7 @@ std::vector<double> rawTransfer(int index, const std::string& kind, size_t nbyte
   std::vector<char> host(nbytes, 1);
   RawFill fill;
   if (kind == "fill_kernel") fill = buildRawFill(dev);
+  if (kind == "copy_kernel") fill = buildRawFill(dev, "raw_copy");
   const float pattern = 0.f;
   auto once = [&] {
     if (kind == "h2d") {
@@ -83,6 +102,9 @@ std::vector<double> rawTransfer(int index, const std::string& kind, size_t nbyte
           clEnqueueReadBuffer(q, a.get(), CL_TRUE, 0, nbytes, host.data(), 0, nullptr, nullptr));
     } else if (kind == "d2d") {
       OCL_CHECK(clEnqueueCopyBuffer(q, a.get(), b.get(), 0, 0, nbytes, 0, nullptr, nullptr));
+      OCL_CHECK(clFinish(q));
+    } else if (kind == "copy_kernel") {
+      launchRawCopy(dev, q, fill, a.get(), b.get(), static_cast<cl_long>(nbytes / 4));
       OCL_CHECK(clFinish(q));
     } else if (kind == "fill_kernel") {
       launchRawFill(dev, q, fill, a.get(), static_cast<cl_long>(nbytes / 4));
