@@ -111,16 +111,34 @@ void adamImpl(bool adamw, at::TensorList self, at::TensorList grads, at::TensorL
   plan.upload(idx);
   cl_program prog = optimProgram(idx, p0.scalar_type(), state_steps[0].scalar_type());
   rt::Device& dev = device(idx);
+  // Two REALs of bias corrections per tensor, chunk after chunk.
+  size_t tensors = 0;
+  for (const mt::Chunk& chunk : plan.chunks()) tensors += chunk.index.size();
+  const at::Tensor corrections = at::empty({static_cast<int64_t>(2 * tensors)},
+                                           p0.options().dtype(dbl ? c10::kDouble : c10::kFloat));
+  const rt::BufferRef bc = bufferOf(corrections);
+  const size_t real_size = dbl ? sizeof(double) : sizeof(float);
   OCL_TRY
+  cl_kernel kc = programs(idx).kernel(prog, "adam_bias_corrections");
   cl_kernel k = programs(idx).kernel(prog, "fused_adam");
+  size_t first = 0;  // index of the chunk's first tensor in corrections
   for (size_t c = 0; c < plan.chunks().size(); ++c) {
-    cl_uint a = plan.setCommonArgs(k, c);
+    const mt::Chunk& chunk = plan.chunks()[c];
+    const rt::BufferRef bc_chunk{bc.mem, bc.offset + 2 * first * real_size};
+    cl_uint a = plan.setCommonArgs(kc, c);
+    for (double v : {beta1, beta2}) mt::setRealArg(kc, a, dbl, v);
+    setArg(kc, a, bc_chunk);
+    launch1D(dev, currentQueue(idx), kc, static_cast<int64_t>(chunk.index.size()));
+
+    a = plan.setCommonArgs(k, c);
     for (double v : {lr, beta1, beta2, weight_decay, eps}) mt::setRealArg(k, a, dbl, v);
     setArg(k, a, static_cast<cl_int>(amsgrad));
     setArg(k, a, static_cast<cl_int>(maximize));
     setArg(k, a, static_cast<cl_int>(adamw));
-    setScalarArgs(k, a, scalars, bufferOf(self[plan.chunks()[c].index[0]]));
-    launch1D(dev, currentQueue(idx), k, plan.chunks()[c].total);
+    setScalarArgs(k, a, scalars, bufferOf(self[chunk.index[0]]));
+    setArg(k, a, bc_chunk);
+    launch1D(dev, currentQueue(idx), k, chunk.total);
+    first += chunk.index.size();
   }
   OCL_CATCH
 }

@@ -218,7 +218,7 @@ OCL_UNARY_FLOAT(atan, "atan(a)")
 OCL_UNARY_FLOAT(sinh, "sinh(a)")
 OCL_UNARY_FLOAT(cosh, "cosh(a)")
 OCL_UNARY_FLOAT(tanh, "tanh(a)")
-OCL_UNARY_FLOAT(erf, "erf(a)")
+OCL_UNARY_FLOAT(erf, "ocl_erf(a)")
 OCL_UNARY_FLOAT(erfc, "erfc(a)")
 OCL_UNARY_FLOAT(sigmoid, "(T)1 / ((T)1 + exp(-a))")
 OCL_UNARY_FLOAT(reciprocal, "(T)1 / a")
@@ -231,7 +231,7 @@ OCL_UNARY(sign, "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))", 
 OCL_UNARY_FLOAT(silu, "a / ((T)1 + exp(-a))")
 
 // Activations with arguments, and their gradients: (grad, self) are the inputs a, b.
-const PointwiseOp kGelu{"gelu", "(T)0.5 * a * ((T)1 + erf(a * (T)M_SQRT1_2))", nullptr,
+const PointwiseOp kGelu{"gelu", "(T)0.5 * a * ((T)1 + ocl_erf(a * (T)M_SQRT1_2))", nullptr,
                         Domain::kFloating};
 const PointwiseOp kGeluTanh{
     "gelu_tanh",
@@ -239,7 +239,7 @@ const PointwiseOp kGeluTanh{
     Domain::kFloating};
 const PointwiseOp kGeluBackward{
     "gelu_backward",
-    "a * ((T)0.5 * ((T)1 + erf(b * (T)M_SQRT1_2)) + b * exp((T)-0.5 * b * b) * "
+    "a * ((T)0.5 * ((T)1 + ocl_erf(b * (T)M_SQRT1_2)) + b * ocl_exp((T)-0.5 * b * b) * "
     "(T)0.3989422804014327)",
     nullptr, Domain::kFloating};
 const PointwiseOp kGeluTanhBackward{

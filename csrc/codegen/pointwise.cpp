@@ -45,6 +45,8 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
   const char* expr = isIntegralOrBool(compute) && op.expr_int ? op.expr_int : op.expr;
   std::string s;
   s += "typedef " + ct + " T;\n";
+  s += ct == "float" ? "#define ocl_exp ocl_exp_float\n#define ocl_erf ocl_erf_float\n"
+                     : "#define ocl_exp exp\n#define ocl_erf erf\n";
   const char* helpers = isIntegralOrBool(compute) && op.helpers_int ? op.helpers_int : op.helpers;
   if (helpers) s += std::string(helpers) + "\n";
   s += "__kernel void pw(__global char* p0, ulong off0";

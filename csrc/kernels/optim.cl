@@ -8,10 +8,26 @@
   __global const char *lrb, ulong lroff, int has_lr, __global const char *gsb,         \
       ulong gsoff, int has_gs, __global const char *fib, ulong fioff, int has_fi
 
-// Lists: param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (param again when !amsgrad), step.
+// Bias corrections of one chunk, one work item per tensor j: bc[2j] = 1 - beta1^step and
+// bc[2j + 1] = sqrt(1 - beta2^step). pow is a slow library call on CPU drivers; evaluated per
+// element it made the fused step four times slower than the foreach one on PoCL.
+__kernel void adam_bias_corrections(__global const char* tb, ulong toff, int m, FE_BUF_PARAMS,
+                                    REAL beta1, REAL beta2, __global char* bcb, ulong bcoff) {
+  __global const long* tab = (__global const long*)(tb + toff);
+  const int j = get_global_id(0);
+  if (j >= m) return;
+  __global REAL* bc = (__global REAL*)(bcb + bcoff);
+  const REAL step = ld_step(FE_PTR(tab[6 * m + j]));
+  bc[2 * j] = (REAL)1 - pow(beta1, step);
+  bc[2 * j + 1] = sqrt((REAL)1 - pow(beta2, step));
+}
+
+// Lists: param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (param again when !amsgrad), step;
+// bc from adam_bias_corrections over the same chunk.
 __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARAMS, REAL lr_arg,
                          REAL beta1, REAL beta2, REAL weight_decay, REAL eps, int amsgrad,
-                         int maximize, int adamw, OPT_SCALAR_PARAMS) {
+                         int maximize, int adamw, OPT_SCALAR_PARAMS, __global const char* bcb,
+                         ulong bcoff) {
   __global const long* tab = (__global const long*)(tb + toff);
   const long i = get_global_id(0);
   if (i >= tab[m - 1]) return;
@@ -23,7 +39,7 @@ __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARA
   __global ST* pm = (__global ST*)FE_PTR(tab[3 * m + j]);
   __global ST* pv = (__global ST*)FE_PTR(tab[4 * m + j]);
   __global ST* pvmax = (__global ST*)FE_PTR(tab[5 * m + j]);
-  const REAL step = ld_step(FE_PTR(tab[6 * m + j]));
+  __global const REAL* bc = (__global const REAL*)(bcb + bcoff);
   const REAL lr = has_lr ? *(__global const REAL*)(lrb + lroff) : lr_arg;
 
   REAL param = ld(pp, e);
@@ -41,8 +57,8 @@ __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARA
   REAL exp_avg_sq = ld(pv, e);
   exp_avg = beta1 * exp_avg + ((REAL)1 - beta1) * grad;
   exp_avg_sq = beta2 * exp_avg_sq + ((REAL)1 - beta2) * grad * grad;
-  const REAL bias_correction1 = (REAL)1 - pow(beta1, step);
-  const REAL bias_correction2_sqrt = sqrt((REAL)1 - pow(beta2, step));
+  const REAL bias_correction1 = bc[2 * j];
+  const REAL bias_correction2_sqrt = bc[2 * j + 1];
   const REAL step_size = lr / bias_correction1;
   REAL denom;
   if (amsgrad) {
