@@ -170,6 +170,44 @@ def compare(actual, expected, atol, rtol, values=True):
             raise AssertionError(f"{a!r} != {e!r}")
 
 
+# Ops that return indices and leave the order of equal elements unspecified (sort and argsort
+# unless stable=True, topk): CPU and ocl may pick different indices for ties, and both are right.
+# Their indices are checked by what they select from the input, not by their values.
+TIE_ORDER_OPS = {"sort", "argsort", "topk"}
+
+
+def _tie_dim(op, sample):
+    if "dim" in sample.kwargs:
+        return sample.kwargs["dim"]
+    pos = 1 if op.name == "topk" else 0  # topk(input, k, dim), sort/argsort(input, dim)
+    return sample.args[pos] if len(sample.args) > pos else -1
+
+
+def compare_tie_order(op, sample, actual, expected, atol, rtol):
+    """compare() for TIE_ORDER_OPS: values exactly as compare() does; indices must select from
+    the input the same elements as the CPU's indices do."""
+    torch = _torch()
+    x = sample.input.detach()
+    dim = _tie_dim(op, sample)
+
+    def pick(idx):
+        idx = idx.detach().cpu()
+        if x.dim() == 0:
+            return x.reshape(1).gather(0, idx.reshape(1)).reshape(idx.shape)
+        return x.gather(dim, idx)
+
+    if op.name == "argsort":
+        if actual.shape != expected.shape or actual.dtype != expected.dtype:
+            raise AssertionError(f"indices {actual.dtype}{tuple(actual.shape)} != "
+                                 f"{expected.dtype}{tuple(expected.shape)}")
+        compare(pick(actual).to("ocl"), pick(expected), atol, rtol)
+        return
+    compare(actual[0], expected[0], atol, rtol)
+    if actual[1].shape != expected[1].shape or actual[1].dtype != expected[1].dtype:
+        raise AssertionError("indices have another shape or dtype than the CPU's")
+    compare(pick(actual[1]).to("ocl"), expected[0], atol, rtol)
+
+
 def _grad_outputs(outs, seed):
     torch = _torch()
     g = torch.Generator().manual_seed(seed)
@@ -214,7 +252,10 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
     if not ocl_operand and any(isinstance(t, torch.Tensor) and t.device.type == "cpu"
                                for t in leaves(actual)):
         return None  # a factory op (arange, linspace, ...) without device=: nothing ran on ocl
-    compare(actual, expected, atol, rtol, values)
+    if values and op.name in TIE_ORDER_OPS and not cpu_sample.kwargs.get("stable", False):
+        compare_tie_order(op, cpu_sample, actual, expected, atol, rtol)
+    else:
+        compare(actual, expected, atol, rtol, values)
     if grads:
         a_outs = _diff_outputs(cpu_sample.output_process_fn_grad(actual))
         a_ins = [t for t in leaves((ocl_input, ocl_args, ocl_kwargs))
@@ -368,13 +409,21 @@ def drive(args) -> int:
 
     # The report covers every dtype; a run restricted with --dtypes leaves the others "n/r".
     wanted = DTYPE_NAMES
-    ops = [op for op in load_op_db() if re.search(args.ops, op_key(op))]
-    keys = [op_key(op) for op in ops]
-    dtypes_of = {op_key(op): op_dtypes(op, wanted) for op in ops}
+    all_ops = load_op_db()
+    all_keys = [op_key(op) for op in all_ops]
+    keys = [k for k in all_keys if re.search(args.ops, k)]
+    dtypes_of = {op_key(op): op_dtypes(op, wanted) for op in all_ops}
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, ".conformance-results.jsonl")
     if not (args.resume or args.report_only) and os.path.exists(results):
         os.remove(results)
+    elif args.resume and args.ops != "." and os.path.exists(results):
+        # --resume --ops REGEX: run the matching ops again, keep every other result.
+        again = set(keys)
+        kept = [line for line in open(results)
+                if not ({json.loads(line).get(f) for f in ("op", "begin", "end")} & again)]
+        with open(results, "w") as f:
+            f.writelines(kept)
     todo_file = os.path.join(args.out, ".conformance-todo.json")
     t_start = time.time()
     while not args.report_only:
@@ -420,7 +469,7 @@ def drive(args) -> int:
         if args.time_limit and time.time() - t_start > args.time_limit * 60:
             break
     _, rows, _ = read_results(results)
-    report = build_report(rows, keys, dtypes_of, wanted, time.time() - t_start)
+    report = build_report(rows, all_keys, dtypes_of, wanted, time.time() - t_start)
     write_report(report, args.out)
     if os.path.exists(todo_file):
         os.remove(todo_file)
@@ -439,8 +488,11 @@ def build_report(rows, keys, dtypes_of, wanted, seconds):
     p = torch.ocl.get_device_properties(0)
     totals = {d: {s: 0 for s in STATUSES} for d in wanted}
     overall = {s: 0 for s in STATUSES}
-    ops, not_run = {}, []
+    ops, not_run, untested = {}, [], []
     for k in keys:
+        if not dtypes_of[k]:  # complex, float8 or uint64 only: no dtype of DTYPE_NAMES
+            untested.append(k)
+            continue
         if k not in rows:
             not_run.append(k)
             continue
@@ -467,6 +519,7 @@ def build_report(rows, keys, dtypes_of, wanted, seconds):
         "overall": overall,
         "ops": ops,
         "not_run": not_run,
+        "untested_dtypes": untested,
     }
 
 
@@ -498,8 +551,10 @@ def write_report(report, out_dir):
         "the JSON detail).",
         "",
         f"{len(report['ops'])} OpInfos checked"
-        + (f"; {len(report['not_run'])} not run in this run (time limit), listed at the end."
-           if report["not_run"] else "."),
+        + (f"; {len(report['not_run'])} not run in this run (time limit or --ops), listed at the end"
+           if report["not_run"] else "")
+        + (f"; {len(report['untested_dtypes'])} support none of these dtypes (complex or float8 "
+           "only), listed at the end." if report.get("untested_dtypes") else "."),
         "",
         "## Totals",
         "",
@@ -529,7 +584,10 @@ def write_report(report, out_dir):
         lines.append(f"| `{k}` | " + " | ".join(row) + f" | {note} |")
     lines += ["", "## Errors, mismatches and skips", ""] + (details or ["None."]) + [""]
     if report["not_run"]:
-        lines += ["## Not run (time limit)", "", ", ".join(f"`{k}`" for k in report["not_run"]), ""]
+        lines += ["## Not run (time limit or --ops)", "", ", ".join(f"`{k}`" for k in report["not_run"]), ""]
+    if report.get("untested_dtypes"):
+        lines += ["## OpInfos with none of the tested dtypes (complex or float8 only)", "",
+                  ", ".join(f"`{k}`" for k in report["untested_dtypes"]), ""]
     with open(os.path.join(out_dir, "compatibility.md"), "w") as f:
         f.write("\n".join(lines))
 
@@ -544,7 +602,8 @@ def main(argv=None) -> int:
     ap.add_argument("--hang", type=float, default=300.0,
                     help="kill the worker after this many seconds without progress")
     ap.add_argument("--out", default="docs")
-    ap.add_argument("--resume", action="store_true", help="keep results of an earlier run")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep results of an earlier run (with --ops: rerun the matching ops)")
     ap.add_argument("--time-limit", type=float, default=None,
                     help="minutes; then stop and report what ran (the rest is listed as not run)")
     ap.add_argument("--report-only", action="store_true",
