@@ -19,18 +19,26 @@ TOL = {
 }
 
 
-def check(fn, exact_reference=False):
-    # exact_reference: CPU computes float16/bfloat16 ranges in that precision, step by step; we
-    # compare with CPU's float64 result rounded once to the dtype (what we compute).
+# CPU computes float16/bfloat16 linspace in that precision: (end - start), the step and each
+# step * i are rounded to the dtype, which ocl reproduces. Its vectorised chunks of long ranges
+# round step * i differently from its scalar path, so those may differ by one unit in the last
+# place of the range's largest magnitude.
+EPS = {torch.float16: 2**-10, torch.bfloat16: 2**-7}
+
+
+def check(fn, reduced_precision_ulp=False):
     expected = fn("cpu")
-    if exact_reference and expected.dtype in (torch.float16, torch.bfloat16):
-        expected = fn_double(fn, expected.dtype)
     with torch_ocl.strict():
         got = fn("ocl")
     assert got.device.type == "ocl"
     got = got.cpu()
     assert got.dtype == expected.dtype and got.shape == expected.shape, (got, expected)
-    if expected.dtype.is_floating_point:
+    if reduced_precision_ulp and expected.dtype in EPS and expected.numel():
+        ulp = 2 * EPS[expected.dtype] * expected.float().abs().max().item()
+        torch.testing.assert_close(got, expected, rtol=0, atol=ulp)
+        if expected.numel() <= 100:  # short ranges: CPU's scalar path, reproduced exactly
+            assert torch.equal(got, expected), (got, expected)
+    elif expected.dtype.is_floating_point:
         torch.testing.assert_close(got, expected, **TOL[expected.dtype])
     else:
         assert torch.equal(got, expected), (got, expected)
@@ -65,29 +73,13 @@ def test_arange_errors_like_cpu():
             torch.arange(0, 10, -1, device=d)
 
 
-def fn_double(fn, dtype):
-    import unittest.mock
-
-    real_linspace, real_logspace = torch.linspace, torch.logspace
-
-    def lin(*a, **k):
-        return real_linspace(*a, **dict(k, dtype=torch.float64)).to(dtype)
-
-    def log(*a, **k):
-        return real_logspace(*a, **dict(k, dtype=torch.float64)).to(dtype)
-
-    with unittest.mock.patch.object(torch, "linspace", lin), unittest.mock.patch.object(
-        torch, "logspace", log
-    ):
-        return fn("cpu")
-
-
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
 def test_linspace_and_logspace(dtype):
     lo = 0 if dtype == torch.uint8 else -3  # CPU wraps uint8 ranges in its own way
     for steps in (0, 1, 2, 7, 1000, 4099):
         check(lambda d: torch.linspace(lo, 5, steps, dtype=dtype, device=d), True)
     check(lambda d: torch.linspace(10, 0, 11, dtype=dtype, device=d), True)
+    check(lambda d: torch.linspace(4.3, lo, 50, dtype=dtype, device=d), True)
     for steps in (0, 1, 5, 100):
         if dtype.is_floating_point:
             check(lambda d: torch.logspace(-2, 2, steps, dtype=dtype, device=d), True)

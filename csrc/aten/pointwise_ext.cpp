@@ -135,8 +135,13 @@ inline T ocl_rem(T a, T b) {
 }
 )CLC";
 
-const PointwiseOp kDivTrunc{
-    "div_trunc", "trunc(a / b)", "ocl_div_trunc(a, b)", Domain::kNumeric, false, nullptr, kDivInt};
+const PointwiseOp kDivTrunc{"div_trunc",
+                            "trunc(ocl_round_out(a / b))",
+                            "ocl_div_trunc(a, b)",
+                            Domain::kNumeric,
+                            false,
+                            nullptr,
+                            kDivInt};
 const PointwiseOp kDivFloor{"div_floor",
                             "ocl_div_floor(a, b)",
                             "ocl_div_floor(a, b)",

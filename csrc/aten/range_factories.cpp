@@ -30,29 +30,42 @@ cl_program rangeProgram(c10::DeviceIndex idx, c10::ScalarType t, bool dbl) {
     const std::string st = clStorageType(t);
     const std::string to = convertExpr(dbl ? c10::kDouble : c10::kFloat, t, "v");
     const std::string to_long = convertExpr(c10::kLong, t, "v");
-    std::string b =
-        "__kernel void range_k(__global char* db, ulong doff, long n, int mode, " + real + " a, " +
-        real + " step, " + real + " end, " + real +
-        " base) {\n"
-        "  const long i = get_global_id(0);\n  if (i >= n) return;\n  " +
-        real +
-        " v;\n"
-        "  if (mode == 0) v = a + step * (" +
-        real +
-        ")i;\n"
-        "  else v = i < n / 2 ? a + step * (" +
-        real + ")i : end - step * (" + real +
-        ")(n - i - 1);\n"
-        "  if (mode == 2) v = pow(base, v);\n"
-        "  __global " +
-        st + "* d = (__global " + st + "*)(db + doff);\n  " + storeStmt(t, "d", "i", to) +
-        "\n}\n"
-        "__kernel void arange_long_k(__global char* db, ulong doff, long n, long a, long step) {\n"
-        "  const long i = get_global_id(0);\n  if (i >= n) return;\n"
-        "  const long v = a + step * i;\n"
-        "  __global " +
-        st + "* d = (__global " + st + "*)(db + doff);\n  " + storeStmt(t, "d", "i", to_long) +
-        "\n}\n";
+    const std::string h = "#define REAL " + real + "\n#define ST " + st +
+                          "\n#define STORE_REAL(d, i, v) " + storeStmt(t, "d", "i", to) +
+                          "\n#define STORE_LONG(d, i, v) " + storeStmt(t, "d", "i", to_long) +
+                          "\n#define LOAD(d, i) ((REAL)" + loadExpr(t, "d", "i") + ")\n";
+    const std::string b = h + R"CLC(
+__kernel void range_k(__global char* db, ulong doff, long n, int mode, REAL a, REAL step, REAL end,
+                      REAL base, int round_terms) {
+  const long i = get_global_id(0);
+  if (i >= n) return;
+  __global ST* d = (__global ST*)(db + doff);
+  REAL v;
+  if (mode == 0) {
+    v = a + step * (REAL)i;
+  } else if (round_terms) {
+    // CPU's half and bfloat16 linspace rounds step * i to the dtype before the sum: the element
+    // itself holds that rounding.
+    const bool low = i < n / 2;
+    v = step * (REAL)(low ? i : n - i - 1);
+    STORE_REAL(d, i, v);
+    v = LOAD(d, i);
+    v = low ? a + v : end - v;
+  } else {
+    v = i < n / 2 ? a + step * (REAL)i : end - step * (REAL)(n - i - 1);  // fma, as CPU's
+  }
+  if (mode == 2) v = pow(base, v);
+  STORE_REAL(d, i, v);
+}
+
+__kernel void arange_long_k(__global char* db, ulong doff, long n, long a, long step) {
+  const long i = get_global_id(0);
+  if (i >= n) return;
+  const long v = a + step * i;
+  __global ST* d = (__global ST*)(db + doff);
+  STORE_LONG(d, i, v);
+}
+)CLC";
     return rt::ProgramSource{std::string("range<") + c10::toString(t) + ">", withPrelude(b), ""};
   });
 }
@@ -62,7 +75,8 @@ bool realMath(c10::DeviceIndex idx) {
 }
 
 // Launches range_k (or arange_long_k) over a contiguous tensor.
-void launchRange(const at::Tensor& d, int mode, double a, double step, double end, double base) {
+void launchRange(const at::Tensor& d, int mode, double a, double step, double end, double base,
+                 bool round_terms = false) {
   if (d.numel() == 0) return;
   const c10::DeviceIndex idx = d.device().index();
   checkDtypeSupported(d.scalar_type(), idx);
@@ -80,6 +94,7 @@ void launchRange(const at::Tensor& d, int mode, double a, double step, double en
     else
       setArg(k, i, static_cast<cl_float>(v));
   }
+  setArg(k, i, static_cast<cl_int>(round_terms));
   launch1D(device(idx), currentQueue(idx), k, d.numel());
   OCL_CATCH
 }
@@ -106,6 +121,26 @@ void intoOutput(const at::TensorIterator& iter, F&& fill) {
   out.copy_(tmp);
 }
 
+// v rounded to dtype t (float types), as a value of t converted back to double.
+double roundToDtype(double v, c10::ScalarType t) {
+  switch (t) {
+    case c10::kHalf:
+      return static_cast<float>(static_cast<c10::Half>(static_cast<float>(v)));
+    case c10::kBFloat16:
+      return static_cast<float>(static_cast<c10::BFloat16>(static_cast<float>(v)));
+    case c10::kFloat:
+      return static_cast<float>(v);
+    default:
+      return v;
+  }
+}
+
+// CPU casts start and end to the dtype first (integers truncate, floats round).
+double inDtype(const at::Scalar& v, c10::ScalarType t) {
+  if (at::isIntegralType(t, /*includeBool=*/true)) return static_cast<double>(v.to<int64_t>());
+  return roundToDtype(v.to<double>(), t);
+}
+
 void arangeStub(at::TensorIterator& iter, const at::Scalar& start, const at::Scalar& size,
                 const at::Scalar& step) {
   (void)size;
@@ -122,14 +157,13 @@ void linspaceStub(at::TensorIterator& iter, const at::Scalar& start, const at::S
                   int64_t steps) {
   const c10::ScalarType t = iter.dtype();
   TORCH_CHECK(!at::isComplexType(t), "linspace: complex dtypes are not supported on ocl yet");
-  // CPU casts start and end to the dtype first (integers truncate).
-  double a = start.to<double>(), e = end.to<double>();
-  if (at::isIntegralType(t, /*includeBool=*/true)) {
-    a = static_cast<double>(start.to<int64_t>());
-    e = static_cast<double>(end.to<int64_t>());
-  }
-  const double step = (e - a) / static_cast<double>(steps - 1);
-  intoOutput(iter, [&](const at::Tensor& d) { launchRange(d, kLinspace, a, step, e, 0); });
+  const double a = inDtype(start, t), e = inDtype(end, t);
+  double step = (e - a) / static_cast<double>(steps - 1);
+  // Half and bfloat16 compute in their own precision on CPU: (end - start) and the step are
+  // rounded to the dtype, and so is each step * i (see range_k).
+  const bool reduced = t == c10::kHalf || t == c10::kBFloat16;
+  if (reduced) step = roundToDtype(roundToDtype(e - a, t) / static_cast<double>(steps - 1), t);
+  intoOutput(iter, [&](const at::Tensor& d) { launchRange(d, kLinspace, a, step, e, 0, reduced); });
 }
 
 at::Tensor& logspaceOut(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
@@ -143,11 +177,7 @@ at::Tensor& logspaceOut(const at::Scalar& start, const at::Scalar& end, int64_t 
   if (steps == 0) return result;
   at::Tensor r = result.is_contiguous() ? result : result.contiguous();
   const c10::ScalarType t = r.scalar_type();
-  double a = start.to<double>(), e = end.to<double>();
-  if (at::isIntegralType(t, /*includeBool=*/true)) {
-    a = static_cast<double>(start.to<int64_t>());
-    e = static_cast<double>(end.to<int64_t>());
-  }
+  const double a = inDtype(start, t), e = inDtype(end, t);
   if (steps == 1) {
     r.fill_(std::pow(base, start.to<double>()));
   } else {

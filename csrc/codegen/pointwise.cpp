@@ -47,6 +47,10 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
   s += "typedef " + ct + " T;\n";
   s += ct == "float" ? "#define ocl_exp ocl_exp_float\n#define ocl_erf ocl_erf_float\n"
                      : "#define ocl_exp exp\n#define ocl_erf erf\n";
+  // An intermediate rounded to the output dtype, where CPU computes in half or bfloat16.
+  s += out_t == c10::kHalf       ? "#define ocl_round_out ocl_round_to_half\n"
+       : out_t == c10::kBFloat16 ? "#define ocl_round_out ocl_round_to_bf16\n"
+                                 : "#define ocl_round_out(x) (x)\n";
   const char* helpers = isIntegralOrBool(compute) && op.helpers_int ? op.helpers_int : op.helpers;
   if (helpers) s += std::string(helpers) + "\n";
   s += "__kernel void pw(__global char* p0, ulong off0";

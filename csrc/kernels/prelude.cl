@@ -20,6 +20,15 @@ inline ushort ocl_float_to_bf16(float f) {
   return (ushort)(u >> 16);
 }
 
+// A float rounded to half / bfloat16 precision (for ops whose CPU kernels round an intermediate to
+// the dtype): through a private half slot, since half variables need cl_khr_fp16.
+inline float ocl_round_to_half(float x) {
+  ushort u;
+  vstore_half_rte(x, 0, (__private half*)&u);
+  return vload_half(0, (__private const half*)&u);
+}
+inline float ocl_round_to_bf16(float x) { return ocl_bf16_to_float(ocl_float_to_bf16(x)); }
+
 // exp and erf in float from plain arithmetic. CPU drivers implement the builtins as scalar library
 // calls that stop the work-group vectoriser (PoCL 3.1: erf runs at 1/50 of the copy bandwidth);
 // these vectorise and stay within 1.3 ulp (exp) and 1 ulp (erf) over all floats, measured against
