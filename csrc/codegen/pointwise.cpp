@@ -37,6 +37,17 @@ bool isHostScalar(const at::TensorIteratorBase& iter, int i) {
   return i >= iter.noutputs() && iter.device(i).is_cpu();
 }
 
+// True when every device operand is dense and in the iterator's order, so that element li of each
+// sits at index li. Unlike iter.is_contiguous(), host scalars (stride 0) do not count: x * 2 took
+// the strided kernel, 2.4x slower than x * y on PoCL.
+bool denseOperands(const at::TensorIteratorBase& iter) {
+  if (iter.numel() == 1) return true;
+  if (iter.ndim() != 1) return false;
+  for (int i = 0; i < iter.ntensors(); ++i)
+    if (!isHostScalar(iter, i) && iter.strides(i)[0] != iter.element_size(i)) return false;
+  return true;
+}
+
 std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& iter,
                          c10::ScalarType compute, bool contiguous) {
   const int nt = iter.ntensors();
@@ -171,7 +182,7 @@ void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::Scal
     if (!isHostScalar(iter, i)) aten::checkDtypeSupported(iter.dtype(i), idx);
   }
   aten::checkDtypeSupported(compute, idx);
-  const bool contiguous = iter.is_contiguous();
+  const bool contiguous = denseOperands(iter);
   uint64_t variant = aten::dtypeCode(compute) | (static_cast<uint64_t>(contiguous) << 6);
   for (int i = 0; i < iter.ntensors(); ++i) {
     variant |= aten::dtypeCode(iter.dtype(i)) << (7 + 7 * i);
