@@ -217,6 +217,22 @@ def test_pow_tensor_and_inplace_forms():
         torch.nn.functional.gelu(torch.ones(2, device="ocl"), approximate="bad")
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_pow_integers(dtype):
+    # CPU's powi: wrap-around on overflow, negative exponents give 1, +-1 or 0.
+    base = torch.tensor([3, -3, 2, -1, 1, 0, 7, 2, -2, 5]).to(dtype)
+    exp = torch.tensor([0, 1, 2, 3, 5, -1, -2, 63, -3, 30]).to(dtype)
+    for b, e in ((base, exp), (base[::2], exp[1::2]), (base.view(2, 5), exp[:5])):
+        with torch_ocl.strict():
+            got = torch.pow(b.to("ocl"), e.to("ocl"))
+            got_scalar = torch.pow(b.to("ocl"), 3)
+        assert torch.equal(got.cpu(), torch.pow(b, e))
+        assert torch.equal(got_scalar.cpu(), torch.pow(b, 3))
+    for d in ("cpu", "ocl"):
+        with pytest.raises(RuntimeError, match="negative integer powers"):
+            torch.pow(base.to(d), -1)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.int64,
                                    torch.int8])
 def test_abs_and_clamp(dtype):

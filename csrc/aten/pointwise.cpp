@@ -257,8 +257,29 @@ const PointwiseOp kLeakyRelu{"leaky_relu", "a > (T)0 ? a : a * s0", nullptr, Dom
 // Inputs are (self, grad), as for threshold_backward.
 const PointwiseOp kLeakyReluBackward{"leaky_relu_backward", "a > (T)0 ? b : b * s0", nullptr,
                                      Domain::kFloating};
-const PointwiseOp kPowScalar{"pow_scalar", "pow(a, s0)", nullptr, Domain::kFloating};
-const PointwiseOp kPowTensor{"pow_tensor", "pow(a, b)", nullptr, Domain::kFloating};
+// Integer pow as CPU's powi: square-and-multiply with wrap-around (in ulong: the low bits of a
+// product depend only on the low bits of its factors, and unsigned overflow is defined); negative
+// exponents give 1, +-1 or 0.
+const char* kPowInt = R"CLC(
+inline T ocl_powi(T a, T b) {
+  if ((T)-1 < (T)0 && b < (T)0) {
+    if (a == (T)1) return (T)1;
+    if (a == (T)-1) return (b & (T)1) ? (T)-1 : (T)1;
+    return (T)0;
+  }
+  ulong r = 1, x = (ulong)a, e = (ulong)b;
+  while (e) {
+    if (e & 1) r *= x;
+    e >>= 1;
+    x *= x;
+  }
+  return (T)r;
+}
+)CLC";
+const PointwiseOp kPowScalar{"pow_scalar", "pow(a, s0)", "ocl_powi(a, s0)", Domain::kNumeric, false,
+                             nullptr,      kPowInt};
+const PointwiseOp kPowTensor{"pow_tensor", "pow(a, b)", "ocl_powi(a, b)", Domain::kNumeric,
+                             false,        nullptr,     kPowInt};
 
 const PointwiseOp& geluOp(c10::string_view approximate, bool backward) {
   const bool tanh = approximate == "tanh";
