@@ -192,3 +192,20 @@ def test_upsample_layouts():
           prep=lambda t: t.contiguous(memory_format=torch.channels_last))
     check(lambda t: F.interpolate(t, size=(5, 9), mode="nearest"), rand((2, 3, 5, 4), 1),
           prep=lambda t: t.transpose(2, 3))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_max_pool2d_integers(dtype):
+    # Integers start from the dtype's lowest value (a window of minima keeps it) and compare
+    # exactly; outputs and indices must equal CPU's.
+    info = torch.iinfo(dtype)
+    g = torch.Generator().manual_seed(5)
+    x = torch.randint(max(info.min, -100), min(info.max, 100), (2, 3, 9, 11), generator=g).to(dtype)
+    x[0, 0, :3, :3] = info.min
+    xt = x.transpose(2, 3)  # non-contiguous input
+    for inp in (x, xt):
+        for k, s, p, d, ceil in [(3, 3, 0, 1, False), (2, 1, 1, 1, False), (3, 2, 1, 2, True)]:
+            ref = F.max_pool2d(inp, k, s, p, d, ceil_mode=ceil, return_indices=True)
+            with torch_ocl.strict():
+                got = F.max_pool2d(inp.to("ocl"), k, s, p, d, ceil_mode=ceil, return_indices=True)
+            assert torch.equal(got[0].cpu(), ref[0]) and torch.equal(got[1].cpu(), ref[1])

@@ -12,21 +12,42 @@ c10::ScalarType nnAccType(c10::ScalarType t) {
   return t == c10::kDouble ? c10::kDouble : c10::kFloat;
 }
 
+bool nnInteger(c10::ScalarType t) {
+  return c10::isIntegralType(t, /*includeBool=*/false);
+}
+
 namespace {
+// Max kernels start from ACC_LOWEST and let NaN win through ACC_ISNAN, as CPU's do.
+const std::string kFloatLimits = "#define ACC_LOWEST (-INFINITY)\n#define ACC_ISNAN(v) isnan(v)\n";
+
 std::string typeMacros(c10::ScalarType t) {
   switch (t) {
     case c10::kHalf:
-      return "#define T ushort\n#define ACC float\n"
+      return kFloatLimits +
+             "#define T ushort\n#define ACC float\n"
              "#define LD(p, i) vload_half((i), (__global const half*)(p))\n"
              "#define ST(p, i, v) vstore_half_rte((v), (i), (__global half*)(p))\n";
     case c10::kBFloat16:
-      return "#define T ushort\n#define ACC float\n"
+      return kFloatLimits +
+             "#define T ushort\n#define ACC float\n"
              "#define LD(p, i) ocl_bf16_to_float((p)[i])\n"
              "#define ST(p, i, v) ((p)[i] = ocl_float_to_bf16(v))\n";
-    default: {
+    case c10::kFloat:
+    case c10::kDouble: {
       const std::string ty = t == c10::kDouble ? "double" : "float";
-      return "#define T " + ty + "\n#define ACC " + ty +
+      return kFloatLimits + "#define T " + ty + "\n#define ACC " + ty +
              "\n#define LD(p, i) ((ACC)(p)[i])\n#define ST(p, i, v) ((p)[i] = (T)(v))\n";
+    }
+    default: {  // integers compute exactly in their own type; nothing is NaN
+      const std::string ty = clStorageType(t);
+      const char* lowest = t == c10::kByte    ? "0"
+                           : t == c10::kChar  ? "(-128)"
+                           : t == c10::kShort ? "(-32768)"
+                           : t == c10::kInt   ? "(-2147483647 - 1)"
+                                              : "(-9223372036854775807L - 1)";
+      return "#define T " + ty + "\n#define ACC " + ty + "\n#define ACC_LOWEST " + lowest +
+             "\n#define ACC_ISNAN(v) 0\n#define LD(p, i) ((p)[i])\n"
+             "#define ST(p, i, v) ((p)[i] = (T)(v))\n";
     }
   }
 }
@@ -34,7 +55,7 @@ std::string typeMacros(c10::ScalarType t) {
 
 cl_program nnProgram(c10::DeviceIndex idx, const void* family, const char* file,
                      c10::ScalarType t) {
-  TORCH_INTERNAL_ASSERT(nnFloating(t));
+  TORCH_INTERNAL_ASSERT(nnFloating(t) || nnInteger(t));
   checkDtypeSupported(t, idx);
   return programs(idx).get({family, dtypeCode(t)}, [&] {
     return rt::ProgramSource{std::string(file) + "<" + c10::toString(t) + ">",

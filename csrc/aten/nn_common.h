@@ -14,6 +14,8 @@ namespace torch_ocl::aten {
 
 // float, double, half, bfloat16.
 bool nnFloating(c10::ScalarType t);
+// int8..int64 and uint8 (not bool): the kernels that also take integers (max pooling).
+bool nnInteger(c10::ScalarType t);
 // The ACC dtype of t (float for half/bfloat16).
 c10::ScalarType nnAccType(c10::ScalarType t);
 cl_program nnProgram(c10::DeviceIndex idx, const void* family, const char* file, c10::ScalarType t);

@@ -1,9 +1,9 @@
 // 2-D pooling, forward and backward: max_pool2d_with_indices, avg_pool2d (ceil_mode,
 // count_include_pad, divisor_override), _adaptive_avg_pool2d, adaptive_max_pool2d, for
-// float/double/half/bfloat16 (other dtypes take the counted CPU fallback). max_pool1d/avg_pool1d
-// and adaptive_avg_pool2d decompose onto these. Shapes and argument checks come from PyTorch's
-// structured meta functions; inputs are read as contiguous planes and outputs that PyTorch makes
-// channels_last are written through a contiguous temporary.
+// float/double/half/bfloat16, and integers for max_pool2d's forward (other dtypes take the
+// counted CPU fallback). max_pool1d/avg_pool1d and adaptive_avg_pool2d decompose onto these. Shapes
+// and argument checks come from PyTorch's structured meta functions; inputs are read as contiguous
+// planes and outputs that PyTorch makes channels_last are written through a contiguous temporary.
 #include <ATen/ATen.h>
 #include <ATen/ops/adaptive_max_pool2d_backward_meta.h>
 #include <ATen/ops/adaptive_max_pool2d_meta.h>
@@ -81,7 +81,7 @@ std::vector<c10::IValue> ivalues(std::initializer_list<c10::IValue> v) {
 std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArrayRef kernel_size,
                                              at::IntArrayRef stride, at::IntArrayRef padding,
                                              at::IntArrayRef dilation, bool ceil_mode) {
-  if (!nnFloating(self.scalar_type())) {
+  if (!nnFloating(self.scalar_type()) && !nnInteger(self.scalar_type())) {
     auto r = runFallback(
         "aten::max_pool2d_with_indices", "",
         ivalues({self, kernel_size.vec(), stride.vec(), padding.vec(), dilation.vec(), ceil_mode}));
@@ -204,7 +204,7 @@ at::Tensor adaptiveAvgPool2dBackward(const at::Tensor& grad_output, const at::Te
 
 std::tuple<at::Tensor, at::Tensor> adaptiveMaxPool2d(const at::Tensor& self,
                                                      at::IntArrayRef output_size) {
-  if (!nnFloating(self.scalar_type())) {
+  if (!nnFloating(self.scalar_type())) {  // integers: CPU's error, through the fallback
     auto r = runFallback("aten::adaptive_max_pool2d", "", ivalues({self, output_size.vec()}));
     return {r[0].toTensor(), r[1].toTensor()};
   }

@@ -19,12 +19,12 @@ __kernel void max_pool_fwd(__global char* yb, ulong yoff, __global char* ib, ulo
   long h0 = hs, w0 = ws;
   while (h0 < 0) h0 += g.dh;
   while (w0 < 0) w0 += g.dw;
-  ACC best = -INFINITY;
+  ACC best = ACC_LOWEST;
   long bi = h0 * g.W + w0;
   for (long h = h0; h < he; h += g.dh)
     for (long w = w0; w < we; w += g.dw) {
       const ACC v = LD(x, h * g.W + w);
-      if (v > best || isnan(v)) {
+      if (v > best || ACC_ISNAN(v)) {
         best = v;
         bi = h * g.W + w;
       }
@@ -114,14 +114,14 @@ __kernel void adaptive_fwd(__global char* yb, ulong yoff, __global char* ib, ulo
   __global const T* x = (__global const T*)(xb + xoff) + p * g.H * g.W;
   const long hs = ad_start(oh, g.H, g.OH), he = ad_end(oh, g.H, g.OH);
   const long ws = ad_start(ow, g.W, g.OW), we = ad_end(ow, g.W, g.OW);
-  ACC s = mode ? -INFINITY : 0;
+  ACC s = mode ? ACC_LOWEST : 0;
   long bi = hs * g.W + ws;
   for (long h = hs; h < he; ++h)
     for (long w = ws; w < we; ++w) {
       const ACC v = LD(x, h * g.W + w);
       if (!mode) {
         s += v;
-      } else if (v > s || isnan(v)) {
+      } else if (v > s || ACC_ISNAN(v)) {
         s = v;
         bi = h * g.W + w;
       }
