@@ -71,6 +71,45 @@ __kernel void merge_pass(__global const char* kib, ulong kioff, __global const c
   ((__global long*)(iob + iooff))[row * n + ls + pos] = iin[p];
 }
 
+// unique_dim: a merge pass over row numbers of the (R, C) matrix m, rows compared
+// lexicographically as CPU's unique_dim does (NaN compares neither less nor greater).
+inline int row_before(__global const ST* m, long c, long a, long b) {
+  for (long i = 0; i < c; ++i) {
+    const CT x = key(m, a * c + i), y = key(m, b * c + i);
+    if (x < y) return 1;
+    if (x > y) return 0;
+  }
+  return 0;
+}
+__kernel void merge_rows_pass(__global const char* mb, ulong moff, __global const char* iib,
+                              ulong iioff, __global char* iob, ulong iooff, long n, long c,
+                              long width) {
+  const long p = get_global_id(0);
+  if (p >= n) return;
+  __global const ST* m = (__global const ST*)(mb + moff);
+  __global const long* iin = (__global const long*)(iib + iioff);
+  const long run = p / width, ls = (run & ~1L) * width;
+  const long rs = min(ls + width, n), re = min(ls + 2 * width, n);
+  const long v = iin[p];
+  long pos;
+  if ((run & 1L) == 0) {
+    long lo = rs, hi = re;
+    while (lo < hi) {
+      const long mid = (lo + hi) / 2;
+      if (row_before(m, c, iin[mid], v)) lo = mid + 1; else hi = mid;
+    }
+    pos = (p - ls) + (lo - rs);
+  } else {
+    long lo = ls, hi = rs;
+    while (lo < hi) {
+      const long mid = (lo + hi) / 2;
+      if (!row_before(m, c, v, iin[mid])) lo = mid + 1; else hi = mid;
+    }
+    pos = (p - rs) + (lo - ls);
+  }
+  ((__global long*)(iob + iooff))[ls + pos] = v;
+}
+
 // Group of each sorted position: the last j with starts[j] <= i (unique's inverse).
 __kernel void group_of(__global const char* sb, ulong soff, long nstarts,
                        __global char* gb, ulong goff, long n) {
@@ -210,6 +249,83 @@ std::tuple<at::Tensor&, at::Tensor&> topkOut(const at::Tensor& self, int64_t k, 
   return {values, indices};
 }
 
+// Unique runs of the sorted rows `sorted` ((n, c), n > 0), whose row i came from row perm[i]:
+// the first row of each run (one readback, nonzero), the counts, and the run of every source row.
+struct Runs {
+  at::Tensor starts, counts, inverse;
+};
+Runs runsOf(const at::Tensor& sorted, const at::Tensor& perm, c10::ScalarType key_type,
+            bool counts = true, bool inverse = true) {
+  const int64_t n = sorted.size(0);
+  const auto long_opts = perm.options();
+  at::Tensor first = at::empty({n}, sorted.options().dtype(c10::kBool));
+  first.narrow(0, 0, 1).fill_(true);
+  if (n > 1) {
+    at::Tensor differs = sorted.narrow(0, 1, n - 1).ne(sorted.narrow(0, 0, n - 1));
+    if (differs.dim() > 1) differs = differs.any(1);
+    first.narrow(0, 1, n - 1).copy_(differs);
+  }
+  Runs r;
+  r.starts = at::nonzero(first).view({-1});
+  const int64_t u = r.starts.size(0);
+  r.counts = r.inverse = at::empty({0}, long_opts);
+  if (counts) {
+    at::Tensor ends = at::empty({u}, long_opts);
+    if (u > 1) ends.narrow(0, 0, u - 1).copy_(r.starts.narrow(0, 1, u - 1));
+    ends.narrow(0, u - 1, 1).fill_(n);
+    r.counts = ends.sub(r.starts);
+  }
+  if (!inverse) return r;
+  const c10::DeviceIndex idx = sorted.device().index();
+  at::Tensor group = at::empty({n}, long_opts);
+  cl_program prog = sortProgram(idx, key_type);
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "group_of");
+  setArgs(k, bufferOf(r.starts.contiguous()), static_cast<cl_long>(u), bufferOf(group),
+          static_cast<cl_long>(n));
+  launch1D(device(idx), currentQueue(idx), k, n);
+  OCL_CATCH
+  r.inverse = at::empty({n}, long_opts).scatter_(0, perm, group);
+  return r;
+}
+
+// unique_dim: the slices along dim as rows of a (n, c) matrix, their row numbers merge-sorted
+// lexicographically (merge_rows_pass, log2(n) launches), then the runs of equal rows. Like CPU,
+// inverse and counts are always computed. Empty inputs go to the fallback (CPU's checks).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> uniqueDim(const at::Tensor& self, int64_t dim,
+                                                         bool sorted, bool return_inverse,
+                                                         bool return_counts) {
+  if (!sortable(self.scalar_type()) || self.numel() == 0) {
+    auto r =
+        runFallback("aten::unique_dim", "", {self, dim, sorted, return_inverse, return_counts});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const at::Tensor moved = self.movedim(dim, 0);
+  const int64_t n = moved.size(0);
+  const at::Tensor flat = moved.contiguous().view({n, -1});
+  const int64_t c = flat.size(1);
+  const auto long_opts = self.options().dtype(c10::kLong);
+  at::Tensor perm = at::arange(n, long_opts), other = at::empty({n}, long_opts);
+  const c10::DeviceIndex idx = self.device().index();
+  cl_program prog = sortProgram(idx, self.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "merge_rows_pass");
+  for (int64_t width = 1; width < n; width *= 2) {
+    setArgs(k, bufferOf(flat), bufferOf(perm), bufferOf(other), static_cast<cl_long>(n),
+            static_cast<cl_long>(c), static_cast<cl_long>(width));
+    launch1D(device(idx), currentQueue(idx), k, n);
+    std::swap(perm, other);
+  }
+  OCL_CATCH
+  const at::Tensor rows = flat.index_select(0, perm);
+  const Runs r = runsOf(rows, perm, self.scalar_type());
+  std::vector<int64_t> sizes = moved.sizes().vec();
+  sizes[0] = r.starts.size(0);
+  at::Tensor values = rows.index_select(0, r.starts).view(sizes).movedim(0, dim);
+  return {values, r.inverse, r.counts};
+}
+
 // _unique2: sort, mark the first of each run, one count readback (nonzero), then the values,
 // counts and inverse from the run starts. Always sorted (sorted=False allows any order).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool /*sorted*/,
@@ -225,41 +341,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, b
     return {at::empty({0}, self.options()), inverse, at::empty({0}, long_opts)};
   }
   auto [keys, pos] = sortRows(self.reshape({1, n}).contiguous(), false);
-  const at::Tensor s = keys.view({n}), perm = pos.view({n});
-  at::Tensor first = at::empty({n}, self.options().dtype(c10::kBool));
-  first.narrow(0, 0, 1).fill_(true);
-  if (n > 1) first.narrow(0, 1, n - 1).copy_(s.narrow(0, 1, n - 1).ne(s.narrow(0, 0, n - 1)));
-  const at::Tensor starts = at::nonzero(first).view({-1});
-  const int64_t u = starts.size(0);
-  at::Tensor values = s.index_select(0, starts);
-  at::Tensor counts = at::empty({0}, long_opts);
-  if (return_counts) {
-    at::Tensor ends = at::empty({u}, long_opts);
-    if (u > 1) ends.narrow(0, 0, u - 1).copy_(starts.narrow(0, 1, u - 1));
-    ends.narrow(0, u - 1, 1).fill_(n);
-    counts = ends.sub(starts);
-  }
-  if (return_inverse) {
-    const c10::DeviceIndex idx = self.device().index();
-    at::Tensor group = at::empty({n}, long_opts);
-    cl_program prog = sortProgram(idx, self.scalar_type());
-    OCL_TRY
-    cl_kernel k = programs(idx).kernel(prog, "group_of");
-    setArgs(k, bufferOf(starts.contiguous()), static_cast<cl_long>(u), bufferOf(group),
-            static_cast<cl_long>(n));
-    launch1D(device(idx), currentQueue(idx), k, n);
-    OCL_CATCH
-    at::Tensor inv_flat = at::empty({n}, long_opts);
-    inv_flat.scatter_(0, perm, group);
-    inverse = inv_flat.view(self.sizes());
-  }
-  return {values, inverse, counts};
+  const at::Tensor sorted = keys.view({n});
+  const Runs r = runsOf(sorted, pos.view({n}), self.scalar_type(), return_counts, return_inverse);
+  at::Tensor values = sorted.index_select(0, r.starts);
+  if (return_inverse) inverse = r.inverse.view(self.sizes());
+  return {values, inverse, r.counts};
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_unique2", TORCH_FN(unique2));
+  m.impl("unique_dim", TORCH_FN(uniqueDim));
   m.impl("sort.stable", TORCH_FN(sortStable));
   m.impl("sort.values_stable", TORCH_FN(sortStableOut));
   m.impl("topk", TORCH_FN(topkFn));
