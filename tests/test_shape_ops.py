@@ -56,6 +56,18 @@ def test_unique(dtype):
     check(lambda a: torch.unique(a, return_inverse=True), torch.zeros(0, dtype=dtype))
 
 
+@pytest.mark.parametrize("dtype", REAL)
+def test_unique_dim(dtype):
+    # Rows (slices along dim) sorted lexicographically, equal ones merged; inverse and counts.
+    g = torch.Generator().manual_seed(2)
+    x = torch.randint(0, 2, (9, 3, 2), generator=g).to(dtype)
+    for dim in (0, 1, 2, -1):
+        check(lambda a: torch.unique(a, dim=dim, return_inverse=True, return_counts=True), x)
+        check(lambda a: torch.unique(a, dim=dim), x.transpose(0, 2))
+    with pytest.raises(RuntimeError):
+        torch.unique(torch.zeros(2, 0, device="ocl", dtype=dtype), dim=0)
+
+
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
 @pytest.mark.parametrize("dtype", FLOATS + [torch.int32])
 def test_pad_forward(mode, dtype):
@@ -65,11 +77,16 @@ def test_pad_forward(mode, dtype):
     check(lambda a: F.pad(a, (1, 2, 3, 0), mode=mode), x2)
     check(lambda a: F.pad(a, (2, 1, 1, 2), mode=mode), x2.transpose(2, 3))
     check(lambda a: F.pad(a, (3, 3), mode=mode), make((3, 4), dtype))  # unbatched
+    x3 = make((2, 2, 4, 5, 3), dtype)
+    check(lambda a: F.pad(a, (1, 2, 0, 3, 2, 1), mode=mode), x3)
+    check(lambda a: F.pad(a, (2, 0, 1, 1, 2, 1), mode=mode), x3.transpose(2, 4))
+    check(lambda a: F.pad(a, (1, 1, 1, 1, 1, 1), mode=mode), make((2, 3, 4, 5), dtype))  # unbatched
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "constant"])
 def test_pad_backward(mode):
-    for shape, pad in [((2, 3, 6), (2, 3)), ((2, 3, 5, 6), (1, 2, 3, 1))]:
+    for shape, pad in [((2, 3, 6), (2, 3)), ((2, 3, 5, 6), (1, 2, 3, 1)),
+                       ((1, 2, 3, 4, 5), (1, 2, 2, 0, 1, 2))]:
         x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
         xd = x.detach().to("ocl").requires_grad_()
         go = torch.randn(F.pad(x, pad, mode=mode).shape, dtype=torch.float64)
@@ -84,6 +101,7 @@ def test_pad_backward(mode):
 def test_pad_errors_match_cpu():
     x = torch.randn(2, 3, 4)
     for fn, arg in [(lambda a: F.pad(a, (4, 0), mode="reflect"), x),
+                    (lambda a: F.pad(a, (0, 0, 0, 0, 3, 0), mode="reflect"), x.reshape(1, 2, 3, 4)),
                     (lambda a: torch.ops.aten.replication_pad1d(a, [1, 1]), x.reshape(24))]:
         with pytest.raises(Exception) as e:
             fn(arg)

@@ -1,7 +1,7 @@
-// reflection_pad1d/2d and replication_pad1d/2d with their backward. (constant_pad_nd is
-// CompositeExplicitAutograd: fill + copy, native already.) The input is seen as (B, H, W)
-// (H = 1 for 1-d padding); forward gathers one source element per output element, backward
-// accumulates every output gradient into its source with an atomic add.
+// reflection_pad1d/2d/3d and replication_pad1d/2d/3d with their backward. (constant_pad_nd is
+// CompositeExplicitAutograd: fill + copy, native already.) The input is seen as (B, D, H, W)
+// (D = 1 below 3-d padding, H = 1 for 1-d); forward gathers one source element per output
+// element, backward accumulates every output gradient into its source with an atomic add.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -19,7 +19,7 @@ char kPadFamily;
 enum class PadMode : int { kReflect, kReplicate };
 
 struct Pads {
-  int64_t left = 0, right = 0, top = 0, bottom = 0;
+  int64_t left = 0, right = 0, top = 0, bottom = 0, front = 0, back = 0;
 };
 
 cl_program padProgram(c10::DeviceIndex idx, c10::ScalarType t, bool backward) {
@@ -43,11 +43,14 @@ inline long pad_src(long x, long n, int reflect) {
 }
 )CLC";
     s += "__kernel void pad(__global char* ob, ulong ooff, __global char* ib, ulong ioff,\n"
-         "    long n, long H, long W, long Ho, long Wo, long top, long left, int reflect) {\n"
+         "    long n, long D, long H, long W, long Do, long Ho, long Wo, long front, long top,\n"
+         "    long left, int reflect) {\n"
          "  const long g = get_global_id(0);\n  if (g >= n) return;\n"
-         "  const long j = g % Wo, i = (g / Wo) % Ho, b = g / (Wo * Ho);\n"
-         "  const long si = pad_src(i - top, H, reflect), sj = pad_src(j - left, W, reflect);\n"
-         "  const long src = (b * H + si) * W + sj;\n";
+         "  const long j = g % Wo, i = (g / Wo) % Ho, k = (g / (Wo * Ho)) % Do;\n"
+         "  const long b = g / (Wo * Ho * Do);\n"
+         "  const long sk = pad_src(k - front, D, reflect), si = pad_src(i - top, H, reflect);\n"
+         "  const long sj = pad_src(j - left, W, reflect);\n"
+         "  const long src = ((b * D + sk) * H + si) * W + sj;\n";
     s += "  __global " + st + "* out = (__global " + st + "*)(ob + ooff);\n";
     s += "  __global " + st + "* in = (__global " + st + "*)(ib + ioff);\n";
     // Forward: out[g] = in[src]. Backward (out = grad_output, in = grad_input): in[src] += out[g].
@@ -68,7 +71,8 @@ void checkPadInput(const at::Tensor& input, int pad_dims, const Pads& p, PadMode
               "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
               "for input, but got: ",
               input.sizes());
-  const int64_t W = input.size(-1), H = pad_dims == 2 ? input.size(-2) : 1;
+  const int64_t W = input.size(-1), H = pad_dims >= 2 ? input.size(-2) : 1;
+  const int64_t D = pad_dims == 3 ? input.size(-3) : 1;
   if (mode == PadMode::kReflect) {
     TORCH_CHECK(p.left < W && p.right < W,
                 "Argument #4: Padding size should be less than the corresponding input "
@@ -78,16 +82,27 @@ void checkPadInput(const at::Tensor& input, int pad_dims, const Pads& p, PadMode
                 "Argument #6: Padding size should be less than the corresponding input "
                 "dimension, but got: padding (",
                 p.top, ", ", p.bottom, ") at dimension ", nd - 2, " of input ", input.sizes());
+    TORCH_CHECK(pad_dims < 3 || (p.front < D && p.back < D),
+                "Argument #8: Padding size should be less than the corresponding input "
+                "dimension, but got: padding (",
+                p.front, ", ", p.back, ") at dimension ", nd - 3, " of input ", input.sizes());
   }
   const int64_t Wo = W + p.left + p.right, Ho = H + p.top + p.bottom;
-  TORCH_CHECK(Wo >= 1 && Ho >= 1, name, ": input (H: ", H, ", W: ", W,
-              ") is too small. Calculated output H: ", Ho, " W: ", Wo);
+  const int64_t Do = D + p.front + p.back;
+  if (pad_dims == 3) {
+    TORCH_CHECK(Do >= 1 && Ho >= 1 && Wo >= 1, name, ": input (D: ", D, " H: ", H, ", W: ", W,
+                ") is too small. Calculated output D: ", Do, " H: ", Ho, " W: ", Wo);
+  } else {
+    TORCH_CHECK(Wo >= 1 && Ho >= 1, name, ": input (H: ", H, ", W: ", W,
+                ") is too small. Calculated output H: ", Ho, " W: ", Wo);
+  }
 }
 
 std::vector<int64_t> paddedShape(const at::Tensor& input, int pad_dims, const Pads& p) {
   std::vector<int64_t> shape = input.sizes().vec();
   shape.back() += p.left + p.right;
-  if (pad_dims == 2) shape[shape.size() - 2] += p.top + p.bottom;
+  if (pad_dims >= 2) shape[shape.size() - 2] += p.top + p.bottom;
+  if (pad_dims == 3) shape[shape.size() - 3] += p.front + p.back;
   return shape;
 }
 
@@ -96,15 +111,18 @@ void launchPad(const at::Tensor& out_c, const at::Tensor& in_c, int pad_dims, co
   // out_c: padded-shape tensor, in_c: input-shape tensor; both contiguous.
   const int64_t n = out_c.numel();
   if (n == 0) return;
-  const int64_t W = in_c.size(-1), H = pad_dims == 2 ? in_c.size(-2) : 1;
-  const int64_t Wo = out_c.size(-1), Ho = pad_dims == 2 ? out_c.size(-2) : 1;
+  const int64_t W = in_c.size(-1), H = pad_dims >= 2 ? in_c.size(-2) : 1;
+  const int64_t D = pad_dims == 3 ? in_c.size(-3) : 1;
+  const int64_t Wo = out_c.size(-1), Ho = pad_dims >= 2 ? out_c.size(-2) : 1;
+  const int64_t Do = pad_dims == 3 ? out_c.size(-3) : 1;
   const c10::DeviceIndex idx = out_c.device().index();
   checkDtypeSupported(out_c.scalar_type(), idx);
   cl_program prog = padProgram(idx, out_c.scalar_type(), backward);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "pad");
-  setArgs(k, bufferOf(out_c), bufferOf(in_c), static_cast<cl_long>(n), static_cast<cl_long>(H),
-          static_cast<cl_long>(W), static_cast<cl_long>(Ho), static_cast<cl_long>(Wo),
+  setArgs(k, bufferOf(out_c), bufferOf(in_c), static_cast<cl_long>(n), static_cast<cl_long>(D),
+          static_cast<cl_long>(H), static_cast<cl_long>(W), static_cast<cl_long>(Do),
+          static_cast<cl_long>(Ho), static_cast<cl_long>(Wo), static_cast<cl_long>(p.front),
           static_cast<cl_long>(p.top), static_cast<cl_long>(p.left),
           static_cast<cl_int>(mode == PadMode::kReflect));
   launch1D(device(idx), currentQueue(idx), k, n);
@@ -114,10 +132,14 @@ void launchPad(const at::Tensor& out_c, const at::Tensor& in_c, int pad_dims, co
 Pads padsOf(at::IntArrayRef padding, int pad_dims) {
   TORCH_CHECK(static_cast<int>(padding.size()) == 2 * pad_dims, "padding size is expected to be ",
               2 * pad_dims, ", but got: ", padding.size());
-  Pads p{padding[0], padding[1], 0, 0};
-  if (pad_dims == 2) {
+  Pads p{padding[0], padding[1]};
+  if (pad_dims >= 2) {
     p.top = padding[2];
     p.bottom = padding[3];
+  }
+  if (pad_dims == 3) {
+    p.front = padding[4];
+    p.back = padding[5];
   }
   return p;
 }
@@ -197,6 +219,8 @@ OCL_PAD(reflection_pad1d, 1, PadMode::kReflect)
 OCL_PAD(reflection_pad2d, 2, PadMode::kReflect)
 OCL_PAD(replication_pad1d, 1, PadMode::kReplicate)
 OCL_PAD(replication_pad2d, 2, PadMode::kReplicate)
+OCL_PAD(reflection_pad3d, 3, PadMode::kReflect)
+OCL_PAD(replication_pad3d, 3, PadMode::kReplicate)
 
 }  // namespace
 
@@ -210,6 +234,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   OCL_PAD_REGISTER(reflection_pad2d)
   OCL_PAD_REGISTER(replication_pad1d)
   OCL_PAD_REGISTER(replication_pad2d)
+  OCL_PAD_REGISTER(reflection_pad3d)
+  OCL_PAD_REGISTER(replication_pad3d)
 #undef OCL_PAD_REGISTER
 }
 
