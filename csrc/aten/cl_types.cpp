@@ -69,6 +69,11 @@ const char* clComputeType(ScalarType t) {
   return clStorageType(t);
 }
 
+std::string mathMacros(const std::string& ct) {
+  return ct == "float" ? "#define ocl_exp ocl_exp_float\n#define ocl_erf ocl_erf_float\n"
+                       : "#define ocl_exp exp\n#define ocl_erf erf\n";
+}
+
 std::string loadExpr(ScalarType t, const std::string& ptr, const std::string& idx) {
   switch (t) {
     case ScalarType::Half:

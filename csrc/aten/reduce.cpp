@@ -36,14 +36,30 @@ using codegen::ReduceOp;
 
 // ---- the reductions, as OpenCL C snippets (see codegen/reduce.h) ----
 const char* kSumCombine = "return a + b;";
-const char* kMaxCombine = "return (V_ISNAN(a) || a > b) ? a : b;";
-const char* kMinCombine = "return (V_ISNAN(a) || a < b) ? a : b;";
 
 const ReduceOp kSum{"sum", nullptr, "return 0;", "return x;", kSumCombine, "return a;"};
 const ReduceOp kMean{"mean", nullptr, "return 0;", "return x;", kSumCombine, "return a / (V)n;"};
 const ReduceOp kProd{"prod", nullptr, "return 1;", "return x;", "return a * b;", "return a;"};
-const ReduceOp kAmax{"amax", nullptr, "return V_LOWEST;", "return x;", kMaxCombine, "return a;"};
-const ReduceOp kAmin{"amin", nullptr, "return V_HIGHEST;", "return x;", kMinCombine, "return a;"};
+// amax/amin carry "a NaN was seen" beside the plain max/min: a NaN test inside the running
+// comparison kept CPU drivers from vectorising the loop. Any NaN makes the result NaN, as on CPU.
+const char* kFlaggedDecl = "typedef struct { V v; int nan; } ACC;";
+const char* kFlaggedFin = "return a.nan ? (V)V_NAN : a.v;";
+#define OCL_FLAGGED_IDENT(V0) "ACC r; r.v = " V0 "; r.nan = 0; return r;"
+#define OCL_FLAGGED_MAP(X) "ACC r; r.v = " X "; r.nan = V_ISNAN(r.v); return r;"
+#define OCL_FLAGGED_COMBINE(CMP) \
+  "ACC r; r.v = a.v " CMP " b.v ? a.v : b.v; r.nan = a.nan | b.nan; return r;"
+const ReduceOp kAmax{"amax",
+                     kFlaggedDecl,
+                     OCL_FLAGGED_IDENT("V_LOWEST"),
+                     OCL_FLAGGED_MAP("x"),
+                     OCL_FLAGGED_COMBINE(">"),
+                     kFlaggedFin};
+const ReduceOp kAmin{"amin",
+                     kFlaggedDecl,
+                     OCL_FLAGGED_IDENT("V_HIGHEST"),
+                     OCL_FLAGGED_MAP("x"),
+                     OCL_FLAGGED_COMBINE("<"),
+                     kFlaggedFin};
 const ReduceOp kAny{"any", nullptr, "return 0;", "return x;", "return a | b;", "return a;"};
 const ReduceOp kAll{"all", nullptr, "return 1;", "return x;", "return a & b;", "return a;"};
 
@@ -97,24 +113,34 @@ const ReduceOp kNorm2{"norm2",         nullptr,     "return 0;",
 const ReduceOp kNorm1{"norm1", nullptr, "return 0;", "return fabs(x);", kSumCombine, "return a;"};
 const ReduceOp kNorm0{"norm0",     nullptr,    "return 0;", "return x != 0 ? (V)1 : (V)0;",
                       kSumCombine, "return a;"};
-const ReduceOp kNormInf{"norm_inf",        nullptr,     "return 0;",
-                        "return fabs(x);", kMaxCombine, "return a;"};
-const ReduceOp kNormNegInf{"norm_neginf",     nullptr,     "return V_HIGHEST;",
-                           "return fabs(x);", kMinCombine, "return a;"};
+const ReduceOp kNormInf{"norm_inf",
+                        kFlaggedDecl,
+                        OCL_FLAGGED_IDENT("0"),
+                        OCL_FLAGGED_MAP("fabs(x)"),
+                        OCL_FLAGGED_COMBINE(">"),
+                        kFlaggedFin};
+const ReduceOp kNormNegInf{"norm_neginf",
+                           kFlaggedDecl,
+                           OCL_FLAGGED_IDENT("V_HIGHEST"),
+                           OCL_FLAGGED_MAP("fabs(x)"),
+                           OCL_FLAGGED_COMBINE("<"),
+                           kFlaggedFin};
 const ReduceOp kNormP{
     "norm_p", nullptr, "return 0;", "return pow(fabs(x), s0);", kSumCombine, "return pow(a, s1);"};
 
-// logsumexp in one pass: a running (max, sum of exp(x - max)) pair, rescaled on merge.
-const ReduceOp kLogSumExp{"logsumexp",
-                          "typedef struct { V m; V s; } ACC;",
-                          "ACC r; r.m = -INFINITY; r.s = 0; return r;",
-                          "ACC r; r.m = x; r.s = 1; return r;",
-                          "if (a.s == 0) return b;\n  if (b.s == 0) return a;\n"
-                          "  ACC r; r.m = (isnan(a.m) || a.m > b.m) ? a.m : b.m;\n"
-                          "  r.s = (a.m == r.m ? a.s : a.s * exp(a.m - r.m)) + (b.m == r.m ? b.s : "
-                          "b.s * exp(b.m - r.m));\n"
-                          "  return r;",
-                          "return a.s == 0 ? -INFINITY : a.m + log(a.s);"};
+// logsumexp in one pass: a running (max, sum of exp(x - max)) pair, rescaled on merge with a
+// single exp (of minus the gap; none when the maxima are equal, which keeps inf + inf = inf).
+const ReduceOp kLogSumExp{
+    "logsumexp",
+    "typedef struct { V m; V s; } ACC;",
+    "ACC r; r.m = -INFINITY; r.s = 0; return r;",
+    "ACC r; r.m = x; r.s = 1; return r;",
+    "if (a.s == 0) return b;\n  if (b.s == 0) return a;\n"
+    "  const int a_top = V_ISNAN(a.m) || a.m >= b.m;\n"
+    "  const V e = a.m == b.m ? (V)1 : ocl_exp(a_top ? b.m - a.m : a.m - b.m);\n"
+    "  ACC r; r.m = a_top ? a.m : b.m;\n"
+    "  r.s = a_top ? a.s + b.s * e : a.s * e + b.s;\n  return r;",
+    "return a.s == 0 ? -INFINITY : a.m + log(a.s);"};
 
 // ---- helpers ----
 bool isComplex(const at::Tensor& t) {

@@ -49,6 +49,7 @@ cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarTy
   return programs(idx).get({&kSoftmaxFamily, dtypeCode(x) | (dtypeCode(y) << 6)}, [&] {
     const c10::ScalarType acc = x == at::kDouble || y == at::kDouble ? at::kDouble : at::kFloat;
     std::string h = "typedef " + std::string(clComputeType(acc)) + " ACC;\n";
+    h += mathMacros(clComputeType(acc));
     h += "typedef " + std::string(clStorageType(x)) + " XT;\n";
     h += "typedef " + std::string(clStorageType(y)) + " YT;\n";
     for (auto [name, t] : {std::pair<const char*, c10::ScalarType>{"X", x}, {"Y", y}}) {

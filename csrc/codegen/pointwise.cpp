@@ -56,8 +56,7 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
   const char* expr = isIntegralOrBool(compute) && op.expr_int ? op.expr_int : op.expr;
   std::string s;
   s += "typedef " + ct + " T;\n";
-  s += ct == "float" ? "#define ocl_exp ocl_exp_float\n#define ocl_erf ocl_erf_float\n"
-                     : "#define ocl_exp exp\n#define ocl_erf erf\n";
+  s += aten::mathMacros(ct);
   // An intermediate rounded to the output dtype, where CPU computes in half or bfloat16.
   s += out_t == c10::kHalf       ? "#define ocl_round_out ocl_round_to_half\n"
        : out_t == c10::kBFloat16 ? "#define ocl_round_out ocl_round_to_bf16\n"

@@ -46,24 +46,28 @@ enum class Shape : uint8_t {
   kContiguous = 2,  // a single reduced dim, stride one element
 };
 
+const std::string kNoNan = "#define V_ISNAN(x) 0\n#define V_NAN 0\n";
+
 std::string limits(c10::ScalarType v) {
   switch (v) {
     case c10::kDouble:
     case c10::kFloat:
     case c10::kHalf:
     case c10::kBFloat16:
-      return "#define V_LOWEST (-INFINITY)\n#define V_HIGHEST INFINITY\n#define V_ISNAN(x) "
-             "isnan(x)\n";
+      // x != x, not isnan(x): PoCL makes isnan a call, and in a reduction loop that stopped
+      // the vectoriser (amax over rows of 4096 floats: 31 ms against 6 ms).
+      return "#define V_LOWEST (-INFINITY)\n#define V_HIGHEST INFINITY\n"
+             "#define V_ISNAN(x) ((x) != (x))\n#define V_NAN NAN\n";
     case c10::kLong:
-      return "#define V_LOWEST LONG_MIN\n#define V_HIGHEST LONG_MAX\n#define V_ISNAN(x) 0\n";
+      return "#define V_LOWEST LONG_MIN\n#define V_HIGHEST LONG_MAX\n" + kNoNan;
     case c10::kInt:
-      return "#define V_LOWEST INT_MIN\n#define V_HIGHEST INT_MAX\n#define V_ISNAN(x) 0\n";
+      return "#define V_LOWEST INT_MIN\n#define V_HIGHEST INT_MAX\n" + kNoNan;
     case c10::kShort:
-      return "#define V_LOWEST SHRT_MIN\n#define V_HIGHEST SHRT_MAX\n#define V_ISNAN(x) 0\n";
+      return "#define V_LOWEST SHRT_MIN\n#define V_HIGHEST SHRT_MAX\n" + kNoNan;
     case c10::kChar:
-      return "#define V_LOWEST CHAR_MIN\n#define V_HIGHEST CHAR_MAX\n#define V_ISNAN(x) 0\n";
+      return "#define V_LOWEST CHAR_MIN\n#define V_HIGHEST CHAR_MAX\n" + kNoNan;
     default:  // uint8, bool
-      return "#define V_LOWEST 0\n#define V_HIGHEST UCHAR_MAX\n#define V_ISNAN(x) 0\n";
+      return "#define V_LOWEST 0\n#define V_HIGHEST UCHAR_MAX\n" + kNoNan;
   }
 }
 
@@ -76,15 +80,20 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
   const std::string v = clComputeType(t.acc);
   const std::string f2 = op.index_output ? "long" : "V";
   const c10::ScalarType f2t = op.index_output ? c10::kLong : t.acc;
-  std::string s = "typedef " + v + " V;\n" + limits(t.acc);
+  std::string s = "typedef " + v + " V;\n" + limits(t.acc) + aten::mathMacros(v);
   s += op.acc_decl ? std::string(op.acc_decl) + "\n" : "typedef V ACC;\n";
   s += kGeomDecl;
   s += "inline ACC r_ident(void) {" + std::string(op.identity) + "}\n";
   s += "inline ACC r_map(V x, long i, V s0, V s1) {" + std::string(op.map) + "}\n";
   s += "inline ACC r_combine(ACC a, ACC b) {" + std::string(op.combine) + "}\n";
-  s += "inline V r_fin(ACC a, long n, V s0, V s1) {" + std::string(op.finalize) + "}\n";
+  // The finalizers take the accumulator by pointer: passed by value, a struct ACC became a
+  // stack copy that PoCL's vectoriser could not keep in registers across the reduction loop
+  // (amax over rows of 4096 floats: 19 ms instead of 4 ms).
+  s += "inline V r_fin(const ACC* pa, long n, V s0, V s1) {const ACC a = *pa; " +
+       std::string(op.finalize) + "}\n";
   if (op.finalize2)
-    s += "inline " + f2 + " r_fin2(ACC a, long n, V s0, V s1) {" + op.finalize2 + "}\n";
+    s += "inline " + f2 + " r_fin2(const ACC* pa, long n, V s0, V s1) {const ACC a = *pa; " +
+         op.finalize2 + "}\n";
 
   const std::string ist = clStorageType(t.in);
   const std::string o0t = clStorageType(t.out0);
@@ -99,11 +108,11 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
       "  }\n";
   std::string write =
       "  __global " + o0t + "* q0 = (__global " + o0t + "*)(o0b + o0off + ob0);\n" + "  " +
-      storeStmt(t.out0, "q0", "0", convertExpr(t.acc, t.out0, "r_fin(a, n_red, s0, s1)")) + "\n";
+      storeStmt(t.out0, "q0", "0", convertExpr(t.acc, t.out0, "r_fin(&a, n_red, s0, s1)")) + "\n";
   if (t.nout == 2) {
     const std::string o1t = clStorageType(t.out1);
     write += "  __global " + o1t + "* q1 = (__global " + o1t + "*)(o1b + o1off + ob1);\n" + "  " +
-             storeStmt(t.out1, "q1", "0", convertExpr(f2t, t.out1, "r_fin2(a, n_red, s0, s1)")) +
+             storeStmt(t.out1, "q1", "0", convertExpr(f2t, t.out1, "r_fin2(&a, n_red, s0, s1)")) +
              "\n";
   }
   // Loads element r of the reduced range of this output as V.

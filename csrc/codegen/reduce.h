@@ -25,7 +25,8 @@ namespace torch_ocl::codegen {
 struct ReduceOp {
   const char* name;
   // OpenCL C. In all of them V is the accumulation scalar type, and these macros exist:
-  // V_LOWEST, V_HIGHEST (identities of max/min), V_ISNAN(x) (0 for integral V).
+  // V_LOWEST, V_HIGHEST (identities of max/min), V_ISNAN(x) (0 for integral V), V_NAN (0 for
+  // integral V), and ocl_exp (see aten::mathMacros).
   const char* acc_decl;  // "typedef ... ACC;" for a struct accumulator; nullptr: ACC is V
   const char* identity;  // body of `ACC r_ident(void)`
   const char* map;       // body of `ACC r_map(V x, long i, V s0, V s1)`

@@ -5,6 +5,9 @@
 // output's type, gx (the gradient of the input) of the input's type.
 
 #define SOFTMAX_LOCAL 256
+// fmax without the library call (NaN inputs are skipped as fmax does; they make the sum NaN).
+// exp is ocl_exp: the vectorisable float form of the prelude for float ACC.
+#define SM_MAX(m, v) ((v) > (m) ? (v) : (m))
 
 // One work item per (outer, inner) line: for inner > 1 neighbouring items read neighbouring
 // elements; also the fallback for short rows.
@@ -16,25 +19,25 @@ __kernel void softmax_fwd(__global char* yb, ulong yoff, __global const char* xb
   __global const XT* x = (__global const XT*)(xb + xoff) + base;
   __global YT* y = (__global YT*)(yb + yoff) + base;
   ACC m = -INFINITY;
-  for (long d = 0; d < dim; ++d) m = fmax(m, LOAD_X(x, d * inner));
+  for (long d = 0; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d * inner));
   ACC s = 0;
   if (log_) {
-    for (long d = 0; d < dim; ++d) s += exp(LOAD_X(x, d * inner) - m);
+    for (long d = 0; d < dim; ++d) s += ocl_exp(LOAD_X(x, d * inner) - m);
     const ACC lse = m + log(s);
     for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, LOAD_X(x, d * inner) - lse);
   } else if (sizeof(YT) >= sizeof(ACC)) {
     // One exp per element (the costly part on CPUs): store exp(x - m), then rescale in place.
     for (long d = 0; d < dim; ++d) {
-      const ACC e = exp(LOAD_X(x, d * inner) - m);
+      const ACC e = ocl_exp(LOAD_X(x, d * inner) - m);
       s += e;
       STORE_Y(y, d * inner, e);
     }
     const ACC r = (ACC)1 / s;
     for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, LOAD_Y(y, d * inner) * r);
   } else {  // a narrower output would round exp(x - m) before the division
-    for (long d = 0; d < dim; ++d) s += exp(LOAD_X(x, d * inner) - m);
+    for (long d = 0; d < dim; ++d) s += ocl_exp(LOAD_X(x, d * inner) - m);
     const ACC r = (ACC)1 / s;
-    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, exp(LOAD_X(x, d * inner) - m) * r);
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, ocl_exp(LOAD_X(x, d * inner) - m) * r);
   }
 }
 
@@ -47,17 +50,17 @@ __kernel void softmax_fwd_rows(__global char* yb, ulong yoff, __global const cha
   __global YT* y = (__global YT*)(yb + yoff) + row * dim;
   __local ACC sh[SOFTMAX_LOCAL];
   ACC m = -INFINITY;
-  for (long d = lid; d < dim; d += L) m = fmax(m, LOAD_X(x, d));
+  for (long d = lid; d < dim; d += L) m = SM_MAX(m, LOAD_X(x, d));
   sh[lid] = m;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = L >> 1; h > 0; h >>= 1) {
-    if (lid < h) sh[lid] = fmax(sh[lid], sh[lid + h]);
+    if (lid < h) sh[lid] = SM_MAX(sh[lid], sh[lid + h]);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   m = sh[0];
   barrier(CLK_LOCAL_MEM_FENCE);
   ACC s = 0;
-  for (long d = lid; d < dim; d += L) s += exp(LOAD_X(x, d) - m);
+  for (long d = lid; d < dim; d += L) s += ocl_exp(LOAD_X(x, d) - m);
   sh[lid] = s;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = L >> 1; h > 0; h >>= 1) {
@@ -70,7 +73,7 @@ __kernel void softmax_fwd_rows(__global char* yb, ulong yoff, __global const cha
     for (long d = lid; d < dim; d += L) STORE_Y(y, d, LOAD_X(x, d) - lse);
   } else {
     const ACC r = (ACC)1 / s;
-    for (long d = lid; d < dim; d += L) STORE_Y(y, d, exp(LOAD_X(x, d) - m) * r);
+    for (long d = lid; d < dim; d += L) STORE_Y(y, d, ocl_exp(LOAD_X(x, d) - m) * r);
   }
 }
 
@@ -88,7 +91,7 @@ __kernel void softmax_bwd(__global char* gxb, ulong gxoff, __global const char* 
   if (log_) {
     for (long d = 0; d < dim; ++d) s += LOAD_Y(gy, d * inner);
     for (long d = 0; d < dim; ++d)
-      STORE_X(gx, d * inner, LOAD_Y(gy, d * inner) - exp(LOAD_Y(y, d * inner)) * s);
+      STORE_X(gx, d * inner, LOAD_Y(gy, d * inner) - ocl_exp(LOAD_Y(y, d * inner)) * s);
   } else {
     for (long d = 0; d < dim; ++d) s += LOAD_Y(gy, d * inner) * LOAD_Y(y, d * inner);
     for (long d = 0; d < dim; ++d)
@@ -119,7 +122,7 @@ __kernel void softmax_bwd_rows(__global char* gxb, ulong gxoff, __global const c
   }
   s = sh[0];
   if (log_) {
-    for (long d = lid; d < dim; d += L) STORE_X(gx, d, LOAD_Y(gy, d) - exp(LOAD_Y(y, d)) * s);
+    for (long d = lid; d < dim; d += L) STORE_X(gx, d, LOAD_Y(gy, d) - ocl_exp(LOAD_Y(y, d)) * s);
   } else {
     for (long d = lid; d < dim; d += L) STORE_X(gx, d, LOAD_Y(y, d) * (LOAD_Y(gy, d) - s));
   }
