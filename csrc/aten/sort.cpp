@@ -10,6 +10,8 @@
 #include <ATen/ops/topk_meta.h>
 #include <torch/library.h>
 
+#include <algorithm>
+
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/index_kernels.h"
@@ -289,41 +291,83 @@ Runs runsOf(const at::Tensor& sorted, const at::Tensor& perm, c10::ScalarType ke
   return r;
 }
 
-// unique_dim: the slices along dim as rows of a (n, c) matrix, their row numbers merge-sorted
-// lexicographically (merge_rows_pass, log2(n) launches), then the runs of equal rows. Like CPU,
-// inverse and counts are always computed. Empty inputs go to the fallback (CPU's checks).
-std::tuple<at::Tensor, at::Tensor, at::Tensor> uniqueDim(const at::Tensor& self, int64_t dim,
-                                                         bool sorted, bool return_inverse,
-                                                         bool return_counts) {
-  if (!sortable(self.scalar_type()) || self.numel() == 0) {
-    auto r =
-        runFallback("aten::unique_dim", "", {self, dim, sorted, return_inverse, return_counts});
-    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
-  }
+// unique_dim / unique_consecutive(dim=): the slices along dim as rows of a (n, c) matrix; for
+// unique_dim their row numbers are merge-sorted lexicographically first (merge_rows_pass,
+// log2(n) launches). Then the runs of equal rows. Like CPU, inverse and counts are always
+// computed, and of empty inputs only those empty along dim alone are accepted.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> uniqueRows(const at::Tensor& self, int64_t dim,
+                                                          bool sort) {
   dim = at::maybe_wrap_dim(dim, self.dim());
+  const auto long_opts = self.options().dtype(c10::kLong);
+  if (self.numel() == 0) {
+    const auto sizes = self.sizes();
+    const auto zero_dims = std::count(sizes.begin(), sizes.end(), 0);
+    TORCH_CHECK(self.size(dim) == 0,
+                "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                "applied");
+    TORCH_CHECK(zero_dims == 1,
+                "Number of zero sized dimensions is more than one, so unique cannot be applied ");
+    return {at::empty(sizes, self.options()), at::empty({0}, long_opts), at::empty({0}, long_opts)};
+  }
   const at::Tensor moved = self.movedim(dim, 0);
   const int64_t n = moved.size(0);
   const at::Tensor flat = moved.contiguous().view({n, -1});
-  const int64_t c = flat.size(1);
-  const auto long_opts = self.options().dtype(c10::kLong);
-  at::Tensor perm = at::arange(n, long_opts), other = at::empty({n}, long_opts);
-  const c10::DeviceIndex idx = self.device().index();
-  cl_program prog = sortProgram(idx, self.scalar_type());
-  OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, "merge_rows_pass");
-  for (int64_t width = 1; width < n; width *= 2) {
-    setArgs(k, bufferOf(flat), bufferOf(perm), bufferOf(other), static_cast<cl_long>(n),
-            static_cast<cl_long>(c), static_cast<cl_long>(width));
-    launch1D(device(idx), currentQueue(idx), k, n);
-    std::swap(perm, other);
+  at::Tensor perm = at::arange(n, long_opts);
+  if (sort) {
+    at::Tensor other = at::empty({n}, long_opts);
+    const int64_t c = flat.size(1);
+    const c10::DeviceIndex idx = self.device().index();
+    cl_program prog = sortProgram(idx, self.scalar_type());
+    OCL_TRY
+    cl_kernel k = programs(idx).kernel(prog, "merge_rows_pass");
+    for (int64_t width = 1; width < n; width *= 2) {
+      setArgs(k, bufferOf(flat), bufferOf(perm), bufferOf(other), static_cast<cl_long>(n),
+              static_cast<cl_long>(c), static_cast<cl_long>(width));
+      launch1D(device(idx), currentQueue(idx), k, n);
+      std::swap(perm, other);
+    }
+    OCL_CATCH
   }
-  OCL_CATCH
-  const at::Tensor rows = flat.index_select(0, perm);
+  const at::Tensor rows = sort ? flat.index_select(0, perm) : flat;
   const Runs r = runsOf(rows, perm, self.scalar_type());
   std::vector<int64_t> sizes = moved.sizes().vec();
   sizes[0] = r.starts.size(0);
   at::Tensor values = rows.index_select(0, r.starts).view(sizes).movedim(0, dim);
   return {values, r.inverse, r.counts};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> uniqueDim(const at::Tensor& self, int64_t dim,
+                                                         bool sorted, bool return_inverse,
+                                                         bool return_counts) {
+  if (!sortable(self.scalar_type()) || self.dim() == 0) {
+    auto r =
+        runFallback("aten::unique_dim", "", {self, dim, sorted, return_inverse, return_counts});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  return uniqueRows(self, dim, /*sort=*/true);
+}
+
+// unique_consecutive: runs of equal neighbours, without sorting; over the flattened tensor
+// (inverse shaped like the input) or over slices along dim.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> uniqueConsecutive(const at::Tensor& self,
+                                                                 bool return_inverse,
+                                                                 bool return_counts,
+                                                                 std::optional<int64_t> dim) {
+  if (!sortable(self.scalar_type()) || (dim && self.dim() == 0)) {
+    auto r =
+        runFallback("aten::unique_consecutive", "", {self, return_inverse, return_counts, dim});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  if (dim && self.dim() > 1) return uniqueRows(self, *dim, /*sort=*/false);
+  const auto long_opts = self.options().dtype(c10::kLong);
+  const int64_t n = self.numel();
+  at::Tensor inverse = at::empty(return_inverse ? self.sizes() : at::IntArrayRef{0}, long_opts);
+  if (n == 0) return {at::empty({0}, self.options()), inverse, at::empty({0}, long_opts)};
+  const at::Tensor flat = self.reshape({n});
+  const Runs r =
+      runsOf(flat, at::arange(n, long_opts), self.scalar_type(), return_counts, return_inverse);
+  if (return_inverse) inverse = r.inverse.view(self.sizes());
+  return {flat.index_select(0, r.starts), inverse, r.counts};
 }
 
 // _unique2: sort, mark the first of each run, one count readback (nonzero), then the values,
@@ -348,11 +392,20 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, b
   return {values, inverse, r.counts};
 }
 
+// _unique (the older form): _unique2's values and inverse.
+std::tuple<at::Tensor, at::Tensor> uniqueLegacy(const at::Tensor& self, bool sorted,
+                                                bool return_inverse) {
+  auto [values, inverse, counts] = unique2(self, sorted, return_inverse, false);
+  return {values, inverse};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_unique2", TORCH_FN(unique2));
   m.impl("unique_dim", TORCH_FN(uniqueDim));
+  m.impl("unique_consecutive", TORCH_FN(uniqueConsecutive));
+  m.impl("_unique", TORCH_FN(uniqueLegacy));
   m.impl("sort.stable", TORCH_FN(sortStable));
   m.impl("sort.values_stable", TORCH_FN(sortStableOut));
   m.impl("topk", TORCH_FN(topkFn));

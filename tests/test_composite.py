@@ -1,0 +1,95 @@
+"""Ops that are compositions of native ops (csrc/aten/composite.cpp, unique_consecutive in
+sort.cpp) against CPU PyTorch in strict mode: any CPU fallback fails the test."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_ocl
+
+
+def on_ocl(tree):
+    return torch.utils._pytree.tree_map(
+        lambda t: t.to("ocl") if isinstance(t, torch.Tensor) else t, tree)
+
+
+def check(fn, *args):
+    expected = fn(*args)
+    with torch_ocl.strict():
+        got = fn(*on_ocl(args))
+    for e, g in zip(torch.utils._pytree.tree_leaves(expected), torch.utils._pytree.tree_leaves(got)):
+        if isinstance(e, torch.Tensor):
+            assert g.device.type == "ocl"
+            torch.testing.assert_close(g.cpu(), e)
+        else:
+            assert g == e
+
+
+def rand(*shape, seed=0, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(dtype)
+
+
+def test_rsub_equal_trace_count_nonzero():
+    a, b = rand(3, 4), rand(4, seed=1)
+    check(lambda x, y: torch.rsub(x, y, alpha=2), a, b)
+    check(torch.equal, a, a.clone())
+    check(torch.equal, a, a + 1)
+    check(torch.equal, a, a[:2])
+    check(torch.trace, rand(4, 6))
+    check(torch.trace, torch.arange(12).view(3, 4))  # int: int64 result
+    check(lambda x: torch.count_nonzero(x, dim=(0,)), (a > 0).int())
+    with pytest.raises(RuntimeError, match="expected a matrix"):
+        torch.trace(a.to("ocl")[0])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_index_fill_copy_take_put(dtype):
+    x = rand(4, 5, dtype=dtype)
+    idx = torch.tensor([0, -1, 2])
+    check(lambda t, i: t.clone().index_fill_(1, i, 1), x, idx)
+    check(lambda t, i, v: t.clone().index_fill_(0, i, v), x, idx, torch.tensor(0, dtype=dtype))
+    check(lambda t, i: t.clone().index_fill_(0, i, 1), torch.tensor(3, dtype=dtype), torch.tensor(0))
+    src = rand(4, 3, seed=2, dtype=dtype)
+    check(lambda t, i, s: t.index_copy(1, i, s), x, torch.tensor([4, 0, 2]), src)
+    check(lambda t, i: torch.take(t, i), x.t(), torch.tensor([[0, 19], [-1, 7]]))
+    vals = rand(3, seed=3, dtype=dtype)
+    check(lambda t, i, v: t.clone().put_(i, v), x.t(), torch.tensor([1, -2, 7]), vals)
+    if dtype != torch.bool:
+        check(lambda t, i, v: t.clone().put_(i, v, accumulate=True), x, torch.tensor([1, 1, 7]), vals)
+
+
+def test_cross_and_channel_shuffle():
+    a, b = rand(2, 3, 4), rand(1, 3, 1, seed=1)
+    check(lambda x, y: torch.linalg.cross(x, y, dim=1), a, b)
+    check(lambda x, y: torch.cross(x, y, dim=-2), a, b.expand(2, 3, 4))
+    out = torch.empty(0)
+    check(lambda x, y, o: torch.linalg.cross(x, y, dim=1, out=o), a, b, out)
+    check(lambda x: F.channel_shuffle(x, 2), rand(2, 6, 3, 3))
+
+
+def test_max_unpool2d_forward_and_backward():
+    x = rand(2, 3, 6, 8)
+    pooled, ind = F.max_pool2d(x, 2, return_indices=True)
+    check(lambda p, i: F.max_unpool2d(p, i, 2), pooled, ind)
+    check(lambda p, i: F.max_unpool2d(p, i, 2, output_size=(7, 9)), pooled, ind)
+    p = pooled.clone().requires_grad_()
+    pd = pooled.to("ocl").requires_grad_()
+    g = rand(2, 3, 6, 8, seed=5)
+    F.max_unpool2d(p, ind, 2).backward(g)
+    with torch_ocl.strict():
+        F.max_unpool2d(pd, ind.to("ocl"), 2).backward(g.to("ocl"))
+    torch.testing.assert_close(pd.grad.cpu(), p.grad)
+
+
+def test_unique_consecutive_and_legacy_unique():
+    x = torch.tensor([1, 1, 2, 2, 3, 1, 1, 2])
+    check(lambda t: torch.unique_consecutive(t, return_inverse=True, return_counts=True), x)
+    check(lambda t: torch.unique_consecutive(t), x.view(2, 4))
+    check(lambda t: torch.unique_consecutive(t, return_counts=True, dim=1), x.view(2, 4))
+    check(lambda t: torch.unique_consecutive(t, return_inverse=True, dim=0), x.view(4, 2))
+    check(lambda t: torch.unique_consecutive(t, return_inverse=True), torch.zeros(0))
+    check(lambda t: torch.ops.aten._unique(t, True, True), x)
+    check(lambda t: torch.unique(t, dim=0, return_counts=True), torch.zeros(0, 3))
+    with pytest.raises(RuntimeError, match="0 sized dimensions"):
+        torch.unique(torch.zeros(0, 3, device="ocl"), dim=1)
