@@ -20,7 +20,7 @@ def check(fn, *args):
     for e, g in zip(torch.utils._pytree.tree_leaves(expected), torch.utils._pytree.tree_leaves(got)):
         if isinstance(e, torch.Tensor):
             assert g.device.type == "ocl"
-            torch.testing.assert_close(g.cpu(), e)
+            torch.testing.assert_close(g.cpu(), e, equal_nan=True)
         else:
             assert g == e
 
@@ -93,3 +93,18 @@ def test_unique_consecutive_and_legacy_unique():
     check(lambda t: torch.unique(t, dim=0, return_counts=True), torch.zeros(0, 3))
     with pytest.raises(RuntimeError, match="0 sized dimensions"):
         torch.unique(torch.zeros(0, 3, device="ocl"), dim=1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_sinc_entr_xlog1py_nansum(dtype):
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([0.0, -0.0, 1.0, -2.5, 0.5, 1e-8, nan, inf, -inf, 3.0]).to(dtype)
+    y = torch.tensor([0.0, 2.0, nan, -0.5, 1e-3, -1.0, 4.0, 0.0, 1.0, inf]).to(dtype)
+    check(torch.sinc, x)
+    check(torch.special.entr, x)
+    check(torch.special.xlog1py, x, y)
+    check(torch.special.xlog1py, x.view(2, 5), y[:5])  # broadcast
+    check(lambda t: torch.nansum(t), x)
+    check(lambda t: torch.nansum(t.view(2, 5), dim=1, keepdim=True), x)
+    check(lambda t: torch.nanmean(t.view(5, 2), dim=0), x)
+    check(lambda t: torch.nansum(t), torch.arange(6).view(2, 3))  # integers: a plain sum

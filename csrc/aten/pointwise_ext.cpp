@@ -375,27 +375,6 @@ const PointwiseOp kHeaviside{"heaviside", "a == (T)0 ? b : (T)(a > (T)0)",
 
 // ---- structured ops ----------------------------------------------------------------------------
 
-#define OCL_X(...) __VA_ARGS__
-// Functional, in-place and out= forms of a structured op over `self` and PARAMS (a parenthesised
-// list that starts with a comma, or ()). OP and SCALARS may use the parameters.
-#define OCL_STRUCTURED(ID, META, OP, NAME, OV, OUTOV, SCALARS, PARAMS, ARGS)                    \
-  [[maybe_unused]] at::Tensor ID##Fn(const at::Tensor& self OCL_X PARAMS) {                     \
-    return run<META>(OP, "aten::" NAME, OV, Mode::kFunctional, nullptr, Scalars{OCL_X SCALARS}, \
-                     self OCL_X ARGS);                                                          \
-  }                                                                                             \
-  [[maybe_unused]] at::Tensor& ID##Inplace(at::Tensor& self OCL_X PARAMS) {                     \
-    run<META>(OP, "aten::" NAME "_", OV, Mode::kInplace, &self, Scalars{OCL_X SCALARS},         \
-              self OCL_X ARGS);                                                                 \
-    return self;                                                                                \
-  }                                                                                             \
-  [[maybe_unused]] at::Tensor& ID##Out(const at::Tensor& self OCL_X PARAMS, at::Tensor& out) {  \
-    run<META>(OP, "aten::" NAME, OUTOV, Mode::kOut, &out, Scalars{OCL_X SCALARS},               \
-              self OCL_X ARGS);                                                                 \
-    return out;                                                                                 \
-  }
-
-#define OCL_UNARY_S(ID, OP) \
-  OCL_STRUCTURED(ID, at::meta::structured_##ID, OP, #ID, "", "out", (), (), ())
 OCL_UNARY_S(frac, kFrac)
 OCL_UNARY_S(sgn, kSgn)
 OCL_UNARY_S(round, kRound)
@@ -418,9 +397,6 @@ OCL_STRUCTURED(roundDecimals, at::meta::structured_round_decimals,
                (decimals < 0 ? kRoundDecimalsNeg : kRoundDecimals), "round", "decimals",
                "decimals_out", (tenPow(decimals)), (, int64_t decimals), (, decimals))
 
-// Binary structured ops whose second operand is a tensor.
-#define OCL_BINARY_S(ID, META, OP, NAME, OV, OUTOV) \
-  OCL_STRUCTURED(ID, META, OP, NAME, OV, OUTOV, (), (, const at::Tensor& other), (, other))
 OCL_BINARY_S(bitwiseAnd, at::meta::structured_bitwise_and_Tensor, kBitwiseAnd, "bitwise_and",
              "Tensor", "Tensor_out")
 OCL_BINARY_S(bitwiseOr, at::meta::structured_bitwise_or_Tensor, kBitwiseOr, "bitwise_or", "Tensor",

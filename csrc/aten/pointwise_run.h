@@ -51,4 +51,31 @@ inline void runIter(const codegen::PointwiseOp& op, const at::TensorIteratorBase
   codegen::launch(op, iter, compute, scalars);
 }
 
+// ---- structured ops: functional, in-place and out= forms from one line -------------------------
+
+#define OCL_X(...) __VA_ARGS__
+// Functional, in-place and out= forms of a structured op over `self` and PARAMS (a parenthesised
+// list that starts with a comma, or ()). OP and SCALARS may use the parameters.
+#define OCL_STRUCTURED(ID, META, OP, NAME, OV, OUTOV, SCALARS, PARAMS, ARGS)                    \
+  [[maybe_unused]] at::Tensor ID##Fn(const at::Tensor& self OCL_X PARAMS) {                     \
+    return run<META>(OP, "aten::" NAME, OV, Mode::kFunctional, nullptr, Scalars{OCL_X SCALARS}, \
+                     self OCL_X ARGS);                                                          \
+  }                                                                                             \
+  [[maybe_unused]] at::Tensor& ID##Inplace(at::Tensor& self OCL_X PARAMS) {                     \
+    run<META>(OP, "aten::" NAME "_", OV, Mode::kInplace, &self, Scalars{OCL_X SCALARS},         \
+              self OCL_X ARGS);                                                                 \
+    return self;                                                                                \
+  }                                                                                             \
+  [[maybe_unused]] at::Tensor& ID##Out(const at::Tensor& self OCL_X PARAMS, at::Tensor& out) {  \
+    run<META>(OP, "aten::" NAME, OUTOV, Mode::kOut, &out, Scalars{OCL_X SCALARS},               \
+              self OCL_X ARGS);                                                                 \
+    return out;                                                                                 \
+  }
+
+#define OCL_UNARY_S(ID, OP) \
+  OCL_STRUCTURED(ID, at::meta::structured_##ID, OP, #ID, "", "out", (), (), ())
+// Binary structured ops whose second operand is a tensor.
+#define OCL_BINARY_S(ID, META, OP, NAME, OV, OUTOV) \
+  OCL_STRUCTURED(ID, META, OP, NAME, OV, OUTOV, (), (, const at::Tensor& other), (, other))
+
 }  // namespace torch_ocl::aten

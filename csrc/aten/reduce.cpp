@@ -39,6 +39,8 @@ const char* kSumCombine = "return a + b;";
 
 const ReduceOp kSum{"sum", nullptr, "return 0;", "return x;", kSumCombine, "return a;"};
 const ReduceOp kMean{"mean", nullptr, "return 0;", "return x;", kSumCombine, "return a / (V)n;"};
+const ReduceOp kNanSum{"nansum",    nullptr,    "return 0;", "return V_ISNAN(x) ? (V)0 : x;",
+                       kSumCombine, "return a;"};
 const ReduceOp kProd{"prod", nullptr, "return 1;", "return x;", "return a * b;", "return a;"};
 // amax/amin carry "a NaN was seen" beside the plain max/min: a NaN test inside the running
 // comparison kept CPU drivers from vectorising the loop. Any NaN makes the result NaN, as on CPU.
@@ -201,6 +203,30 @@ at::Tensor& sumOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
   at::Tensor result;
   sumLike<at::meta::structured_sum_dim_IntList>(kSum, &out, Mode::kOut, self, dim, keepdim, dtype,
                                                 result);
+  return out;
+}
+
+// nansum: sum's shapes and dtypes (its meta function), NaN counted as zero. Complex inputs get
+// CPU's error through the fallback.
+at::Tensor nansumFn(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<c10::ScalarType> dtype) {
+  if (isComplex(self))
+    return runFallback("aten::nansum", "", {self, dim, keepdim, dtype})[0].toTensor();
+  at::Tensor result;
+  sumLike<at::meta::structured_sum_dim_IntList>(kNanSum, nullptr, Mode::kFunctional, self, dim,
+                                                keepdim, dtype, result);
+  return result;
+}
+
+at::Tensor& nansumOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                      std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  if (isComplex(self) || isComplex(out)) {
+    runFallback("aten::nansum", "out", {self, dim, keepdim, dtype, out});
+    return out;
+  }
+  at::Tensor result;
+  sumLike<at::meta::structured_sum_dim_IntList>(kNanSum, &out, Mode::kOut, self, dim, keepdim,
+                                                dtype, result);
   return out;
 }
 
@@ -785,6 +811,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sum", TORCH_FN(sumAll));
   m.impl("sum.IntList_out", TORCH_FN(sumOut));
   m.impl("sum.dim_IntList", TORCH_FN(sumDim));
+  m.impl("nansum", TORCH_FN(nansumFn));
+  m.impl("nansum.out", TORCH_FN(nansumOut));
   m.impl("var.correction", TORCH_FN(varFn));
   m.impl("var.correction_out", TORCH_FN(varOut));
   m.impl("var_mean.correction", TORCH_FN(varMean));
