@@ -108,3 +108,34 @@ def test_sinc_entr_xlog1py_nansum(dtype):
     check(lambda t: torch.nansum(t.view(2, 5), dim=1, keepdim=True), x)
     check(lambda t: torch.nanmean(t.view(5, 2), dim=0), x)
     check(lambda t: torch.nansum(t), torch.arange(6).view(2, 3))  # integers: a plain sum
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16])
+def test_searchsorted_bucketize_isin(dtype):
+    nan = float("nan")
+    bd = torch.tensor([-2.0, 0.0, 0.0, 1.5, 3.0, 7.0]).to(dtype)
+    vals = torch.tensor([[-3.0, 0.0, 1.0], [7.0, 9.0, 3.0]]).to(dtype)
+    for right in (False, True):
+        check(lambda b, v: torch.searchsorted(b, v, right=right), bd, vals)
+        check(lambda b, v: torch.bucketize(v, b, right=right, out_int32=True), bd, vals)
+    check(lambda b: torch.searchsorted(b, 1.5, side="right"), bd)
+    rows = torch.stack([bd, bd.flip(0).contiguous()])  # second row sorted through `sorter`
+    sorter = torch.stack([torch.arange(6), torch.arange(5, -1, -1)])
+    check(lambda b, v, s: torch.searchsorted(b, v, sorter=s), rows, vals, sorter)
+    check(lambda v, t: torch.isin(v, t), vals, bd[1:4])
+    check(lambda v, t: torch.isin(v, t, invert=True), vals.t(), bd)
+    check(lambda v, t: torch.isin(v, t), vals, bd[:0])
+    if dtype.is_floating_point:
+        x = torch.tensor([nan, 1.0, -0.0]).to(dtype)
+        check(lambda b, v: torch.searchsorted(b, v), bd, x)
+        check(lambda v, t: torch.isin(v, t), x, torch.tensor([nan, 0.0]).to(dtype))
+
+
+def test_repeat_interleave_tensor():
+    for dtype in (torch.int64, torch.int32):
+        r = torch.tensor([2, 0, 3, 1]).to(dtype)
+        check(torch.repeat_interleave, r)
+        check(lambda x, rr: torch.repeat_interleave(x, rr, dim=0), rand(4, 3), r)
+    check(torch.repeat_interleave, torch.zeros(0, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="negative"):
+        torch.repeat_interleave(torch.tensor([1, -1], device="ocl"))
