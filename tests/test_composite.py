@@ -139,3 +139,15 @@ def test_repeat_interleave_tensor():
     check(torch.repeat_interleave, torch.zeros(0, dtype=torch.int64))
     with pytest.raises(RuntimeError, match="negative"):
         torch.repeat_interleave(torch.tensor([1, -1], device="ocl"))
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_index_reduce(reduce, dtype):
+    x = (rand(5, 4) * 4).to(dtype)
+    src = (rand(3, 4, seed=1) * 4).to(dtype)
+    idx = torch.tensor([4, 0, 4])  # a repeated index
+    for include_self in (True, False):
+        check(lambda t, i, s: t.index_reduce(0, i, s, reduce, include_self=include_self), x, idx, src)
+        check(lambda t, i, s: t.clone().index_reduce_(1, i, s.t(), reduce, include_self=include_self),
+              x.t().contiguous(), idx, src)

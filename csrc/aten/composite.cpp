@@ -1,11 +1,12 @@
 // Ops that PyTorch gives CPU/CUDA-only kernels but that are short compositions of ops native
-// here: rsub, equal, trace, count_nonzero, index_fill_, index_copy, take, put_, linalg_cross,
-// max_unpool2d and channel_shuffle. Every step runs on the device (no host round trip but the
-// one-bool readback of equal); argument checks are PyTorch's (meta functions) or CUDA's.
+// here: rsub, equal, trace, count_nonzero, index_fill_, index_copy, index_reduce, take, put_,
+// linalg_cross, max_unpool2d and channel_shuffle. Every step runs on the device (no host round trip
+// but the one-bool readback of equal); argument checks are PyTorch's (meta functions) or CUDA's.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/channel_shuffle_native.h>
 #include <ATen/ops/index_copy_meta.h>
+#include <ATen/ops/index_reduce_meta.h>
 #include <ATen/ops/linalg_cross_meta.h>
 #include <ATen/ops/rsub_native.h>
 #include <torch/library.h>
@@ -96,6 +97,47 @@ at::Tensor& indexCopyOut(const at::Tensor& self, int64_t dim, const at::Tensor& 
                          const at::Tensor& source, at::Tensor& out) {
   Structured<at::meta::structured_index_copy> s(Mode::kOut, &out);
   indexCopyInto(s, self, dim, index, source);
+  return out;
+}
+
+// index_reduce: scatter_reduce_ with the index broadcast along dim over source's shape (the same
+// prod/mean/amax/amin and include_self rules, integer means floor-divided on both).
+void indexReduceInto(Structured<at::meta::structured_index_reduce>& s, const at::Tensor& self,
+                     int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                     c10::string_view reduce, bool include_self) {
+  const auto pre = s.meta(self, dim, index, source, reduce, include_self);
+  const at::Tensor& out = s.output();
+  checkSameDevice({self, index, source, out});
+  if (!out.is_same(self)) out.copy_(self);
+  if (index.numel() == 0 || out.numel() == 0) return;
+  at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
+  at::Tensor src = source.dim() == 0 ? source.view({1}) : source;
+  std::vector<int64_t> shape(src.dim(), 1);
+  shape[pre.dim] = -1;
+  const at::Tensor idx = index.reshape(shape).expand(src.sizes());
+  target.scatter_reduce_(pre.dim, idx, src, reduce, include_self);
+}
+
+at::Tensor indexReduceFn(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                         const at::Tensor& source, c10::string_view reduce, bool include_self) {
+  Structured<at::meta::structured_index_reduce> s(Mode::kFunctional, nullptr);
+  indexReduceInto(s, self, dim, index, source, reduce, include_self);
+  return s.output();
+}
+
+at::Tensor& indexReduceInplace(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                               const at::Tensor& source, c10::string_view reduce,
+                               bool include_self) {
+  Structured<at::meta::structured_index_reduce> s(Mode::kInplace, &self);
+  indexReduceInto(s, self, dim, index, source, reduce, include_self);
+  return self;
+}
+
+at::Tensor& indexReduceOut(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                           const at::Tensor& source, c10::string_view reduce, bool include_self,
+                           at::Tensor& out) {
+  Structured<at::meta::structured_index_reduce> s(Mode::kOut, &out);
+  indexReduceInto(s, self, dim, index, source, reduce, include_self);
   return out;
 }
 
@@ -230,6 +272,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_copy", TORCH_FN(indexCopyFn));
   m.impl("index_copy_", TORCH_FN(indexCopyInplace));
   m.impl("index_copy.out", TORCH_FN(indexCopyOut));
+  m.impl("index_reduce", TORCH_FN(indexReduceFn));
+  m.impl("index_reduce_", TORCH_FN(indexReduceInplace));
+  m.impl("index_reduce.out", TORCH_FN(indexReduceOut));
   m.impl("take", TORCH_FN(takeFn));
   m.impl("take.out", TORCH_FN(takeOut));
   m.impl("put_", TORCH_FN(putInplace));
