@@ -50,6 +50,7 @@ STATUSES = ["native", "fallback", "wrong", "error", "skip"]
 # compared with the CPU's (their own tests check distributions; see tests/test_rng.py).
 RANDOM_OPS = re.compile(
     r"^(bernoulli|normal|multinomial|uniform|exponential|geometric|log_normal|cauchy|"
+    r"svd_lowrank|pca_lowrank|"
     r"rand|randn|randint|rand_like|randn_like|randint_like|randperm|"
     r"nn\.functional\.(dropout.*|alpha_dropout|feature_alpha_dropout.*|rrelu|"
     r"fractional_max_pool.*|gumbel_softmax|multi_head_attention_forward)|"
@@ -267,6 +268,84 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
     return True
 
 
+# A sample (any dtype but float64 and bool) that differs from CPU by more than the tolerance in a
+# floating result still counts as a match when, against the float64 result of the same inputs, ocl is no more than this many
+# times further off than CPU's own result (summation order and rounding of intermediates differ
+# between two correct implementations; ill-conditioned ops amplify that).
+ACCURACY_FACTOR = 4
+
+
+def as_accurate_as_cpu(op, cpu_sample, dtype, grads: bool) -> bool:
+    torch = _torch()
+    from torch.utils._pytree import tree_map
+
+    # Integer samples too (their floating results, e.g. a loss over uint8 targets, are compared
+    # with the same op on float64 inputs); integer results must always equal CPU's.
+    if dtype in (torch.float64, torch.bool):
+        return False
+
+    def fresh(x, to=None):
+        if not isinstance(x, torch.Tensor):
+            return x
+        y = x.detach().clone() if to is None or x.dtype != dtype else x.detach().to(to)
+        return y.requires_grad_(x.requires_grad)
+
+    args = (cpu_sample.input, cpu_sample.args, cpu_sample.kwargs)
+    try:
+        runs = {}
+        for name, inputs in (("f64", tree_map(lambda x: fresh(x, torch.float64), args)),
+                             ("cpu", tree_map(fresh, args)),
+                             ("ocl", to_device(tree_map(fresh, args), "ocl"))):
+            i, a, k = inputs
+            with torch_ocl_strict(name == "ocl"):
+                out = op(i, *a, **k)
+                result = [out]
+                if grads:
+                    outs = _diff_outputs(cpu_sample.output_process_fn_grad(out))
+                    ins = [t for t in leaves(inputs)
+                           if isinstance(t, torch.Tensor) and t.requires_grad]
+                    go = [g if g is None else g.to(o.device, o.dtype) for g, o in
+                          zip(_grad_outputs([o.detach().float() for o in outs], 7), outs)]
+                    result.append(list(torch.autograd.grad(outs, ins, go, allow_unused=True)))
+            runs[name] = [x.detach().cpu() if isinstance(x, torch.Tensor) else x
+                          for x in leaves(result)]
+    except Exception:
+        return False
+    f64, cpu, ocl = runs["f64"], runs["cpu"], runs["ocl"]
+    if not (len(f64) == len(cpu) == len(ocl)):
+        return False
+    for t, c, o in zip(f64, cpu, ocl):
+        if not isinstance(c, torch.Tensor):
+            if c != o:
+                return False
+            continue
+        if c.shape != o.shape or c.dtype != o.dtype:
+            return False
+        if not c.is_floating_point():
+            if not torch.equal(c, o):
+                return False
+            continue
+        t, c, o = t.double(), c.double(), o.double()
+        if not torch.equal(c.isnan(), o.isnan()):
+            return False
+        finite = ~t.isnan()
+        if t.numel() == 0 or not finite.any():
+            continue
+        err_cpu = (c - t)[finite].abs().nan_to_num(float("inf")).max().item()
+        err_ocl = (o - t)[finite].abs().nan_to_num(float("inf")).max().item()
+        if not err_ocl <= ACCURACY_FACTOR * err_cpu + base_tolerance(dtype)[0] * 1e-3:
+            return False
+    return True
+
+
+def torch_ocl_strict(on: bool):
+    import contextlib
+
+    import torch_ocl
+
+    return torch_ocl.strict() if on else contextlib.nullcontext()
+
+
 def first_line(e: BaseException) -> str:
     msg = str(e).strip().splitlines()
     text = f"{type(e).__name__}: {msg[0] if msg else ''}"
@@ -296,7 +375,7 @@ def check(op, dtype_name: str, budget: float = 20.0, max_samples: int | None = N
                 "seconds": time.perf_counter() - t0}
     if max_samples is not None:
         samples = samples[:max_samples]
-    ran, fallback_ops, truncated = 0, set(), False
+    ran, near, fallback_ops, truncated = 0, 0, set(), False
     for sample in samples:
         if time.perf_counter() - t0 > budget:
             truncated = True
@@ -305,7 +384,10 @@ def check(op, dtype_name: str, budget: float = 20.0, max_samples: int | None = N
             with torch_ocl.strict():
                 ok = run_sample(op, sample, dtype, grads, atol, rtol, values)
         except AssertionError as e:
-            return _result("wrong", first_line(e), ran + 1, t0)
+            if not (values and as_accurate_as_cpu(op, sample, dtype, grads)):
+                return _result("wrong", first_line(e), ran + 1, t0)
+            near += 1
+            ok = True
         except NotImplementedError as e:
             if str(e).startswith("layout torch.sparse"):
                 continue  # sparse samples: not applicable (see below)
@@ -334,6 +416,9 @@ def check(op, dtype_name: str, budget: float = 20.0, max_samples: int | None = N
         return _result("skip", "no applicable sample (CPU rejects it, sparse, or a factory op "
                        "without device=)", 0, t0)
     note = f" (budget: {ran} of {len(samples)} samples)" if truncated else ""
+    if near:
+        note += (f" ({near} sample(s) beyond the CPU tolerance, but as close to the float64 result "
+                 f"as CPU's own, within {ACCURACY_FACTOR}x)")
     if fallback_ops:
         return _result("fallback", ", ".join(sorted(fallback_ops)) + note, ran, t0)
     return _result("native", note.strip(), ran, t0)
@@ -542,7 +627,9 @@ def write_report(report, out_dir):
         "",
         "Each cell is one (OpInfo, dtype): every sample input of the OpInfo ran on the CPU and on "
         "`ocl` (same strides, so non-contiguous and broadcast samples stay so) and the results, and "
-        "in float32 the gradients, were compared. `native`: all match in strict mode; `fb`: all "
+        "in float32 the gradients, were compared. `native`: all match in strict mode (a sample with "
+        "floating results may instead be no more than 4x further from the float64 result than "
+        "CPU's own result; the JSON detail counts such samples); `fb`: all "
         "match, but only through the CPU fallback (the aten ops are listed in the last column and "
         "in compatibility.json); `WRONG`: a mismatch; `err`: an exception on ocl only; `skip`: not "
         "comparable (random or uninitialised output, no sample runs on the CPU); `n/r`: not run "

@@ -1,9 +1,10 @@
-// cumsum and cumprod (functional, out=, in-place through PyTorch's structured wrappers) for all
-// real dtypes: a line scan over a contiguous (outer, dim, inner) view, accumulating in float for
-// float16/bfloat16/float32, double for float64 and in the output type for integers (int64 by
-// default, as CPU). Complex takes the counted CPU fallback.
+// cumsum and cumprod (functional, out=, in-place through PyTorch's structured wrappers) and the
+// cummax/cummin helpers for all real dtypes: a line scan over a contiguous (outer, dim, inner)
+// view, accumulating in float for float16/bfloat16/float32, double for float64 and in the output
+// type for integers (int64 by default, as CPU). Complex takes the counted CPU fallback.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/cumprod_meta.h>
 #include <ATen/ops/cumsum_meta.h>
 #include <torch/library.h>
@@ -44,18 +45,31 @@ cl_program scanProgram(c10::DeviceIndex idx, bool prod, c10::ScalarType x, c10::
   });
 }
 
+struct Lines {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+// x as (outer, len, inner) lines along dim.
+Lines linesOf(const at::Tensor& x, int64_t dim) {
+  Lines l;
+  if (x.dim() == 0) return l;
+  dim = at::maybe_wrap_dim(dim, x.dim());
+  l.len = x.size(dim);
+  for (int64_t d = 0; d < dim; ++d) l.outer *= x.size(d);
+  for (int64_t d = dim + 1; d < x.dim(); ++d) l.inner *= x.size(d);
+  return l;
+}
+
+at::Tensor contiguousLike(const at::Tensor& t) {
+  return t.is_contiguous() ? t : at::empty(t.sizes(), t.options());
+}
+
 void scanImpl(bool prod, const at::Tensor& out, const at::Tensor& self, int64_t dim) {
   checkSameDevice({out, self});
   if (out.numel() == 0) return;
   const at::Tensor x = self.contiguous();
-  at::Tensor y = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
-  int64_t outer = 1, len = 1, inner = 1;
-  if (x.dim() > 0) {
-    dim = at::maybe_wrap_dim(dim, x.dim());
-    len = x.size(dim);
-    for (int64_t d = 0; d < dim; ++d) outer *= x.size(d);
-    for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
-  }
+  at::Tensor y = contiguousLike(out);
+  const auto [outer, len, inner] = linesOf(x, dim);
   const c10::DeviceIndex idx = out.device().index();
   cl_program prog = scanProgram(idx, prod, x.scalar_type(), y.scalar_type());
   OCL_TRY
@@ -92,6 +106,64 @@ at::Tensor& scanOut(const at::Tensor& self, int64_t dim, std::optional<c10::Scal
   return out;
 }
 
+// _cummax_helper / _cummin_helper: values and indices are allocated by cummax/cummin.
+template <bool kMax>
+void cumExtreme(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  checkSameDevice({self, values, indices});
+  if (self.numel() == 0) return;
+  if (c10::isComplexType(self.scalar_type())) {
+    runFallback(kMax ? "aten::_cummax_helper" : "aten::_cummin_helper", "",
+                {self, values, indices, dim});
+    return;
+  }
+  const at::Tensor x = self.contiguous();
+  at::Tensor y = contiguousLike(values), ind = contiguousLike(indices);
+  const auto [outer, len, inner] = linesOf(x, dim);
+  const c10::DeviceIndex idx = self.device().index();
+  cl_program prog = scanProgram(idx, false, x.scalar_type(), y.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "scan_extreme_lines");
+  setArgs(k, bufferOf(y), bufferOf(ind), bufferOf(x), static_cast<cl_long>(outer),
+          static_cast<cl_long>(len), static_cast<cl_long>(inner), static_cast<cl_int>(kMax));
+  launch1D(device(idx), currentQueue(idx), k, outer * inner);
+  OCL_CATCH
+  if (!y.is_same(values)) values.copy_(y);
+  if (!ind.is_same(indices)) indices.copy_(ind);
+}
+
+// _logcumsumexp: floating dtypes (complex through the fallback).
+at::Tensor& logcumsumexpOut(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  if (!at::isFloatingType(self.scalar_type())) {
+    runFallback("aten::_logcumsumexp", "out", {self, dim, out});
+    return out;
+  }
+  checkSameDevice({self, out});
+  at::native::resize_output(out, self.sizes());
+  if (self.numel() == 0) return out;
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "logcumsumexp: expected out of dtype ",
+              self.scalar_type(), ", got ", out.scalar_type());
+  const at::Tensor x = self.contiguous();
+  at::Tensor y = contiguousLike(out);
+  const auto [outer, len, inner] = linesOf(x, dim);
+  const c10::DeviceIndex idx = self.device().index();
+  cl_program prog = scanProgram(idx, false, x.scalar_type(), y.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "scan_logsumexp_lines");
+  setArgs(k, bufferOf(y), bufferOf(x), static_cast<cl_long>(outer), static_cast<cl_long>(len),
+          static_cast<cl_long>(inner));
+  launch1D(device(idx), currentQueue(idx), k, outer * inner);
+  OCL_CATCH
+  if (!y.is_same(out)) out.copy_(y);
+  return out;
+}
+
+at::Tensor logcumsumexpFn(const at::Tensor& self, int64_t dim) {
+  if (!at::isFloatingType(self.scalar_type()))
+    return runFallback("aten::_logcumsumexp", "", {self, dim})[0].toTensor();
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  return logcumsumexpOut(self, dim, out);
+}
+
 using Cumsum = at::meta::structured_cumsum;
 using Cumprod = at::meta::structured_cumprod;
 
@@ -102,6 +174,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cumprod.out", TORCH_FN((scanOut<Cumprod, true>)));
   m.impl("cumsum", TORCH_FN((scanFn<Cumsum, false>)));
   m.impl("cumsum.out", TORCH_FN((scanOut<Cumsum, false>)));
+  m.impl("_logcumsumexp", TORCH_FN(logcumsumexpFn));
+  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexpOut));
+  m.impl("_cummax_helper", TORCH_FN(cumExtreme<true>));
+  m.impl("_cummin_helper", TORCH_FN(cumExtreme<false>));
 }
 
 }  // namespace torch_ocl::aten

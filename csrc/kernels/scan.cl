@@ -15,3 +15,46 @@ __kernel void scan_lines(__global char* yb, ulong yoff, __global const char* xb,
     STORE_Y(y, d * inner, a);
   }
 }
+
+// cummax / cummin with indices, as CPU's cummax_cummin_helper: a NaN, or a value at least as
+// large (small), takes over, so ties and NaNs move the index forward. X and Y share one dtype.
+__kernel void scan_extreme_lines(__global char* yb, ulong yoff, __global char* ib, ulong ioff,
+                                 __global const char* xb, ulong xoff, long outer, long dim,
+                                 long inner, int is_max) {
+  const long gid = get_global_id(0);
+  if (gid >= outer * inner) return;
+  const long base = (gid / inner) * dim * inner + gid % inner;
+  __global const XT* x = (__global const XT*)(xb + xoff) + base;
+  __global YT* y = (__global YT*)(yb + yoff) + base;
+  __global long* ind = (__global long*)(ib + ioff) + base;
+  ACC out = LOAD_X(x, 0);
+  long at = 0;
+  for (long d = 0; d < dim; ++d) {
+    const ACC v = LOAD_X(x, d * inner);
+    if (v != v || (out == out && (is_max ? v >= out : v <= out))) {
+      out = v;
+      at = d;
+    }
+    STORE_Y(y, d * inner, out);
+    ind[d * inner] = at;
+  }
+}
+
+// logcumsumexp, as CPU's: a running log(exp(x) + exp(acc)) from -inf, NaN propagating and
+// equal infinities kept as they are.
+__kernel void scan_logsumexp_lines(__global char* yb, ulong yoff, __global const char* xb,
+                                   ulong xoff, long outer, long dim, long inner) {
+  const long gid = get_global_id(0);
+  if (gid >= outer * inner) return;
+  const long base = (gid / inner) * dim * inner + gid % inner;
+  __global const XT* x = (__global const XT*)(xb + xoff) + base;
+  __global YT* y = (__global YT*)(yb + yoff) + base;
+  ACC a = -INFINITY;
+  for (long d = 0; d < dim; ++d) {
+    const ACC v = LOAD_X(x, d * inner);
+    const ACC lo = a != a ? a : fmin(v, a), hi = a != a ? a : fmax(v, a);
+    if (lo != hi || isfinite(lo)) a = log1p(exp(lo - hi)) + hi;
+    else a = v;
+    STORE_Y(y, d * inner, a);
+  }
+}
