@@ -151,3 +151,15 @@ def test_index_reduce(reduce, dtype):
         check(lambda t, i, s: t.index_reduce(0, i, s, reduce, include_self=include_self), x, idx, src)
         check(lambda t, i, s: t.clone().index_reduce_(1, i, s.t(), reduce, include_self=include_self),
               x.t().contiguous(), idx, src)
+
+
+def test_pow_scalar_base_and_angle():
+    e = torch.tensor([[0.5, -1.0, 2.0], [0.0, 3.0, -2.5]])
+    check(lambda t: torch.pow(2.0, t), e)
+    check(lambda t: torch.pow(1, t), e)  # a fill
+    check(lambda t: torch.pow(3, t), torch.tensor([0, 1, 5, 7]))  # integers
+    check(lambda t: 2 ** t, e.t())
+    check(lambda t: torch.ldexp(t, torch.tensor([1, -2, 3])), e)
+    nan = float("nan")
+    check(torch.angle, torch.tensor([-2.0, 0.0, -0.0, 3.0, nan, -float("inf")]))
+    check(torch.angle, torch.tensor([-2, 0, 5]))  # integers: float result

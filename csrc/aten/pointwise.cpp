@@ -379,6 +379,31 @@ at::Tensor& powTensorOut(const at::Tensor& a, const at::Tensor& e, at::Tensor& o
   return out;
 }
 
+// pow(Scalar base, Tensor exponent): CPU's meta sizes the output, then 1 ** x is a fill and the
+// rest pow.Tensor_Tensor with the base as a wrapped CPU scalar (a kernel argument).
+void powScalarBaseInto(const c10::Scalar& base, const at::Tensor& e, const at::Tensor& out) {
+  if (base.equal(1.0)) {
+    out.fill_(1);
+    return;
+  }
+  at::Tensor b = at::scalar_to_tensor(base);
+  b.unsafeGetTensorImpl()->set_wrapped_number(true);
+  at::Tensor o = out;
+  powTensorOut(b, e, o);
+}
+at::Tensor powScalarBaseFn(const c10::Scalar& base, const at::Tensor& e) {
+  Structured<at::meta::structured_pow_Scalar> s(Mode::kFunctional, nullptr);
+  s.meta(base, e);
+  powScalarBaseInto(base, e, s.output());
+  return s.output();
+}
+at::Tensor& powScalarBaseOut(const c10::Scalar& base, const at::Tensor& e, at::Tensor& out) {
+  Structured<at::meta::structured_pow_Scalar> s(Mode::kOut, &out);
+  s.meta(base, e);
+  powScalarBaseInto(base, e, out);
+  return out;
+}
+
 const PointwiseOp kClampMax{"clamp_max", "isnan(a) ? a : fmin(a, s0)", "min(a, s0)"};
 const PointwiseOp kClamp{"clamp", "isnan(a) ? a : fmin(fmax(a, s0), s1)", "min(max(a, s0), s1)"};
 
@@ -563,6 +588,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Tensor", TORCH_FN(powTensorFn));
   m.impl("pow_.Tensor", TORCH_FN(powTensorInplace));
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(powTensorOut));
+  m.impl("pow.Scalar", TORCH_FN(powScalarBaseFn));
+  m.impl("pow.Scalar_out", TORCH_FN(powScalarBaseOut));
 }
 
 }  // namespace torch_ocl::aten
