@@ -159,7 +159,7 @@ def test_pow_scalar_base_and_angle():
     check(lambda t: torch.pow(1, t), e)  # a fill
     check(lambda t: torch.pow(3, t), torch.tensor([0, 1, 5, 7]))  # integers
     check(lambda t: 2 ** t, e.t())
-    check(lambda t: torch.ldexp(t, torch.tensor([1, -2, 3])), e)
+    check(torch.ldexp, e, torch.tensor([1, -2, 3]))
     nan = float("nan")
     check(torch.angle, torch.tensor([-2.0, 0.0, -0.0, 3.0, nan, -float("inf")]))
     check(torch.angle, torch.tensor([-2, 0, 5]))  # integers: float result

@@ -37,6 +37,7 @@ cl_program scanProgram(c10::DeviceIndex idx, bool prod, c10::ScalarType x, c10::
     h += "#define LOAD_X(p, i) ((ACC)" + convertExpr(x, acc, loadExpr(x, "(p)", "(i)")) + ")\n";
     h +=
         "#define STORE_Y(p, i, v) " + storeStmt(y, "(p)", "(i)", convertExpr(acc, y, "(v)")) + "\n";
+    if (c10::isFloatingType(acc)) h += "#define SCAN_FLOAT 1\n";
     h += prod ? "#define SCAN_IDENT 1\n#define SCAN_OP(a, b) ((a) * (b))\n"
               : "#define SCAN_IDENT 0\n#define SCAN_OP(a, b) ((a) + (b))\n";
     return rt::ProgramSource{std::string(prod ? "cumprod<" : "cumsum<") + c10::toString(x) + "->" +

@@ -41,7 +41,8 @@ __kernel void scan_extreme_lines(__global char* yb, ulong yoff, __global char* i
 }
 
 // logcumsumexp, as CPU's: a running log(exp(x) + exp(acc)) from -inf, NaN propagating and
-// equal infinities kept as they are.
+// equal infinities kept as they are. Floating ACC only (SCAN_FLOAT from the host).
+#ifdef SCAN_FLOAT
 __kernel void scan_logsumexp_lines(__global char* yb, ulong yoff, __global const char* xb,
                                    ulong xoff, long outer, long dim, long inner) {
   const long gid = get_global_id(0);
@@ -58,3 +59,4 @@ __kernel void scan_logsumexp_lines(__global char* yb, ulong yoff, __global const
     STORE_Y(y, d * inner, a);
   }
 }
+#endif
