@@ -65,16 +65,24 @@ at::Tensor& indexFillScalar(at::Tensor& self, int64_t dim, const at::Tensor& ind
   return indexFillTensor(self, dim, index, at::scalar_tensor(value, self.options()));
 }
 
+// out = self (unless they are one tensor); target and src: out and source as views of at least
+// one dimension. False when there is nothing to write.
+bool indexedViews(const at::Tensor& out, const at::Tensor& self, const at::Tensor& index,
+                  const at::Tensor& source, at::Tensor& target, at::Tensor& src) {
+  checkSameDevice({self, index, source, out});
+  if (!out.is_same(self)) out.copy_(self);
+  if (index.numel() == 0 || out.numel() == 0) return false;
+  target = out.dim() == 0 ? out.view({1}) : out;
+  src = source.dim() == 0 ? source.view({1}) : source;
+  return true;
+}
+
 // index_copy: PyTorch's meta function checks and sizes, then out[..., index, ...] = source.
 void indexCopyInto(Structured<at::meta::structured_index_copy>& s, const at::Tensor& self,
                    int64_t dim, const at::Tensor& index, const at::Tensor& source) {
   const auto pre = s.meta(self, dim, index, source);
-  const at::Tensor& out = s.output();
-  checkSameDevice({self, index, source, out});
-  if (!out.is_same(self)) out.copy_(self);
-  if (index.numel() == 0 || out.numel() == 0) return;
-  at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
-  at::Tensor src = source.dim() == 0 ? source.view({1}) : source;
+  at::Tensor target, src;
+  if (!indexedViews(s.output(), self, index, source, target, src)) return;
   if (index.dim() == 0 && src.dim() == target.dim() - 1) src = src.unsqueeze(pre.dim);
   target.index_put_(alongDim(pre.dim, index.reshape({-1})), src);
 }
@@ -106,12 +114,8 @@ void indexReduceInto(Structured<at::meta::structured_index_reduce>& s, const at:
                      int64_t dim, const at::Tensor& index, const at::Tensor& source,
                      c10::string_view reduce, bool include_self) {
   const auto pre = s.meta(self, dim, index, source, reduce, include_self);
-  const at::Tensor& out = s.output();
-  checkSameDevice({self, index, source, out});
-  if (!out.is_same(self)) out.copy_(self);
-  if (index.numel() == 0 || out.numel() == 0) return;
-  at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
-  at::Tensor src = source.dim() == 0 ? source.view({1}) : source;
+  at::Tensor target, src;
+  if (!indexedViews(s.output(), self, index, source, target, src)) return;
   std::vector<int64_t> shape(src.dim(), 1);
   shape[pre.dim] = -1;
   const at::Tensor idx = index.reshape(shape).expand(src.sizes());

@@ -65,7 +65,10 @@ at::Tensor contiguousLike(const at::Tensor& t) {
   return t.is_contiguous() ? t : at::empty(t.sizes(), t.options());
 }
 
-void scanImpl(bool prod, const at::Tensor& out, const at::Tensor& self, int64_t dim) {
+// Runs `kernel` of the scan program over the lines of self along dim into out (same sizes):
+// kernel(y, x, outer, len, inner).
+void runLines(const char* kernel, bool prod, const at::Tensor& out, const at::Tensor& self,
+              int64_t dim) {
   checkSameDevice({out, self});
   if (out.numel() == 0) return;
   const at::Tensor x = self.contiguous();
@@ -74,12 +77,16 @@ void scanImpl(bool prod, const at::Tensor& out, const at::Tensor& self, int64_t 
   const c10::DeviceIndex idx = out.device().index();
   cl_program prog = scanProgram(idx, prod, x.scalar_type(), y.scalar_type());
   OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, "scan_lines");
+  cl_kernel k = programs(idx).kernel(prog, kernel);
   setArgs(k, bufferOf(y), bufferOf(x), static_cast<cl_long>(outer), static_cast<cl_long>(len),
           static_cast<cl_long>(inner));
   launch1D(device(idx), currentQueue(idx), k, outer * inner);
   OCL_CATCH
   if (!y.is_same(out)) out.copy_(y);
+}
+
+void scanImpl(bool prod, const at::Tensor& out, const at::Tensor& self, int64_t dim) {
+  runLines("scan_lines", prod, out, self, dim);
 }
 
 template <class Meta, bool kProd>
@@ -143,18 +150,7 @@ at::Tensor& logcumsumexpOut(const at::Tensor& self, int64_t dim, at::Tensor& out
   if (self.numel() == 0) return out;
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "logcumsumexp: expected out of dtype ",
               self.scalar_type(), ", got ", out.scalar_type());
-  const at::Tensor x = self.contiguous();
-  at::Tensor y = contiguousLike(out);
-  const auto [outer, len, inner] = linesOf(x, dim);
-  const c10::DeviceIndex idx = self.device().index();
-  cl_program prog = scanProgram(idx, false, x.scalar_type(), y.scalar_type());
-  OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, "scan_logsumexp_lines");
-  setArgs(k, bufferOf(y), bufferOf(x), static_cast<cl_long>(outer), static_cast<cl_long>(len),
-          static_cast<cl_long>(inner));
-  launch1D(device(idx), currentQueue(idx), k, outer * inner);
-  OCL_CATCH
-  if (!y.is_same(out)) out.copy_(y);
+  runLines("scan_logsumexp_lines", false, out, self, dim);
   return out;
 }
 
