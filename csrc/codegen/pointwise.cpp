@@ -1,4 +1,5 @@
 #include "codegen/pointwise.h"
+#include "codegen/reduce.h"
 
 #include <c10/core/DynamicCast.h>
 
@@ -23,6 +24,14 @@ struct alignas(8) OclStrides4 {
   cl_long sizes[aten::kMaxDims];
   cl_long strides[kMaxOperands][aten::kMaxDims];
 };
+
+// How work items map to elements. kContiguous: item i is element i of every operand.
+// kStrided (GPUs): item i is element i, its offsets decomposed from i (neighbouring items touch
+// neighbouring memory, as coalescing wants). kRuns (CPU devices): an item takes a run of up to
+// kRunLength elements along the innermost dimension, decomposing its position once: per-element
+// 64-bit divisions made a broadcast x * w[None, :] 12x slower than this on PoCL.
+enum class Layout : uint8_t { kContiguous = 0, kStrided = 1, kRuns = 2 };
+constexpr int64_t kRunLength = 64;
 
 bool isIntegralOrBool(c10::ScalarType t) {
   return c10::isIntegralType(t, /*includeBool=*/true);
@@ -49,7 +58,7 @@ bool denseOperands(const at::TensorIteratorBase& iter) {
 }
 
 std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& iter,
-                         c10::ScalarType compute, bool contiguous) {
+                         c10::ScalarType compute, Layout layout) {
   const int nt = iter.ntensors();
   const c10::ScalarType out_t = iter.dtype(0);
   const std::string ct = clComputeType(compute);
@@ -69,39 +78,66 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
              ? ", T " + argName(i - 1)
              : ", __global const char* p" + std::to_string(i) + ", ulong off" + std::to_string(i);
   s += ", long n, T s0, T s1, T s2";
-  if (!contiguous) s += ", int ndim, OclStrides4 st";
-  s += ") {\n  const long li = get_global_id(0);\n  if (li >= n) return;\n";
-  if (contiguous) {
-    for (int i = 0; i < nt; ++i) s += "  const long o" + std::to_string(i) + " = 0;\n";
-    s += "  const long idx = li;\n";
-  } else {
-    for (int i = 0; i < nt; ++i) s += "  long o" + std::to_string(i) + " = 0;\n";
-    s += "  long rem = li;\n  for (int k = 0; k < ndim; ++k) {\n"
-         "    const long c = rem % st.sizes[k];\n    rem /= st.sizes[k];\n";
-    for (int i = 0; i < nt; ++i)
-      s += "    o" + std::to_string(i) + " += c * st.strides[" + std::to_string(i) + "][k];\n";
-    s += "  }\n  const long idx = 0;\n";
+  if (layout != Layout::kContiguous) s += ", int ndim, OclStrides4 st";
+  if (layout == Layout::kRuns) s += ", long runs_per_row";
+  s += ") {\n";
+  std::string indent = "  ";
+  switch (layout) {
+    case Layout::kContiguous:
+      s += "  const long li = get_global_id(0);\n  if (li >= n) return;\n";
+      for (int i = 0; i < nt; ++i) s += "  const long o" + std::to_string(i) + " = 0;\n";
+      s += "  const long idx = li;\n";
+      break;
+    case Layout::kStrided:
+      s += "  const long li = get_global_id(0);\n  if (li >= n) return;\n";
+      for (int i = 0; i < nt; ++i) s += "  long o" + std::to_string(i) + " = 0;\n";
+      s += "  long rem = li;\n  for (int k = 0; k < ndim; ++k) {\n"
+           "    const long c = rem % st.sizes[k];\n    rem /= st.sizes[k];\n";
+      for (int i = 0; i < nt; ++i)
+        s += "    o" + std::to_string(i) + " += c * st.strides[" + std::to_string(i) + "][k];\n";
+      s += "  }\n  const long idx = 0;\n";
+      break;
+    case Layout::kRuns:
+      // n counts items here: rows (all but the innermost dimension) times runs per row.
+      s += "  const long item = get_global_id(0);\n  if (item >= n) return;\n"
+           "  const long row = item / runs_per_row;\n"
+           "  const long j0 = (item - row * runs_per_row) * " +
+           std::to_string(kRunLength) + ";\n  const long j1 = min(j0 + " +
+           std::to_string(kRunLength) + ", st.sizes[0]);\n";
+      for (int i = 0; i < nt; ++i) s += "  long b" + std::to_string(i) + " = 0;\n";
+      s += "  long rem = row;\n  for (int k = 1; k < ndim; ++k) {\n"
+           "    const long c = rem % st.sizes[k];\n    rem /= st.sizes[k];\n";
+      for (int i = 0; i < nt; ++i)
+        s += "    b" + std::to_string(i) + " += c * st.strides[" + std::to_string(i) + "][k];\n";
+      s += "  }\n  for (long j = j0; j < j1; ++j) {\n";
+      for (int i = 0; i < nt; ++i)
+        s += "    const long o" + std::to_string(i) + " = b" + std::to_string(i) +
+             " + j * st.strides[" + std::to_string(i) + "][0];\n";
+      s += "    const long idx = 0;\n";
+      indent = "    ";
+      break;
   }
   for (int i = 1; i < nt; ++i) {
     if (isHostScalar(iter, i)) continue;
     const c10::ScalarType t = iter.dtype(i);
     const std::string st = clStorageType(t), n = std::to_string(i);
-    s += "  __global const " + st + "* q" + n + " = (__global const " + st + "*)(p" + n + " + off" +
-         n + " + o" + n + ");\n";
-    s += "  const T " + argName(i - 1) + " = " +
+    s += indent + "__global const " + st + "* q" + n + " = (__global const " + st + "*)(p" + n +
+         " + off" + n + " + o" + n + ");\n";
+    s += indent + "const T " + argName(i - 1) + " = " +
          convertExpr(t, compute, loadExpr(t, "q" + n, "idx")) + ";\n";
   }
   const std::string ost = clStorageType(out_t);
-  s += "  __global " + ost + "* q0 = (__global " + ost + "*)(p0 + off0 + o0);\n";
+  s += indent + "__global " + ost + "* q0 = (__global " + ost + "*)(p0 + off0 + o0);\n";
   if (op.bool_result) {
-    s += "  const uchar r = (" + std::string(expr) + ") ? 1 : 0;\n";
-    s += "  " + storeStmt(out_t, "q0", "idx", convertExpr(c10::kBool, out_t, "r")) + "\n";
+    s += indent + "const uchar r = (" + std::string(expr) + ") ? 1 : 0;\n";
+    s += indent + storeStmt(out_t, "q0", "idx", convertExpr(c10::kBool, out_t, "r")) + "\n";
   } else {
     // A bool result is 0 or 1 whatever the expression gives (true + true is true).
-    s += compute == c10::kBool ? "  const T r = (" + std::string(expr) + ") ? 1 : 0;\n"
-                               : "  const T r = " + std::string(expr) + ";\n";
-    s += "  " + storeStmt(out_t, "q0", "idx", convertExpr(compute, out_t, "r")) + "\n";
+    s += indent + (compute == c10::kBool ? "const T r = (" + std::string(expr) + ") ? 1 : 0;\n"
+                                         : "const T r = " + std::string(expr) + ";\n");
+    s += indent + storeStmt(out_t, "q0", "idx", convertExpr(compute, out_t, "r")) + "\n";
   }
+  if (layout == Layout::kRuns) s += "  }\n";
   s += "}\n";
   return s;
 }
@@ -181,16 +217,19 @@ void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::Scal
     if (!isHostScalar(iter, i)) aten::checkDtypeSupported(iter.dtype(i), idx);
   }
   aten::checkDtypeSupported(compute, idx);
-  const bool contiguous = denseOperands(iter);
-  uint64_t variant = aten::dtypeCode(compute) | (static_cast<uint64_t>(contiguous) << 6);
+  rt::Device& dev = device(idx);
+  // CPU drivers (the devices that prefer one work item per reduction) get runs.
+  const Layout layout = denseOperands(iter)                ? Layout::kContiguous
+                        : preferItemReductions(dev.info()) ? Layout::kRuns
+                                                           : Layout::kStrided;
+  uint64_t variant = aten::dtypeCode(compute) | (static_cast<uint64_t>(layout) << 61);
   for (int i = 0; i < iter.ntensors(); ++i) {
     variant |= aten::dtypeCode(iter.dtype(i)) << (7 + 7 * i);
     variant |= static_cast<uint64_t>(isHostScalar(iter, i)) << (13 + 7 * i);
   }
   cl_program prog = programs(idx).get({&op, variant}, [&] {
     std::string name = std::string(op.name) + "<" + c10::toString(compute) + ">";
-    return rt::ProgramSource{name, aten::withPrelude(kernelSource(op, iter, compute, contiguous)),
-                             ""};
+    return rt::ProgramSource{name, aten::withPrelude(kernelSource(op, iter, compute, layout)), ""};
   });
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "pw");
@@ -209,12 +248,17 @@ void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::Scal
       aten::setArg(k, a, resolvePtr(iter.data_ptr(i)));
     }
   }
-  aten::setArg(k, a, static_cast<cl_long>(iter.numel()));
+  // kRuns: items, one per run of the innermost dimension; otherwise elements.
+  const int64_t size0 = iter.ndim() > 0 ? iter.shape()[0] : 1;
+  const int64_t runs_per_row = (size0 + kRunLength - 1) / kRunLength;
+  const int64_t items =
+      layout == Layout::kRuns ? iter.numel() / size0 * runs_per_row : iter.numel();
+  aten::setArg(k, a, static_cast<cl_long>(items));
   for (const c10::Scalar& s : scalars) {
     const ScalarArg sa = scalarArg(s, compute);
     OCL_CHECK(clSetKernelArg(k, a++, sa.size, sa.bytes));
   }
-  if (!contiguous) {
+  if (layout != Layout::kContiguous) {
     OclStrides4 st{};
     for (int d = 0; d < iter.ndim(); ++d) {
       st.sizes[d] = iter.shape()[d];
@@ -222,8 +266,9 @@ void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::Scal
     }
     aten::setArg(k, a, static_cast<cl_int>(iter.ndim()));
     aten::setArg(k, a, st);
+    if (layout == Layout::kRuns) aten::setArg(k, a, static_cast<cl_long>(runs_per_row));
   }
-  aten::launch1D(device(idx), currentQueue(idx), k, iter.numel());
+  aten::launch1D(dev, currentQueue(idx), k, items);
   OCL_CATCH
 }
 
