@@ -9,6 +9,7 @@
 
 #include "aten/fallback.h"
 #include "aten/nn_common.h"
+#include "codegen/reduce.h"
 
 namespace torch_ocl::aten {
 namespace {
@@ -79,7 +80,9 @@ void apply(const at::Tensor& y, const at::Tensor& x, const at::Tensor& mean, con
   if (x.numel() == 0) return;
   const c10::DeviceIndex idx = x.device().index();
   OCL_TRY
-  cl_kernel k = normKernel(x, "norm_apply");
+  // CPU drivers: runs of 64 elements per item (norm_apply_runs); GPUs: one item per element.
+  const bool runs = codegen::preferItemReductions(device(idx).info());
+  cl_kernel k = normKernel(x, runs ? "norm_apply_runs" : "norm_apply");
   cl_uint i = 0;
   setArg(k, i, bufferOf(y));
   setArg(k, i, bufferOf(x));
@@ -90,7 +93,7 @@ void apply(const at::Tensor& y, const at::Tensor& x, const at::Tensor& mean, con
   for (int64_t v : {x.numel(), s.div, s.mod, c.div, c.mod}) setArg(k, i, static_cast<cl_long>(v));
   setArg(k, i, static_cast<cl_int>(w.defined()));
   setArg(k, i, static_cast<cl_int>(b.defined()));
-  launch1D(device(idx), currentQueue(idx), k, x.numel());
+  launch1D(device(idx), currentQueue(idx), k, runs ? (x.numel() + 63) / 64 : x.numel());
   OCL_CATCH
 }
 

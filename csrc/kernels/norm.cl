@@ -79,6 +79,40 @@ __kernel void norm_apply(__global char* yb, ulong yoff, __global const char* xb,
   ST((__global T*)(yb + yoff), e, v);
 }
 
+// norm_apply for CPU drivers: item r takes elements [64 r, 64 r + 64) and steps its statistic
+// and weight indices with counters instead of dividing per element (64-bit divisions do not
+// vectorise on CPUs).
+__kernel void norm_apply_runs(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
+                              __global const char* mb, ulong moff, __global const char* rb,
+                              ulong roff, __global const char* wb, ulong woff,
+                              __global const char* bb, ulong boff, long n, long sdiv, long smod,
+                              long wdiv, long wmod, int has_w, int has_b) {
+  const long e0 = get_global_id(0) * 64;
+  if (e0 >= n) return;
+  const long e1 = min(e0 + 64, n);
+  __global const ACC* mean = (__global const ACC*)(mb + moff);
+  __global const ACC* rstd = (__global const ACC*)(rb + roff);
+  __global const ACC* wt = (__global const ACC*)(wb + woff);
+  __global const ACC* bs = (__global const ACC*)(bb + boff);
+  long sq = e0 / sdiv, wq = e0 / wdiv;
+  long sr = e0 - sq * sdiv, wr = e0 - wq * wdiv;  // positions inside the current blocks
+  long s = sq % smod, c = wq % wmod;
+  for (long e = e0; e < e1; ++e) {
+    ACC v = (LD((__global const T*)(xb + xoff), e) - mean[s]) * rstd[s];
+    if (has_w) v *= wt[c];
+    if (has_b) v += bs[c];
+    ST((__global T*)(yb + yoff), e, v);
+    if (++sr == sdiv) {
+      sr = 0;
+      s = s + 1 == smod ? 0 : s + 1;
+    }
+    if (++wr == wdiv) {
+      wr = 0;
+      c = c + 1 == wmod ? 0 : c + 1;
+    }
+  }
+}
+
 // Per row: out[r] = sum(go * w), out[rows + r] = sum(go * w * xhat).
 __kernel void row_grad_sums(__global const char* gob, ulong gooff, __global const char* xb,
                             ulong xoff, __global const char* mb, ulong moff,
