@@ -163,3 +163,12 @@ def test_pow_scalar_base_and_angle():
     nan = float("nan")
     check(torch.angle, torch.tensor([-2.0, 0.0, -0.0, 3.0, nan, -float("inf")]))
     check(torch.angle, torch.tensor([-2, 0, 5]))  # integers: float result
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_embedding_max_norm(dtype):
+    w = (rand(10, 4, dtype=torch.float64) * 3).to(dtype)
+    idx = torch.tensor([[1, 3, 3], [9, 0, 1]])
+    check(lambda ww, i: torch.embedding_renorm_(ww.clone(), i, 1.5, 2.0), w, idx)
+    check(lambda ww, i: torch.embedding_renorm_(ww.clone(), i, 2.0, 1.0), w, idx)
+    check(lambda ww, i: F.embedding(i, ww.clone(), max_norm=1.0), w, idx)

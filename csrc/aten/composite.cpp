@@ -1,7 +1,8 @@
-// Ops that PyTorch gives CPU/CUDA-only kernels but that are short compositions of ops native
-// here: rsub, equal, trace, count_nonzero, index_fill_, index_copy, index_reduce, take, put_,
-// linalg_cross, max_unpool2d and channel_shuffle. Every step runs on the device (no host round trip
-// but the one-bool readback of equal); argument checks are PyTorch's (meta functions) or CUDA's.
+// Ops that PyTorch gives CPU/CUDA-only kernels but that are short compositions of ops native here:
+// rsub, equal, trace, count_nonzero, index_fill_, index_copy, index_reduce, take, put_,
+// linalg_cross, max_unpool2d, channel_shuffle and embedding_renorm_. Every step runs on the device
+// (no host round trip but the one-bool readback of equal and the unique count of
+// embedding_renorm_); argument checks are PyTorch's (meta functions) or CUDA's.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/channel_shuffle_native.h>
@@ -254,6 +255,25 @@ at::Tensor maxUnpool2dFn(const at::Tensor& self, const at::Tensor& indices,
   return maxUnpool2dOut(self, indices, output_size, out);
 }
 
+// embedding_renorm_ (embedding's max_norm): each referenced row once, scaled by
+// max_norm / (norm + 1e-7) where its norm exceeds max_norm, as CPU does.
+at::Tensor& embeddingRenorm(at::Tensor& self, const at::Tensor& indices, double max_norm,
+                            double norm_type) {
+  TORCH_CHECK(self.dim() == 2, "'self' must be 2-D, but got ", self.dim(), "-D");
+  TORCH_CHECK(indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
+              "embedding_renorm_(): Expected indices to have type Long or Int, but got ",
+              indices.scalar_type());
+  checkSameDevice({self, indices});
+  if (indices.numel() == 0) return self;
+  const at::Tensor rows = std::get<0>(at::_unique2(indices.reshape({-1}).to(at::kLong)));
+  const at::Tensor picked = self.index_select(0, rows);
+  const at::Tensor norms = at::linalg_vector_norm(picked, norm_type, {1}, /*keepdim=*/true);
+  const at::Tensor scale =
+      at::where(norms > max_norm, max_norm / (norms + 1e-7), at::ones_like(norms));
+  self.index_copy_(0, rows, picked * scale);
+  return self;
+}
+
 at::Tensor traceFn(const at::Tensor& self) {
   TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
   return self.diagonal().sum();
@@ -270,6 +290,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("channel_shuffle", TORCH_FN(at::native::channel_shuffle));
   m.impl("equal", TORCH_FN(equalFn));
   m.impl("trace", TORCH_FN(traceFn));
+  m.impl("embedding_renorm_", TORCH_FN(embeddingRenorm));
   m.impl("count_nonzero.dim_IntList", TORCH_FN(countNonzeroDims));
   m.impl("index_fill_.int_Scalar", TORCH_FN(indexFillScalar));
   m.impl("index_fill_.int_Tensor", TORCH_FN(indexFillTensor));
