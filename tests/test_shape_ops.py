@@ -56,6 +56,15 @@ def test_unique(dtype):
     check(lambda a: torch.unique(a, return_inverse=True), torch.zeros(0, dtype=dtype))
 
 
+def test_unique_and_sort_leave_their_input_alone():
+    x = torch.tensor([3, 1, 2, 5, 4, 0, 9, 7, 3, 8])
+    for fn in (torch.unique, lambda t: torch.sort(t), lambda t: torch.topk(t, 3),
+               lambda t: torch.unique(t.view(2, 5), dim=1)):
+        xd = x.to("ocl")
+        fn(xd)
+        assert torch.equal(xd.cpu(), x)
+
+
 @pytest.mark.parametrize("dtype", REAL)
 def test_unique_dim(dtype):
     # Rows (slices along dim) sorted lexicographically, equal ones merged; inverse and counts.

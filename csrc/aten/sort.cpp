@@ -134,7 +134,9 @@ bool sortable(c10::ScalarType t) {
   return !c10::isComplexType(t);
 }
 
-// Sorts the rows of x (contiguous (rows, n)); returns (sorted keys, source positions).
+// Sorts the rows of x (contiguous (rows, n)); returns (sorted keys, source positions). x is only
+// read: the passes ping-pong between two scratch buffers (writing into x made torch.unique
+// reorder its input).
 std::pair<at::Tensor, at::Tensor> sortRows(const at::Tensor& x, bool descending) {
   const c10::DeviceIndex idx = x.device().index();
   const int64_t rows = x.size(0), n = x.size(1), total = rows * n;
@@ -155,6 +157,7 @@ std::pair<at::Tensor, at::Tensor> sortRows(const at::Tensor& x, bool descending)
     launch1D(dev, q, km, total);
     std::swap(ka, kb);
     std::swap(ia, ib);
+    if (kb.is_same(x)) kb = at::empty_like(x);
   }
   OCL_CATCH
   return {ka, ia};
