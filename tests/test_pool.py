@@ -212,3 +212,19 @@ def test_max_pool2d_integers(dtype):
             with torch_ocl.strict():
                 got = F.max_pool2d(inp.to("ocl"), k, s, p, d, ceil_mode=ceil, return_indices=True)
             assert torch.equal(got[0].cpu(), ref[0]) and torch.equal(got[1].cpu(), ref[1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_upsample_nearest1d(dtype):
+    x = rand((2, 3, 7), 4, dtype)
+    for kw in (dict(scale_factor=2), dict(size=11), dict(size=4), dict(scale_factor=1.7)):
+        xc = x.clone().requires_grad_()
+        xd = x.to("ocl").requires_grad_()
+        ref = F.interpolate(xc, mode="nearest", **kw)
+        with torch_ocl.strict():
+            got = F.interpolate(xd, mode="nearest", **kw)
+            g = rand(ref.shape, 5, dtype)
+            got.backward(g.to("ocl"))
+        ref.backward(g)
+        torch.testing.assert_close(got.detach().cpu(), ref.detach())
+        torch.testing.assert_close(xd.grad.cpu(), xc.grad)

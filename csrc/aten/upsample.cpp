@@ -1,10 +1,13 @@
-// 2-D nearest and bilinear upsampling, forward and backward, for float/double/half/bfloat16.
+// 2-D nearest and bilinear upsampling (and 1-d nearest through the 2-d kernels), forward and
+// backward, for float/double/half/bfloat16.
 // The .vec overloads (F.interpolate) are composite and land here. Shapes and checks come from
 // PyTorch's structured metas; source indices follow CPU PyTorch's arithmetic exactly.
 #include <ATen/ATen.h>
 #include <ATen/native/UpSample.h>
 #include <ATen/ops/upsample_bilinear2d_backward_meta.h>
 #include <ATen/ops/upsample_bilinear2d_meta.h>
+#include <ATen/ops/upsample_nearest1d_backward_meta.h>
+#include <ATen/ops/upsample_nearest1d_meta.h>
 #include <ATen/ops/upsample_nearest2d_backward_meta.h>
 #include <ATen/ops/upsample_nearest2d_meta.h>
 #include <torch/library.h>
@@ -150,12 +153,60 @@ at::Tensor upsampleBilinear2dBackward(const at::Tensor& grad_output, at::IntArra
   return s.output(0);
 }
 
+// 1-d nearest: PyTorch's meta functions check and size; the 2-d kernels run on a height-1 view
+// (source row 0 for the single output row).
+at::Tensor& upsampleNearest1dOut(const at::Tensor& self, at::IntArrayRef output_size,
+                                 std::optional<double> scales, at::Tensor& out) {
+  if (!nnFloating(self.scalar_type())) {
+    runFallback("aten::upsample_nearest1d", "out", {self, output_size.vec(), scales, out});
+    return out;
+  }
+  Structured<at::meta::structured_upsample_nearest1d> s(Mode::kOut, &out);
+  s.meta(self, output_size, scales);
+  out.copy_(
+      upsampleNearest2d(self.unsqueeze(2), {1, output_size[0]}, std::nullopt, scales).squeeze(2));
+  return out;
+}
+
+at::Tensor upsampleNearest1d(const at::Tensor& self, at::IntArrayRef output_size,
+                             std::optional<double> scales) {
+  at::Tensor out = at::empty({0}, self.options());
+  return upsampleNearest1dOut(self, output_size, scales, out);
+}
+
+at::Tensor& upsampleNearest1dBackwardOut(const at::Tensor& grad_output, at::IntArrayRef output_size,
+                                         at::IntArrayRef input_size, std::optional<double> scales,
+                                         at::Tensor& grad_input) {
+  if (!nnFloating(grad_output.scalar_type())) {
+    runFallback("aten::upsample_nearest1d_backward", "grad_input",
+                {grad_output, output_size.vec(), input_size.vec(), scales, grad_input});
+    return grad_input;
+  }
+  Structured<at::meta::structured_upsample_nearest1d_backward> s(Mode::kOut, &grad_input);
+  s.meta(grad_output, output_size, input_size, scales);
+  grad_input.copy_(upsampleNearest2dBackward(grad_output.unsqueeze(2), {1, output_size[0]},
+                                             {input_size[0], input_size[1], 1, input_size[2]},
+                                             std::nullopt, scales)
+                       .squeeze(2));
+  return grad_input;
+}
+
+at::Tensor upsampleNearest1dBackward(const at::Tensor& grad_output, at::IntArrayRef output_size,
+                                     at::IntArrayRef input_size, std::optional<double> scales) {
+  at::Tensor gi = at::empty({0}, grad_output.options());
+  return upsampleNearest1dBackwardOut(grad_output, output_size, input_size, scales, gi);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_bilinear2d", TORCH_FN(upsampleBilinear2d));
   m.impl("upsample_bilinear2d_backward", TORCH_FN(upsampleBilinear2dBackward));
   m.impl("upsample_nearest2d", TORCH_FN(upsampleNearest2d));
+  m.impl("upsample_nearest1d", TORCH_FN(upsampleNearest1d));
+  m.impl("upsample_nearest1d.out", TORCH_FN(upsampleNearest1dOut));
+  m.impl("upsample_nearest1d_backward", TORCH_FN(upsampleNearest1dBackward));
+  m.impl("upsample_nearest1d_backward.grad_input", TORCH_FN(upsampleNearest1dBackwardOut));
   m.impl("upsample_nearest2d_backward", TORCH_FN(upsampleNearest2dBackward));
 }
 
