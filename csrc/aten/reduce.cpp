@@ -184,50 +184,49 @@ void sumLike(const ReduceOp& op, at::Tensor* out, Mode mode, const at::Tensor& s
   reduce(op, self, result, {}, dim, keepdim, sumAcc(result.scalar_type()));
 }
 
-at::Tensor sumDim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                  std::optional<c10::ScalarType> dtype) {
+// sum and nansum (NaN counted as zero): sum's meta function for shapes and dtypes; complex inputs
+// go to the fallback (CPU's sum, or nansum's error).
+template <const ReduceOp* kOp>
+at::Tensor sumLikeFn(const char* name, const char* overload, const at::Tensor& self,
+                     at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<c10::ScalarType> dtype) {
   if (isComplex(self))
-    return runFallback("aten::sum", "dim_IntList", {self, dim, keepdim, dtype})[0].toTensor();
+    return runFallback(name, overload, {self, dim, keepdim, dtype})[0].toTensor();
   at::Tensor result;
-  sumLike<at::meta::structured_sum_dim_IntList>(kSum, nullptr, Mode::kFunctional, self, dim,
+  sumLike<at::meta::structured_sum_dim_IntList>(*kOp, nullptr, Mode::kFunctional, self, dim,
                                                 keepdim, dtype, result);
   return result;
 }
 
-at::Tensor& sumOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                   std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+template <const ReduceOp* kOp>
+at::Tensor& sumLikeOut(const char* name, const char* overload, const at::Tensor& self,
+                       at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<c10::ScalarType> dtype, at::Tensor& out) {
   if (isComplex(self) || isComplex(out)) {
-    runFallback("aten::sum", "IntList_out", {self, dim, keepdim, dtype, out});
+    runFallback(name, overload, {self, dim, keepdim, dtype, out});
     return out;
   }
   at::Tensor result;
-  sumLike<at::meta::structured_sum_dim_IntList>(kSum, &out, Mode::kOut, self, dim, keepdim, dtype,
+  sumLike<at::meta::structured_sum_dim_IntList>(*kOp, &out, Mode::kOut, self, dim, keepdim, dtype,
                                                 result);
   return out;
 }
 
-// nansum: sum's shapes and dtypes (its meta function), NaN counted as zero. Complex inputs get
-// CPU's error through the fallback.
+at::Tensor sumDim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<c10::ScalarType> dtype) {
+  return sumLikeFn<&kSum>("aten::sum", "dim_IntList", self, dim, keepdim, dtype);
+}
+at::Tensor& sumOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                   std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  return sumLikeOut<&kSum>("aten::sum", "IntList_out", self, dim, keepdim, dtype, out);
+}
 at::Tensor nansumFn(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype) {
-  if (isComplex(self))
-    return runFallback("aten::nansum", "", {self, dim, keepdim, dtype})[0].toTensor();
-  at::Tensor result;
-  sumLike<at::meta::structured_sum_dim_IntList>(kNanSum, nullptr, Mode::kFunctional, self, dim,
-                                                keepdim, dtype, result);
-  return result;
+  return sumLikeFn<&kNanSum>("aten::nansum", "", self, dim, keepdim, dtype);
 }
-
 at::Tensor& nansumOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                       std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (isComplex(self) || isComplex(out)) {
-    runFallback("aten::nansum", "out", {self, dim, keepdim, dtype, out});
-    return out;
-  }
-  at::Tensor result;
-  sumLike<at::meta::structured_sum_dim_IntList>(kNanSum, &out, Mode::kOut, self, dim, keepdim,
-                                                dtype, result);
-  return out;
+  return sumLikeOut<&kNanSum>("aten::nansum", "out", self, dim, keepdim, dtype, out);
 }
 
 at::Tensor sumAll(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {

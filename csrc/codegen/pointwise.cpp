@@ -81,6 +81,16 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
   if (layout != Layout::kContiguous) s += ", int ndim, OclStrides4 st";
   if (layout == Layout::kRuns) s += ", long runs_per_row";
   s += ") {\n";
+  // Offsets acc<i> of every operand for position `from` over dimensions first..ndim-1.
+  auto decompose = [&](const std::string& from, int first, const std::string& acc) {
+    for (int i = 0; i < nt; ++i) s += "  long " + acc + std::to_string(i) + " = 0;\n";
+    s += "  long rem = " + from + ";\n  for (int k = " + std::to_string(first) +
+         "; k < ndim; ++k) {\n"
+         "    const long c = rem % st.sizes[k];\n    rem /= st.sizes[k];\n";
+    for (int i = 0; i < nt; ++i)
+      s += "    " + acc + std::to_string(i) + " += c * st.strides[" + std::to_string(i) + "][k];\n";
+    s += "  }\n";
+  };
   std::string indent = "  ";
   switch (layout) {
     case Layout::kContiguous:
@@ -90,12 +100,8 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
       break;
     case Layout::kStrided:
       s += "  const long li = get_global_id(0);\n  if (li >= n) return;\n";
-      for (int i = 0; i < nt; ++i) s += "  long o" + std::to_string(i) + " = 0;\n";
-      s += "  long rem = li;\n  for (int k = 0; k < ndim; ++k) {\n"
-           "    const long c = rem % st.sizes[k];\n    rem /= st.sizes[k];\n";
-      for (int i = 0; i < nt; ++i)
-        s += "    o" + std::to_string(i) + " += c * st.strides[" + std::to_string(i) + "][k];\n";
-      s += "  }\n  const long idx = 0;\n";
+      decompose("li", 0, "o");
+      s += "  const long idx = 0;\n";
       break;
     case Layout::kRuns:
       // n counts items here: rows (all but the innermost dimension) times runs per row.
@@ -104,12 +110,8 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
            "  const long j0 = (item - row * runs_per_row) * " +
            std::to_string(kRunLength) + ";\n  const long j1 = min(j0 + " +
            std::to_string(kRunLength) + ", st.sizes[0]);\n";
-      for (int i = 0; i < nt; ++i) s += "  long b" + std::to_string(i) + " = 0;\n";
-      s += "  long rem = row;\n  for (int k = 1; k < ndim; ++k) {\n"
-           "    const long c = rem % st.sizes[k];\n    rem /= st.sizes[k];\n";
-      for (int i = 0; i < nt; ++i)
-        s += "    b" + std::to_string(i) + " += c * st.strides[" + std::to_string(i) + "][k];\n";
-      s += "  }\n  for (long j = j0; j < j1; ++j) {\n";
+      decompose("row", 1, "b");
+      s += "  for (long j = j0; j < j1; ++j) {\n";
       for (int i = 0; i < nt; ++i)
         s += "    const long o" + std::to_string(i) + " = b" + std::to_string(i) +
              " + j * st.strides[" + std::to_string(i) + "][0];\n";
