@@ -21,6 +21,13 @@ void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t 
   g_launches.fetch_add(1, std::memory_order_relaxed);
 }
 
+void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2],
+              const size_t (&local)[2]) {
+  if (global[0] == 0 || global[1] == 0) return;
+  OCL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 2, nullptr, global, local, 0, nullptr, nullptr));
+  g_launches.fetch_add(1, std::memory_order_relaxed);
+}
+
 void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n) {
   if (n <= 0) return;
   const size_t local = std::min<size_t>(256, dev.info().max_work_group_size);

@@ -53,7 +53,11 @@ void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t
 // Enqueues a 1-D kernel with an explicit global and local size (global a multiple of local).
 void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t global,
               size_t local);
-// Kernels enqueued through launch1D/launchND since the process started (all devices, threads).
+// Enqueues a 2-D kernel (each global size a multiple of its local size).
+void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2],
+              const size_t (&local)[2]);
+// Kernels enqueued through launch1D/launchND/launch2D since the process started (all devices,
+// threads).
 int64_t kernelLaunchCount();
 
 // Sizes/strides from a TensorIterator with up to two operands (0: output, 1: input).

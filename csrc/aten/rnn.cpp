@@ -41,8 +41,8 @@ void checkCell(const char* op, const at::Tensor& igates, const at::Tensor& hgate
   at::checkDim(c, ph, 2);
   at::checkNumel(c, ph, igates.size(0) * gates / factor);
   checkSameDevice({igates, hgates, bih, bhh, prev});
-  TORCH_CHECK(nnFloating(igates.scalar_type()), op, " not implemented for '",
-              igates.scalar_type(), "'");
+  TORCH_CHECK(nnFloating(igates.scalar_type()), op, " not implemented for '", igates.scalar_type(),
+              "'");
   for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&hgates, &bih, &bhh, &prev})
     TORCH_CHECK(!t->defined() || t->scalar_type() == igates.scalar_type(), op,
                 ": expected all tensors to have dtype ", igates.scalar_type(), ", got ",
@@ -54,9 +54,13 @@ cl_kernel rnnKernel(const at::Tensor& like, const char* name) {
   return programs(idx).kernel(nnProgram(idx, &kRnnFamily, "rnn.cl", like.scalar_type()), name);
 }
 
-void launchCells(const at::Tensor& like, cl_kernel k, int64_t n) {
+// A (hidden, batch) range: groups of 64 hidden units of one batch row (one local size, so one
+// compile on drivers that compile per local size).
+void launchCells(const at::Tensor& like, cl_kernel k, int64_t B, int64_t H) {
   const c10::DeviceIndex idx = like.device().index();
-  launch1D(device(idx), currentQueue(idx), k, n);
+  const size_t local[2] = {64, 1};
+  const size_t global[2] = {static_cast<size_t>((H + 63) / 64 * 64), static_cast<size_t>(B)};
+  launch2D(currentQueue(idx), k, global, local);
 }
 
 at::Tensor contig(const at::Tensor& t) {
@@ -76,16 +80,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstmCell(
   const int64_t n = cx.numel(), H = ig.size(1) / 4;
   if (n == 0) return {hy, cy, workspace};
   OCL_TRY
-  cl_kernel k = rnnKernel(ig, "lstm_cell_forward");
+  const bool bias = bih.defined();
+  cl_kernel k = rnnKernel(ig, bias ? "lstm_cell_forward" : "lstm_cell_forward_nobias");
   cl_uint i = 0;
-  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&ig, &hg, &cx}) setArg(k, i, bufferOf(*t));
-  setArg(k, i, bufferOrAny(bih, ig));
-  setArg(k, i, bufferOrAny(bhh, ig));
-  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&hy, &cy, &workspace}) setArg(k, i, bufferOf(*t));
-  setArg(k, i, static_cast<cl_long>(n));
+  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&ig, &hg, &cx})
+    setArg(k, i, bufferOf(*t));
+  if (bias) {
+    setArg(k, i, bufferOf(bih));
+    setArg(k, i, bufferOf(bhh));
+  }
+  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&hy, &cy, &workspace})
+    setArg(k, i, bufferOf(*t));
   setArg(k, i, static_cast<cl_long>(H));
-  setArg(k, i, static_cast<cl_int>(bih.defined()));
-  launchCells(ig, k, n);
+  launchCells(ig, k, ig.size(0), H);
   OCL_CATCH
   return {hy, cy, workspace};
 }
@@ -103,8 +110,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstmCellBackward(
   at::checkSameSize(c, ca, ya);
   at::checkNumel(c, ca, ws.numel() / 4);
   for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&ghy, &gcy})
-    if (t->defined()) TORCH_CHECK(t->sizes() == cx.sizes(), c, ": gradient of size ", t->sizes(),
-                                  " does not match the cell state's ", cx.sizes());
+    if (t->defined())
+      TORCH_CHECK(t->sizes() == cx.sizes(), c, ": gradient of size ", t->sizes(),
+                  " does not match the cell state's ", cx.sizes());
   for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&ghy, &gcy, &cy, &ws})
     TORCH_CHECK(!t->defined() || t->scalar_type() == cx.scalar_type(), c,
                 ": expected all tensors to have dtype ", cx.scalar_type());
@@ -117,12 +125,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstmCellBackward(
     cl_uint i = 0;
     setArg(k, i, bufferOrAny(ghy, cx));
     setArg(k, i, bufferOrAny(gcy, cx));
-    for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&cx, &cy, &ws, &grad_gates, &grad_cx}) setArg(k, i, bufferOf(*t));
-    setArg(k, i, static_cast<cl_long>(n));
+    for (const at::Tensor* t :
+         std::initializer_list<const at::Tensor*>{&cx, &cy, &ws, &grad_gates, &grad_cx})
+      setArg(k, i, bufferOf(*t));
     setArg(k, i, static_cast<cl_long>(H));
     setArg(k, i, static_cast<cl_int>(ghy.defined()));
     setArg(k, i, static_cast<cl_int>(gcy.defined()));
-    launchCells(cx, k, n);
+    launchCells(cx, k, ws.size(0), H);
     OCL_CATCH
   }
   at::Tensor grad_bias = has_bias ? grad_gates.sum(0) : at::Tensor();
@@ -142,17 +151,19 @@ std::tuple<at::Tensor, at::Tensor> gruCell(const at::Tensor& input_gates,
   at::Tensor workspace = at::empty({hx.size(0), 5 * H}, ig.options());
   if (n == 0) return {hy, workspace};
   OCL_TRY
-  cl_kernel k = rnnKernel(ig, "gru_cell_forward");
+  const bool bias = bih.defined();
+  cl_kernel k = rnnKernel(ig, bias ? "gru_cell_forward" : "gru_cell_forward_nobias");
   cl_uint i = 0;
-  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&ig, &hg, &hx}) setArg(k, i, bufferOf(*t));
-  setArg(k, i, bufferOrAny(bih, ig));
-  setArg(k, i, bufferOrAny(bhh, ig));
+  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&ig, &hg, &hx})
+    setArg(k, i, bufferOf(*t));
+  if (bias) {
+    setArg(k, i, bufferOf(bih));
+    setArg(k, i, bufferOf(bhh));
+  }
   setArg(k, i, bufferOf(hy));
   setArg(k, i, bufferOf(workspace));
-  setArg(k, i, static_cast<cl_long>(n));
   setArg(k, i, static_cast<cl_long>(H));
-  setArg(k, i, static_cast<cl_int>(bih.defined()));
-  launchCells(ig, k, n);
+  launchCells(ig, k, ig.size(0), H);
   OCL_CATCH
   return {hy, workspace};
 }
@@ -165,9 +176,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> gruCellBa
   at::TensorArg ga{ghy, "grad_hy", 1}, wa{ws, "workspace", 2};
   at::checkDim(c, ga, 2);
   at::checkDim(c, wa, 2);
-  TORCH_CHECK(ws.size(0) == ghy.size(0) && ws.size(1) == 5 * ghy.size(1), c,
-              ": workspace of size ", ws.sizes(), " does not match grad_hy of size ",
-              ghy.sizes());
+  TORCH_CHECK(ws.size(0) == ghy.size(0) && ws.size(1) == 5 * ghy.size(1), c, ": workspace of size ",
+              ws.sizes(), " does not match grad_hy of size ", ghy.sizes());
   TORCH_CHECK(ws.scalar_type() == ghy.scalar_type(), c, ": expected all tensors to have dtype ",
               ghy.scalar_type());
   const int64_t B = ghy.size(0), H = ghy.size(1), n = ghy.numel();
@@ -178,10 +188,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> gruCellBa
     OCL_TRY
     cl_kernel k = rnnKernel(ghy, "gru_cell_backward");
     cl_uint i = 0;
-    for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&ghy, &ws, &gi, &gh, &ghx}) setArg(k, i, bufferOf(*t));
-    setArg(k, i, static_cast<cl_long>(n));
+    for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&ghy, &ws, &gi, &gh, &ghx})
+      setArg(k, i, bufferOf(*t));
     setArg(k, i, static_cast<cl_long>(H));
-    launchCells(ghy, k, n);
+    launchCells(ghy, k, B, H);
     OCL_CATCH
   }
   at::Tensor gib = has_bias ? gi.sum(0) : at::Tensor();
@@ -189,9 +199,130 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> gruCellBa
   return {gi, gh, ghx, gib, ghb};
 }
 
+// The recurrent layers themselves (lstm/gru/rnn_tanh/rnn_relu.input). PyTorch's composite runs
+// both gate GEMMs inside every time step on accelerators (it precomputes the input projection on
+// the CPU only); here the input projection of all time steps of a layer is one GEMM, and each
+// step is one hidden GEMM plus one fused cell kernel. Every op is differentiable and native, so
+// autograd derives the backward; unbind/stack make the per-step gradients one op each instead of
+// T full-size zero-filled select gradients. Packed sequences keep PyTorch's composite.
+enum class CellKind { kLstm, kGru, kTanh, kRelu };
+
+struct LayerParams {
+  at::Tensor w_ih, w_hh, b_ih, b_hh, w_hr;
+};
+
+// PyTorch's flat weight order: per layer and direction w_ih, w_hh, [b_ih, b_hh], [w_hr].
+std::vector<LayerParams> layerParams(at::TensorList params, bool has_biases, bool has_proj) {
+  const size_t stride = 2 + (has_biases ? 2 : 0) + (has_proj ? 1 : 0);
+  TORCH_CHECK(params.size() % stride == 0, "got an incorrect number of RNN parameters");
+  std::vector<LayerParams> out;
+  for (size_t i = 0; i < params.size(); i += stride) {
+    LayerParams p{params[i], params[i + 1]};
+    if (has_biases) p.b_ih = params[i + 2], p.b_hh = params[i + 3];
+    if (has_proj) p.w_hr = params[i + stride - 1];
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+struct State {
+  at::Tensor h, c;  // c only for LSTM
+};
+
+State cellStep(CellKind kind, const at::Tensor& in_proj, const State& s, const LayerParams& p) {
+  const at::Tensor hg = at::linear(s.h, p.w_hh, p.b_hh);
+  switch (kind) {
+    case CellKind::kLstm: {
+      auto r = at::_thnn_fused_lstm_cell(in_proj, hg, s.c);
+      at::Tensor hy = std::get<0>(r);
+      if (p.w_hr.defined()) hy = at::linear(hy, p.w_hr);
+      return {hy, std::get<1>(r)};
+    }
+    case CellKind::kGru:
+      return {std::get<0>(at::_thnn_fused_gru_cell(in_proj, hg, s.h))};
+    case CellKind::kTanh:
+      return {at::tanh(at::add(hg, in_proj))};
+    case CellKind::kRelu:
+      return {at::relu(at::add(hg, in_proj))};
+  }
+  TORCH_INTERNAL_ASSERT(false);
+}
+
+// Returns (output, final h, final c) with h/c stacked over layers and directions.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> runLayers(CellKind kind, const at::Tensor& input_,
+                                                         const at::Tensor& hx, const at::Tensor& cx,
+                                                         at::TensorList params, bool has_biases,
+                                                         int64_t num_layers, double dropout,
+                                                         bool train, bool bidirectional,
+                                                         bool batch_first) {
+  const int64_t dirs = bidirectional ? 2 : 1;
+  const bool has_proj = cx.defined() && hx.size(2) != cx.size(2);
+  const auto lp = layerParams(params, has_biases, has_proj);
+  TORCH_CHECK(static_cast<int64_t>(lp.size()) == num_layers * dirs,
+              "got an incorrect number of RNN parameters");
+  at::Tensor input = batch_first ? input_.transpose(0, 1) : input_;
+  TORCH_CHECK(input.dim() == 3, "RNN: expected input of 3 dimensions, got ", input.dim());
+  const int64_t T = input.size(0);
+  TORCH_CHECK(T > 0, "Expected sequence length to be larger than 0 in RNN");
+  std::vector<at::Tensor> final_h, final_c;
+  for (int64_t layer = 0; layer < num_layers; ++layer) {
+    std::vector<at::Tensor> dir_out;
+    for (int64_t d = 0; d < dirs; ++d) {
+      const int64_t li = layer * dirs + d;
+      const LayerParams& p = lp[li];
+      const auto steps = at::linear(input, p.w_ih, p.b_ih).unbind(0);
+      State s{hx[li], cx.defined() ? cx[li] : at::Tensor()};
+      std::vector<at::Tensor> outs(T);
+      for (int64_t k = 0; k < T; ++k) {
+        const int64_t t = d == 0 ? k : T - 1 - k;
+        s = cellStep(kind, steps[t], s, p);
+        outs[t] = s.h;
+      }
+      dir_out.push_back(at::stack(outs, 0));
+      final_h.push_back(s.h);
+      if (s.c.defined()) final_c.push_back(s.c);
+    }
+    input = dirs == 1 ? dir_out[0] : at::cat(dir_out, -1);
+    if (dropout != 0 && train && layer + 1 < num_layers) input = at::dropout(input, dropout, train);
+  }
+  at::Tensor output = batch_first ? input.transpose(0, 1) : input;
+  return {output, at::stack(final_h, 0), final_c.empty() ? at::Tensor() : at::stack(final_c, 0)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lstmLayers(const at::Tensor& input,
+                                                          at::TensorList hx, at::TensorList params,
+                                                          bool has_biases, int64_t num_layers,
+                                                          double dropout, bool train,
+                                                          bool bidirectional, bool batch_first) {
+  TORCH_CHECK(hx.size() == 2, "lstm expects two hidden states");
+  return runLayers(CellKind::kLstm, input, hx[0], hx[1], params, has_biases, num_layers, dropout,
+                   train, bidirectional, batch_first);
+}
+
+template <CellKind kind>
+std::tuple<at::Tensor, at::Tensor> singleStateLayers(const at::Tensor& input, const at::Tensor& hx,
+                                                     at::TensorList params, bool has_biases,
+                                                     int64_t num_layers, double dropout, bool train,
+                                                     bool bidirectional, bool batch_first) {
+  auto r = runLayers(kind, input, hx, at::Tensor(), params, has_biases, num_layers, dropout, train,
+                     bidirectional, batch_first);
+  return {std::get<0>(r), std::get<1>(r)};
+}
+
 }  // namespace
 
+// Both keys: AutogradPrivateUse1 replaces the composite when gradients are recorded (the ops it
+// calls record them), PrivateUse1 under inference mode.
+#define OCL_RNN_LAYERS(m)                                                 \
+  m.impl("gru.input", TORCH_FN(singleStateLayers<CellKind::kGru>));       \
+  m.impl("lstm.input", TORCH_FN(lstmLayers));                             \
+  m.impl("rnn_relu.input", TORCH_FN(singleStateLayers<CellKind::kRelu>)); \
+  m.impl("rnn_tanh.input", TORCH_FN(singleStateLayers<CellKind::kTanh>));
+
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m){OCL_RNN_LAYERS(m)}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  OCL_RNN_LAYERS(m)
   m.impl("_thnn_fused_gru_cell", TORCH_FN(gruCell));
   m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(gruCellBackward));
   m.impl("_thnn_fused_lstm_cell", TORCH_FN(lstmCell));
