@@ -255,3 +255,28 @@ def test_noncontiguous_input():
             return self.rnn(view)
 
     run_module(Strided, rand((7, 3, 10), 1))
+
+
+@pytest.mark.parametrize("cls", [nn.LSTM, nn.GRU, nn.RNN])
+def test_inference_mode_and_no_grad(cls):
+    # Under inference mode the layers dispatch below autograd (the PrivateUse1 kernel).
+    torch.manual_seed(0)
+    m = cls(7, 6, num_layers=2, bidirectional=True)
+    x = rand((5, 3, 7), 1)
+    ref = m(x)[0].detach()
+    m.to("ocl")
+    with torch_ocl.strict():
+        with torch.inference_mode():
+            a = m(x.to("ocl"))[0]
+        with torch.no_grad():
+            b = m(x.to("ocl"))[0]
+    for out in (a, b):
+        torch.testing.assert_close(out.cpu(), ref, **TOL[torch.float32])
+
+
+def test_empty_sequence_error():
+    m = nn.LSTM(7, 6).to("ocl")
+    with pytest.raises(RuntimeError, match="sequence length"):
+        torch.lstm(torch.empty(0, 3, 7, device="ocl"),
+                   (torch.zeros(1, 3, 6, device="ocl"), torch.zeros(1, 3, 6, device="ocl")),
+                   list(m._flat_weights), True, 1, 0.0, False, False, False)
