@@ -1,9 +1,12 @@
-// _fused_adam_, _fused_adamw_ and _fused_sgd_ (torch.optim.*(fused=True)): one launch per chunk
+// _fused_adam_, _fused_adamw_ and _fused_sgd_ (torch.optim.*(fused=True)) and GradScaler's
+// _amp_foreach_non_finite_check_and_unscale_ / _amp_update_scale_: one launch per chunk
 // of parameters (multi_tensor.h, kernels/optim.cl), math in float (double for double params).
 // Lists that the kernels cannot take (mixed dtypes, strided or non-ocl tensors) go to the
 // counted CPU fallback.
 #include <ATen/ATen.h>
 #include <torch/library.h>
+
+#include <map>
 
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
@@ -247,9 +250,91 @@ void fusedSgdTensorLr(at::TensorList self, at::TensorList grads, at::TensorList 
           is_first_step, grad_scale, found_inf);
 }
 
+// GradScaler's unscale: one launch per chunk for each dtype's group of dense ocl gradients (as
+// GradScaler passes them); other tensors (strided, mixed lists) through native pointwise ops.
+void ampUnscaleChunks(at::TensorList grads, const at::Tensor& found_inf,
+                      const at::Tensor& inv_scale) {
+  const at::Tensor& g0 = grads[0];
+  const c10::DeviceIndex idx = g0.device().index();
+  checkDtypeSupported(g0.scalar_type(), idx);
+  mt::Plan plan({grads}, /*keep_empty=*/false);
+  if (plan.chunks().empty()) return;
+  plan.upload(idx);
+  cl_program prog = optimProgram(idx, g0.scalar_type(), c10::kFloat);
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "amp_unscale");
+  for (size_t c = 0; c < plan.chunks().size(); ++c) {
+    cl_uint a = plan.setCommonArgs(k, c);
+    setArg(k, a, bufferOf(found_inf));
+    setArg(k, a, bufferOf(inv_scale));
+    launch1D(device(idx), currentQueue(idx), k, plan.chunks()[c].total);
+  }
+  OCL_CATCH
+}
+
+void checkAmpScalar(const at::Tensor& t, const char* name, c10::ScalarType dtype,
+                    const char* dtype_name) {
+  TORCH_CHECK(t.device().type() == kOcl, name, " must be an ocl tensor.");
+  TORCH_CHECK(t.numel() == 1, name, " must be a 1-element tensor.");
+  TORCH_CHECK(t.scalar_type() == dtype, name, " must be ", dtype_name, " tensor.");
+}
+
+void ampForeachNonFiniteCheckAndUnscale(at::TensorList grads, at::Tensor& found_inf,
+                                        const at::Tensor& inv_scale) {
+  if (grads.empty()) return;
+  checkAmpScalar(inv_scale, "inv_scale", c10::kFloat, "a float");
+  checkAmpScalar(found_inf, "found_inf", c10::kFloat, "a float");
+  checkSameDevice({found_inf, inv_scale});
+  for (const at::Tensor& g : grads) {
+    TORCH_CHECK(g.device() == found_inf.device(),
+                "scaled_grads must be on the same device as found_inf, got ", g.device(), " and ",
+                found_inf.device());
+    TORCH_CHECK(at::isFloatingType(g.scalar_type()),
+                "_amp_foreach_non_finite_check_and_unscale_: expected floating gradients, got ",
+                g.scalar_type());
+  }
+  // Dense gradients of one dtype share a launch; the rest composes from native ops.
+  std::map<c10::ScalarType, std::vector<at::Tensor>> dense;
+  for (const at::Tensor& g : grads) {
+    if (g.numel() == 0) continue;
+    if (g.is_contiguous() && isReal(g.scalar_type())) {
+      dense[g.scalar_type()].push_back(g);
+      continue;
+    }
+    at::Tensor bad =
+        at::logical_not(at::isfinite(g)).any().to(c10::kFloat).reshape(found_inf.sizes());
+    found_inf.copy_(at::maximum(found_inf, bad));
+    g.mul_(inv_scale.to(g.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat));
+  }
+  for (const auto& [t, list] : dense) ampUnscaleChunks(list, found_inf, inv_scale);
+}
+
+at::Tensor& ampUpdateScale(at::Tensor& current_scale, at::Tensor& growth_tracker,
+                           const at::Tensor& found_inf, double growth_factor, double backoff_factor,
+                           int64_t growth_interval) {
+  checkAmpScalar(growth_tracker, "growth_tracker", c10::kInt, "an int");
+  checkAmpScalar(current_scale, "current_scale", c10::kFloat, "a float");
+  checkAmpScalar(found_inf, "found_inf", c10::kFloat, "a float");
+  checkSameDevice({current_scale, growth_tracker, found_inf});
+  const c10::DeviceIndex idx = current_scale.device().index();
+  OCL_TRY
+  cl_kernel k =
+      programs(idx).kernel(optimProgram(idx, c10::kFloat, c10::kFloat), "amp_update_scale");
+  setArgs(k, bufferOf(current_scale), bufferOf(growth_tracker), bufferOf(found_inf),
+          static_cast<cl_float>(growth_factor), static_cast<cl_float>(backoff_factor),
+          static_cast<cl_int>(growth_interval));
+  const size_t one = 1;
+  launchND(device(idx), currentQueue(idx), k, one, one);
+  OCL_CATCH
+  return current_scale;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_amp_foreach_non_finite_check_and_unscale_",
+         TORCH_FN(ampForeachNonFiniteCheckAndUnscale));
+  m.impl("_amp_update_scale_", TORCH_FN(ampUpdateScale));
   m.impl("_fused_adam_", TORCH_FN(fusedAdam));
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fusedAdamTensorLr));
   m.impl("_fused_adamw_", TORCH_FN(fusedAdamw));

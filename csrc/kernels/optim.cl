@@ -106,3 +106,41 @@ __kernel void fused_sgd(__global const char* tb, ulong toff, int m, FE_BUF_PARAM
   param -= lr * grad;
   st(pp, e, param);
 }
+
+// GradScaler (torch.amp): the math of PyTorch's CUDA AmpKernels.cu. List 0 holds the gradients
+// (ST storage); a non-finite element sets *found_inf to 1 (every writer stores the same value),
+// and every element is multiplied by *inv_scale in REAL.
+__kernel void amp_unscale(__global const char* tb, ulong toff, int m, FE_BUF_PARAMS,
+                          __global char* fib, ulong fioff, __global const char* isb, ulong isoff) {
+  __global const long* tab = (__global const long*)(tb + toff);
+  const long i = get_global_id(0);
+  if (i >= tab[m - 1]) return;
+  const int j = fe_find(tab, m, i);
+  const long e = i - (j > 0 ? tab[j - 1] : 0);
+  __global ST* p = (__global ST*)FE_PTR(tab[m + j]);
+  const REAL v = ld(p, e);
+  if (!isfinite(v)) *(__global float*)(fib + fioff) = 1.0f;
+  const REAL inv = (REAL) * (__global const float*)(isb + isoff);
+  st(p, e, inv == (REAL)1 ? v : v * inv);
+}
+
+// One work item: back off after an overflow, grow after growth_interval clean steps.
+__kernel void amp_update_scale(__global char* sb, ulong soff, __global char* gb, ulong goff,
+                               __global const char* fib, ulong fioff, float growth, float backoff,
+                               int interval) {
+  __global float* scale = (__global float*)(sb + soff);
+  __global int* tracker = (__global int*)(gb + goff);
+  if (*(__global const float*)(fib + fioff) != 0.0f) {
+    *scale = *scale * backoff;
+    *tracker = 0;
+    return;
+  }
+  const int successful = *tracker + 1;
+  if (successful == interval) {
+    const float grown = *scale * growth;
+    if (isfinite(grown)) *scale = grown;
+    *tracker = 0;
+  } else {
+    *tracker = successful;
+  }
+}
