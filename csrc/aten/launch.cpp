@@ -19,6 +19,7 @@ void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t 
   OCL_CHECK(
       clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
   g_launches.fetch_add(1, std::memory_order_relaxed);
+  afterLaunch(queue);
 }
 
 void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2],
@@ -26,6 +27,7 @@ void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2
   if (global[0] == 0 || global[1] == 0) return;
   OCL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 2, nullptr, global, local, 0, nullptr, nullptr));
   g_launches.fetch_add(1, std::memory_order_relaxed);
+  afterLaunch(queue);
 }
 
 void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n) {
@@ -37,6 +39,7 @@ void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t
   OCL_CHECK(
       clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
   g_launches.fetch_add(1, std::memory_order_relaxed);
+  afterLaunch(queue);
 }
 
 void checkSameDevice(std::initializer_list<std::reference_wrapper<const at::Tensor>> tensors) {

@@ -10,6 +10,7 @@
 #include "kernels/embedded.h"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -59,6 +60,19 @@ void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2
 // Kernels enqueued through launch1D/launchND/launch2D since the process started (all devices,
 // threads).
 int64_t kernelLaunchCount();
+
+// Debug mode (debug_mode.cpp): launches wait for their queue and check the device-side records,
+// raising with the name of the aten op that launched them.
+void setLaunchBlocking(bool on);
+bool launchBlocking();
+void finishLaunch(cl_command_queue queue);  // waits and raises; only called in debug mode
+namespace detail {
+extern std::atomic<bool> g_launch_blocking;
+}
+// Call after enqueueing a kernel (the launch helpers below do).
+inline void afterLaunch(cl_command_queue queue) {
+  if (detail::g_launch_blocking.load(std::memory_order_relaxed)) finishLaunch(queue);
+}
 
 // Sizes/strides from a TensorIterator with up to two operands (0: output, 1: input).
 OclStrides2 stridesOf(const at::TensorIteratorBase& iter);

@@ -175,6 +175,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("reset_fallback_records", &aten::resetFallbackRecords);
   m.def("set_strict", &aten::setStrict);
   m.def("is_strict", &aten::strict);
+  m.def("set_launch_blocking", &aten::setLaunchBlocking);
+  m.def("is_launch_blocking", &aten::launchBlocking);
   m.def("program_cache_stats",
         [](int i) { return programCacheStats(static_cast<c10::DeviceIndex>(i)); });
   m.def("install_hint", [] { return std::string(rt::kInstallHint); });

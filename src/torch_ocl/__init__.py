@@ -36,6 +36,7 @@ def _register() -> None:
 
 _register()
 
+from ._debug import debug_mode  # noqa: E402
 from ._fallback import fallback_report, reset_fallback_report, strict  # noqa: E402
 from .device import (  # noqa: E402
     device_count,
@@ -46,6 +47,7 @@ from .device import (  # noqa: E402
 
 
 __all__ = [
+    "debug_mode",
     "device_count",
     "fallback_report",
     "get_device_name",
