@@ -145,8 +145,28 @@ bool strict() {
   return g_strict.load();
 }
 
+// Sparse layouts have no kernels on ocl yet: every op that reaches a sparse dispatch key says so
+// by name, instead of the dispatcher's "Could not run ... with arguments from the 'Sparseocl'
+// backend" (and no sparse op falls back to the CPU).
+template <const char* kLayout>
+void sparseUnsupported(const c10::OperatorHandle& op, torch::jit::Stack*) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "torch-ocl: ", op.schema().operator_name(), " on a ",
+                              kLayout,
+                              " tensor: sparse tensors are not supported on ocl yet; keep them "
+                              "on the CPU, or make them dense there (.to_dense()) before moving "
+                              "them to ocl");
+}
+constexpr char kCoo[] = "sparse COO";
+constexpr char kCompressed[] = "sparse compressed (CSR/CSC/BSR/BSC)";
+
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&oclFallback>());
+}
+TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&sparseUnsupported<kCoo>>());
+}
+TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&sparseUnsupported<kCompressed>>());
 }
 
 }  // namespace torch_ocl::aten
