@@ -53,6 +53,8 @@ const char* opName(int op) {
       return "index_add_";
     case CheckedOp::kEmbeddingBackward:
       return "embedding_dense_backward";
+    case CheckedOp::kEmbeddingBag:
+      return "embedding_bag";
   }
   return "unknown op";
 }

@@ -26,6 +26,7 @@ enum class CheckedOp : int {
   kEmbedding,
   kIndexAdd,
   kEmbeddingBackward,
+  kEmbeddingBag,
 };
 
 // The record kernels take as a (cl_mem, offset) pair; marks the device as having pending checks.

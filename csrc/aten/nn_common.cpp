@@ -55,11 +55,16 @@ std::string typeMacros(c10::ScalarType t) {
 
 cl_program nnProgram(c10::DeviceIndex idx, const void* family, const char* file,
                      c10::ScalarType t) {
+  return nnProgram(idx, family, file, t, "");
+}
+
+cl_program nnProgram(c10::DeviceIndex idx, const void* family, const char* file, c10::ScalarType t,
+                     const std::string& extra) {
   TORCH_INTERNAL_ASSERT(nnFloating(t) || nnInteger(t));
   checkDtypeSupported(t, idx);
   return programs(idx).get({family, dtypeCode(t)}, [&] {
     return rt::ProgramSource{std::string(file) + "<" + c10::toString(t) + ">",
-                             withPrelude(typeMacros(t) + kernels::source(file)), ""};
+                             withPrelude(typeMacros(t) + extra + kernels::source(file)), ""};
   });
 }
 

@@ -8,6 +8,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <string>
+
 #include "aten/launch.h"
 
 namespace torch_ocl::aten {
@@ -19,6 +21,9 @@ bool nnInteger(c10::ScalarType t);
 // The ACC dtype of t (float for half/bfloat16).
 c10::ScalarType nnAccType(c10::ScalarType t);
 cl_program nnProgram(c10::DeviceIndex idx, const void* family, const char* file, c10::ScalarType t);
+// The same with `extra` OpenCL C placed before the file's source (e.g. deviceCheckSource()).
+cl_program nnProgram(c10::DeviceIndex idx, const void* family, const char* file, c10::ScalarType t,
+                     const std::string& extra);
 // One work group of kRowLocal items per row (kernels reduce in __local memory of that size).
 constexpr size_t kRowLocal = 256;
 void launchRowGroups(c10::DeviceIndex idx, cl_kernel kernel, int64_t rows);
