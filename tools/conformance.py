@@ -172,15 +172,17 @@ def compare(actual, expected, atol, rtol, values=True):
 
 
 # Ops that return indices and leave the order of equal elements unspecified (sort and argsort
-# unless stable=True, topk): CPU and ocl may pick different indices for ties, and both are right.
-# Their indices are checked by what they select from the input, not by their values.
-TIE_ORDER_OPS = {"sort", "argsort", "topk"}
+# unless stable=True, topk, and the order statistics kthvalue/median/nanmedian, which may return
+# any of several equal elements): CPU and ocl may pick different indices for ties, and both are
+# right. Their indices are checked by what they select from the input, not by their values.
+TIE_ORDER_OPS = {"sort", "argsort", "topk", "kthvalue", "median", "nanmedian"}
 
 
 def _tie_dim(op, sample):
     if "dim" in sample.kwargs:
         return sample.kwargs["dim"]
-    pos = 1 if op.name == "topk" else 0  # topk(input, k, dim), sort/argsort(input, dim)
+    # topk/kthvalue(input, k, dim), sort/argsort/median/nanmedian(input, dim)
+    pos = 1 if op.name in ("topk", "kthvalue") else 0
     return sample.args[pos] if len(sample.args) > pos else -1
 
 
@@ -203,10 +205,16 @@ def compare_tie_order(op, sample, actual, expected, atol, rtol):
                                  f"{expected.dtype}{tuple(expected.shape)}")
         compare(pick(actual).to("ocl"), pick(expected), atol, rtol)
         return
+    if not isinstance(actual, (tuple, list)):  # median() of the whole tensor: a value only
+        compare(actual, expected, atol, rtol)
+        return
     compare(actual[0], expected[0], atol, rtol)
     if actual[1].shape != expected[1].shape or actual[1].dtype != expected[1].dtype:
         raise AssertionError("indices have another shape or dtype than the CPU's")
-    compare(pick(actual[1]).to("ocl"), expected[0], atol, rtol)
+    idx, ref = actual[1], expected[0]
+    if x.dim() > 0 and idx.dim() < x.dim():  # keepdim=False dropped the reduced dimension
+        idx, ref = idx.unsqueeze(dim), ref.unsqueeze(dim)
+    compare(pick(idx).to("ocl"), ref, atol, rtol)
 
 
 def _grad_outputs(outs, seed):

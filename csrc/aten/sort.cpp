@@ -1,4 +1,5 @@
-// sort (stable and not; argsort reaches it), topk and unique (_unique2). Sorting is a bottom-up
+// sort (stable and not; argsort reaches it), topk, unique (_unique2) and the order statistics
+// (kthvalue, median, nanmedian). Sorting is a bottom-up
 // merge sort over the rows of a contiguous (rows, n) copy: each pass merges runs of `width`
 // with one work item per element, which finds its place by a binary search in the partner run
 // (stable by construction; NaN sorts as the largest value, as on CPU). log2(n) launches.
@@ -214,6 +215,97 @@ std::tuple<at::Tensor, at::Tensor> sortStable(const at::Tensor& self, std::optio
   return {s.output(0), s.output(1)};
 }
 
+// ---- order statistics: kthvalue, median, nanmedian (through the stable sort) ----------------
+// The sort puts NaN last, so kthvalue ranks NaN largest, median returns the first NaN of a row
+// that has one, and nanmedian takes the lower median of a row's non-NaN entries, as CPU does.
+// Empty inputs go to the counted fallback, which raises or returns what CPU does.
+enum class Order { kKth, kMedian, kNanMedian };
+
+std::tuple<at::Tensor, at::Tensor> orderStatistic(const at::Tensor& self, Order what, int64_t k,
+                                                  int64_t dim, bool keepdim) {
+  if (self.dim() == 0) {
+    TORCH_CHECK(what != Order::kKth || k == 1,
+                "kthvalue(): selected number k out of range for dimension ", dim);
+    return {self.clone(), at::zeros({}, self.options().dtype(at::kLong))};
+  }
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const int64_t n = self.size(dim);
+  auto [sv, si] = at::sort(self, /*stable=*/true, dim, /*descending=*/false);
+  at::Tensor values, indices;
+  if (what == Order::kKth) {
+    TORCH_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", dim);
+    values = sv.narrow(dim, k - 1, 1);
+    indices = si.narrow(dim, k - 1, 1);
+  } else {
+    at::Tensor pos;
+    if (c10::isFloatingType(self.scalar_type())) {
+      const at::Tensor nans = at::isnan(self).sum(dim, /*keepdim=*/true);
+      pos = what == Order::kMedian ? at::where(nans.gt(0), n - nans, (n - 1) / 2)
+                                   : at::floor_divide((n - nans - 1).clamp_min(0), 2);
+    } else {
+      std::vector<int64_t> shape = self.sizes().vec();
+      shape[dim] = 1;
+      pos = at::full(shape, (n - 1) / 2, self.options().dtype(at::kLong));
+    }
+    values = sv.gather(dim, pos);
+    indices = si.gather(dim, pos);
+  }
+  if (!keepdim) {
+    values = values.squeeze(dim);
+    indices = indices.squeeze(dim);
+  }
+  return {values, indices};
+}
+
+bool orderNative(const at::Tensor& self) {
+  return sortable(self.scalar_type()) && self.numel() > 0;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> orderOut(const at::Tensor& self, Order what, int64_t k,
+                                              int64_t dim, bool keepdim, at::Tensor& values,
+                                              at::Tensor& indices) {
+  checkSameDevice({self, values, indices});
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", values.scalar_type(), " instead");
+  TORCH_CHECK(indices.scalar_type() == at::kLong,
+              "Expected out tensor to have dtype Long, but got ", indices.scalar_type(),
+              " instead");
+  auto [v, i] = orderStatistic(self, what, k, dim, keepdim);
+  at::native::resize_output(values, v.sizes());
+  at::native::resize_output(indices, i.sizes());
+  values.copy_(v);
+  indices.copy_(i);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> kthvalueOut(const at::Tensor& self, int64_t k, int64_t dim,
+                                                 bool keepdim, at::Tensor& values,
+                                                 at::Tensor& indices) {
+  if (!orderNative(self)) {
+    runFallback("aten::kthvalue", "values", {self, k, dim, keepdim, values, indices});
+    return {values, indices};
+  }
+  return orderOut(self, Order::kKth, k, dim, keepdim, values, indices);
+}
+
+template <Order kWhat>
+std::tuple<at::Tensor&, at::Tensor&> medianDimOut(const at::Tensor& self, int64_t dim, bool keepdim,
+                                                  at::Tensor& values, at::Tensor& indices) {
+  const char* name = kWhat == Order::kMedian ? "aten::median" : "aten::nanmedian";
+  if (!orderNative(self)) {
+    runFallback(name, "dim_values", {self, dim, keepdim, values, indices});
+    return {values, indices};
+  }
+  return orderOut(self, kWhat, 0, dim, keepdim, values, indices);
+}
+
+template <Order kWhat>
+at::Tensor medianAll(const at::Tensor& self) {
+  const char* name = kWhat == Order::kMedian ? "aten::median" : "aten::nanmedian";
+  if (!orderNative(self)) return runFallback(name, "", {self})[0].toTensor();
+  return std::get<0>(orderStatistic(self.reshape({-1}), kWhat, 0, 0, /*keepdim=*/false));
+}
+
 void topkInto(const at::Tensor& self, int64_t k, int64_t dim, bool largest,
               const at::Tensor& values, const at::Tensor& indices) {
   if (values.numel() == 0 && k == 0) return;
@@ -406,6 +498,11 @@ std::tuple<at::Tensor, at::Tensor> uniqueLegacy(const at::Tensor& self, bool sor
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_unique2", TORCH_FN(unique2));
+  m.impl("kthvalue.values", TORCH_FN(kthvalueOut));
+  m.impl("median", TORCH_FN(medianAll<Order::kMedian>));
+  m.impl("median.dim_values", TORCH_FN(medianDimOut<Order::kMedian>));
+  m.impl("nanmedian", TORCH_FN(medianAll<Order::kNanMedian>));
+  m.impl("nanmedian.dim_values", TORCH_FN(medianDimOut<Order::kNanMedian>));
   m.impl("unique_dim", TORCH_FN(uniqueDim));
   m.impl("unique_consecutive", TORCH_FN(uniqueConsecutive));
   m.impl("_unique", TORCH_FN(uniqueLegacy));
