@@ -172,3 +172,51 @@ def test_embedding_max_norm(dtype):
     check(lambda ww, i: torch.embedding_renorm_(ww.clone(), i, 1.5, 2.0), w, idx)
     check(lambda ww, i: torch.embedding_renorm_(ww.clone(), i, 2.0, 1.0), w, idx)
     check(lambda ww, i: F.embedding(i, ww.clone(), max_norm=1.0), w, idx)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.int8])
+def test_bincount(dtype):
+    x = torch.tensor([3, 0, 7, 3, 3, 1], dtype=dtype)
+    check(torch.bincount, x)
+    check(lambda t: torch.bincount(t, minlength=12), x)
+    check(lambda t, w: torch.bincount(t, w), x, torch.linspace(0, 1, 6))  # float: float
+    check(lambda t, w: torch.bincount(t, w), x, torch.arange(6, dtype=torch.int32))  # double
+    check(lambda t: torch.bincount(t, minlength=3), torch.empty(0, dtype=dtype))
+
+
+def test_bincount_errors(ocl):
+    with pytest.raises(RuntimeError, match="non-negative integral"):
+        torch.bincount(torch.tensor([1, -1], device=ocl))
+    with pytest.raises(RuntimeError, match="non-negative integral"):
+        torch.bincount(torch.tensor([[1]], device=ocl))
+    with pytest.raises(RuntimeError, match="same length"):
+        torch.bincount(torch.tensor([1, 2], device=ocl), torch.ones(3, device=ocl))
+    with pytest.raises(RuntimeError, match="minlength should be >= 0"):
+        torch.bincount(torch.tensor([1], device=ocl), minlength=-1)
+
+
+def test_nonzero_static():
+    x = torch.tensor([[0, 1, 0], [2, 0, 3]])
+    for size in (0, 2, 3, 6):
+        check(lambda t: torch.nonzero_static(t, size=size), x)
+        check(lambda t: torch.nonzero_static(t, size=size, fill_value=7), x)
+    check(lambda t: torch.nonzero_static(t, size=2), torch.zeros(0, 4))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_renorm(dtype):
+    x = rand(4, 3, 5, dtype=dtype) * 3
+    for p, dim, maxnorm in ((2, 0, 1.5), (1, 1, 4.0), (3, -1, 2.0), (float("inf"), 2, 1.0)):
+        expected = torch.renorm(x, p, dim, maxnorm)
+        with torch_ocl.strict():
+            got = torch.renorm(x.to("ocl"), p, dim, maxnorm)
+            inplace = x.to("ocl").renorm_(p, dim, maxnorm)
+        tol = dict(rtol=1e-5, atol=1e-6) if dtype in (torch.float32, torch.float64) else {}
+        torch.testing.assert_close(got.cpu(), expected, **tol)
+        torch.testing.assert_close(inplace.cpu(), expected, **tol)
+    g = rand(4, 3, 5).requires_grad_()
+    torch.renorm(g, 2, 0, 1.0).sum().backward()
+    go = g.detach().to("ocl").requires_grad_()
+    with torch_ocl.strict():
+        torch.renorm(go, 2, 0, 1.0).sum().backward()
+    torch.testing.assert_close(go.grad.cpu(), g.grad, rtol=1e-5, atol=1e-6)
