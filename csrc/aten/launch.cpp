@@ -21,6 +21,13 @@ void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t 
   g_launches.fetch_add(1, std::memory_order_relaxed);
 }
 
+void launchKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
+                  const size_t* local) {
+  OCL_CHECK(
+      clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, 0, nullptr, nullptr));
+  g_launches.fetch_add(1, std::memory_order_relaxed);
+}
+
 void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n) {
   if (n <= 0) return;
   const size_t local = std::min<size_t>(256, dev.info().max_work_group_size);

@@ -53,7 +53,11 @@ void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t
 // Enqueues a 1-D kernel with an explicit global and local size (global a multiple of local).
 void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t global,
               size_t local);
-// Kernels enqueued through launch1D/launchND since the process started (all devices, threads).
+// Enqueues an N-D kernel (dims 1..3; local may be null: the driver picks) on queue.
+void launchKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
+                  const size_t* local);
+// Kernels enqueued through launch1D/launchND/launchKernel since the process started (all devices,
+// threads).
 int64_t kernelLaunchCount();
 
 // Sizes/strides from a TensorIterator with up to two operands (0: output, 1: input).

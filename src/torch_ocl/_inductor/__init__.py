@@ -1,0 +1,70 @@
+"""The torch.compile backend of ``ocl``: Inductor with OpenCL C kernel generation.
+
+Nothing here is imported by ``import torch``/``import torch_ocl``: ``torch_ocl`` installs an
+import hook that calls :func:`register_dynamo` once ``torch._dynamo`` is imported (device
+interface, ``backend="ocl"``), and Inductor asks ``torch.ocl`` for its Scheduling class, which
+calls :func:`register_inductor`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+
+@functools.cache
+def register_dynamo() -> None:
+    import torch
+    from torch._dynamo.backends.registry import register_backend
+    from torch._dynamo.device_interface import register_interface_for_device
+
+    from .device_interface import OclInterface
+
+    register_interface_for_device("ocl", OclInterface)
+    for i in range(torch.ocl.device_count()):
+        register_interface_for_device(f"ocl:{i}", OclInterface)
+
+    def ocl_backend(gm, example_inputs, **kwargs):
+        from torch._inductor.compile_fx import compile_fx
+
+        return compile_fx(gm, example_inputs, **kwargs)
+
+    ocl_backend.__name__ = "ocl"
+    register_backend(ocl_backend, name="ocl")
+
+
+@functools.cache
+def register_inductor() -> None:
+    from torch._inductor.codegen.common import (
+        register_backend_for_device,
+        register_device_op_overrides,
+    )
+
+    from .. import __version__, _C
+    from . import config
+    from .codegen import OclScheduling, OclWrapperCodegen
+    from .device_op_overrides import OclDeviceOpOverrides
+
+    register_dynamo()
+    p = _C.get_device_properties(0) if _C.device_count() else {}
+    config.device_name = p.get("name", "")
+    config.driver_version = p.get("driver_version", "")
+    config.platform = f"{p.get('platform_name', '')} {p.get('platform_version', '')}"
+    config.torch_ocl_version = __version__
+    register_backend_for_device(
+        "ocl", OclScheduling, OclWrapperCodegen, device_custom_config=config
+    )
+    register_device_op_overrides("ocl", OclDeviceOpOverrides())
+
+
+def scheduling_class():
+    register_inductor()
+    from .codegen import OclScheduling
+
+    return OclScheduling
+
+
+def wrapper_class():
+    register_inductor()
+    from .codegen import OclWrapperCodegen
+
+    return OclWrapperCodegen
