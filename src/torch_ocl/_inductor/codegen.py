@@ -551,6 +551,7 @@ class OclKernel(SIMDKernel):
         self.local_decls = IndentedBuffer()  # __local arrays: kernel function scope
         self.pre_loop = IndentedBuffer()  # accumulators of the current reduction loop
         self.post_loop = IndentedBuffer()  # work-group combines after the loop
+        self.reduction_stores = IndentedBuffer()  # stores of reduction results
         self.outside_loop_vars: OrderedSet[Any] = OrderedSet()
         self.reducing = self.numels.get("r0_", sympy.S.One) != 1
         self.rblock = self._rblock()
@@ -620,8 +621,11 @@ class OclKernel(SIMDKernel):
             self.compute.writeline(DeferredLine(name, line))
         else:
             if self._rtree is not None:
-                line = f"if (r0_lid == 0) {line}"
-            self.stores.writeline(DeferredLine(name, line))
+                # A reduction's result (or x-only work) in a reduction kernel: one work item
+                # stores it, after the loop and the work-group combine that produce it.
+                self.reduction_stores.writeline(DeferredLine(name, f"if (r0_lid == 0) {line}"))
+            else:
+                self.stores.writeline(DeferredLine(name, line))
 
     # ---- reductions -----------------------------------------------------------------------
 
@@ -796,7 +800,8 @@ class OclKernel(SIMDKernel):
             self.body.writeline(line)
 
     def codegen_body(self) -> None:
-        if not (self.loads or self.compute or self.stores or self.post_loop or self.pre_loop):
+        if not (self.loads or self.compute or self.stores or self.post_loop or self.pre_loop
+                or self.reduction_stores):
             return
         if self.inside_reduction and self._rtree is not None:
             self.body.splice(self.pre_loop)
@@ -810,6 +815,7 @@ class OclKernel(SIMDKernel):
                 self.body.splice(self.stores)
             self.body.writeline("}")
             self.body.splice(self.post_loop)
+            self.body.splice(self.reduction_stores)
             # What the loop defined is gone; reduction results and outer values live on.
             self.cse.invalidate(self.outside_loop_vars)
             for node in self.range_tree_nodes.values():
@@ -819,8 +825,9 @@ class OclKernel(SIMDKernel):
             self.body.splice(self.loads)
             self.body.splice(self.compute)
             self.body.splice(self.stores)
+            self.body.splice(self.reduction_stores)
         for buf in (self.indexing_code, self.loads, self.compute, self.stores, self.pre_loop,
-                    self.post_loop):
+                    self.post_loop, self.reduction_stores):
             buf.clear()
 
     def _numel_args(self) -> list[tuple[str, sympy.Expr]]:
