@@ -32,6 +32,19 @@ def register_dynamo() -> None:
     register_backend(ocl_backend, name="ocl")
 
 
+def _codegen_hash() -> str:
+    import hashlib
+    import pathlib
+
+    from .. import _C
+
+    h = hashlib.sha256(_C._prelude_source().encode())
+    here = pathlib.Path(__file__).parent
+    for name in ("codegen.py", "runtime.py", "device_op_overrides.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()
+
+
 @functools.cache
 def register_inductor() -> None:
     from torch._inductor.codegen.common import (
@@ -50,6 +63,7 @@ def register_inductor() -> None:
     config.driver_version = p.get("driver_version", "")
     config.platform = f"{p.get('platform_name', '')} {p.get('platform_version', '')}"
     config.torch_ocl_version = __version__
+    config.codegen_hash = _codegen_hash()
     register_backend_for_device(
         "ocl", OclScheduling, OclWrapperCodegen, device_custom_config=config
     )

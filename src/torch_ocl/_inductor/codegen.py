@@ -271,6 +271,10 @@ class OclOverrides(OpOverrides):
         return ops.to_dtype(var, dtype)
 
     @staticmethod
+    def value_expr(expr, dtype):
+        return OclOverrides.index_expr(expr, dtype)
+
+    @staticmethod
     def masked(mask, body, other):
         scoped_body = IndentedBuffer()
         with V.kernel.swap_buffers(scoped_body), scoped_body.indent():
@@ -587,8 +591,13 @@ class OclKernel(SIMDKernel):
 
     def load(self, name: str, index: sympy.Expr) -> CSEVariable:
         var = self.args.input(name)
-        index = self.prepare_indexing(index)
         dtype = V.graph.get_dtype(name)
+        if V.graph.is_unspec_arg(name):
+            # A 0-d CPU tensor (a Python number Dynamo wrapped, an optimizer's step count):
+            # passed by value, as Inductor does for Triton; never read from host memory.
+            compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+            return self.cse.generate(self.loads, var, dtype=compute)
+        index = self.prepare_indexing(index)
         _check_buffer_dtype(name, dtype)
         line = _info(dtype)["load"].replace("@P", var).replace("@I", self.index_to_str(index))
         if dtype == torch.bool:
@@ -856,6 +865,9 @@ class OclKernel(SIMDKernel):
             params += [f"__global {st}* {inner}", f"ulong {inner}_off"]
             ptr_fix.append(f"{inner} = (__global {st}*)((__global char*){inner} + {inner}_off);")
         for outer, inner in self.args.input_buffers.items():
+            if V.graph.is_unspec_arg(outer):
+                params.append(f"{var_type(V.graph.get_dtype(outer))} {inner}")
+                continue
             st = storage_type(V.graph.get_dtype(outer))
             params += [f"__global const {st}* {inner}", f"ulong {inner}_off"]
             ptr_fix.append(
@@ -893,6 +905,7 @@ class OclKernel(SIMDKernel):
         args = [a for a in args if a not in self.removed_buffers]
         args += [str(v) for v in self.args.sizevars]
         types = [by_name[a] for a in args]
+        args = [f"{a}.item()" if V.graph.is_unspec_arg(a) else a for a in args]
         numels = {}
         for numel_name, numel in self._numel_args():
             numels[numel_name] = self.pexpr(V.graph.sizevars.simplify(numel))

@@ -10,5 +10,7 @@ device_name: str = ""
 driver_version: str = ""
 platform: str = ""
 torch_ocl_version: str = ""
+# Hash of the code generator and the prelude: a changed generator never reuses a cached graph.
+codegen_hash: str = ""
 
 install_config_module(sys.modules[__name__])
