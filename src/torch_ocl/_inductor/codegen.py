@@ -496,6 +496,13 @@ inline float ocl_remainder_f(float a, float b) {
     (m2) += (bm2) + ocl_wf_d * ocl_wf_d * (w) * ocl_wf_r;                               \
     (w) = ocl_wf_nw;                                                                    \
   }
+inline void ocl_atomic_add_float(__global float* p, float v) {
+  volatile __global uint* u = (volatile __global uint*)p;
+  uint expected = *u, seen;
+  while ((seen = atomic_cmpxchg(u, expected, as_uint(as_float(expected) + v))) != expected)
+    expected = seen;
+}
+inline void ocl_atomic_add_int(__global int* p, int v) { atomic_add((volatile __global int*)p, v); }
 inline float ocl_randn(ulong seed, long offset) {
   const uint4 r = ocl_philox_at(seed, 0, offset);
   const float u1 = fmax(ocl_uniform_float(r.x), 1.0e-7f), u2 = ocl_uniform_float(r.y);
@@ -606,16 +613,32 @@ class OclKernel(SIMDKernel):
         return self.cse.generate(self.loads, line, dtype=compute)
 
     def store(self, name: str, index: sympy.Expr, value: CSEVariable, mode=None) -> None:
-        if mode is not None:
-            raise NotImplementedError(
-                f"torch-ocl's compiled path does not support store mode {mode!r} yet "
-                "(scatter-add style stores)"
-            )
         var = self.args.output(name)
         index = self.prepare_indexing(index)
         dtype = V.graph.get_dtype(name)
         _check_buffer_dtype(name, dtype)
         info = _info(dtype)
+        if mode == "atomic_add":
+            # Scatter-add (index_put accumulate, embedding backward): OpenCL 1.2 has 32-bit
+            # integer atomics; float adds go through a compare-and-swap loop.
+            fn = {torch.float32: "ocl_atomic_add_float", torch.int32: "ocl_atomic_add_int"}.get(dtype)
+            if fn is None:
+                raise NotImplementedError(
+                    f"torch-ocl's compiled path has no atomic add for {dtype} yet "
+                    "(float32 and int32 only)"
+                )
+            line = f"{fn}({var} + {self.index_to_str(index)}, ({info['compute']})({value}));"
+            if self.inside_reduction:
+                self.compute.writeline(DeferredLine(name, line))
+            elif self._rtree is not None:
+                self.reduction_stores.writeline(DeferredLine(name, f"if (r0_lid == 0) {line}"))
+            else:
+                self.stores.writeline(DeferredLine(name, line))
+            return
+        if mode is not None:
+            raise NotImplementedError(
+                f"torch-ocl's compiled path does not support store mode {mode!r} yet"
+            )
         if dtype == torch.bool:
             cast = f"(uchar)(({value}) != 0)"
         else:
