@@ -27,6 +27,7 @@ import torch
 from sympy.printing.precedence import PRECEDENCE
 from torch._inductor.codegen.common import (
     CSE,
+    BackendFeature,
     CSEVariable,
     DeferredLine,
     IndentedBuffer,
@@ -960,7 +961,10 @@ class OclScheduling(SIMDScheduling):
         super().__init__(scheduler)
 
     def get_backend_features(self, device):
-        return OrderedSet()
+        # Reductions are never split into two kernels (as for Inductor's C++ and Halide
+        # backends): Inductor's split path asserts on mixed-order reductions for non-Triton
+        # devices. A full reduction then runs in one work group.
+        return OrderedSet([BackendFeature.REDUCE_TO_SINGLE_ELEMENT])
 
     @classmethod
     def select_tiling(cls, node_schedule, numel, reduction_numel=sympy.S.One, coalesce_analysis=None):
