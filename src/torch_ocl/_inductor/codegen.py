@@ -390,6 +390,8 @@ class OclOverrides(OpOverrides):
 
     @staticmethod
     def sigmoid(x):
+        if getattr(x, "dtype", None) == torch.float64 and _device_has_fp64():
+            return f"(1.0 / (1.0 + {_math_names('double')['ocl_exp']}(-({x}))))"
         return f"(1.0f / (1.0f + {_math_names('float')['ocl_exp']}(-({x}))))"
 
     @staticmethod
