@@ -1,0 +1,112 @@
+"""torch.compile on ocl against eager ocl: step time and kernel launches per step of the example
+models, and cold vs warm compile time (a fresh process each, with an empty and then a warm
+Inductor cache). Medians of warm steps; the compile (first call) is reported apart.
+Prints JSON, then a short table.
+
+    .venv/bin/python benchmarks/compile.py [--models mlp,gpt] [--steps 10] [--small] [--no-cold]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+import torch_ocl
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def workload(name: str, small: bool):
+    mod = importlib.import_module(f"examples.{name}")
+    kw = {"small": small}
+    if "dropout" in mod.workload.__code__.co_varnames:
+        kw["dropout"] = 0.0  # dropout on: the same numbers, but eager and compiled draw differently
+    return mod.workload("ocl", **kw)
+
+
+def measure(name: str, compiled: bool, steps: int, small: bool) -> dict:
+    torch._dynamo.reset()
+    w = workload(name, small)
+    if compiled:
+        w.model.compile()  # torch.compile(model) in place; the optimizer step stays eager
+    step = w.step
+    t0 = time.perf_counter()
+    step()
+    torch.ocl.synchronize()
+    first = time.perf_counter() - t0
+    step()  # a second warm-up: compiled steps may recompile once (e.g. optimizer state)
+    torch.ocl.synchronize()
+    times, launches = [], []
+    for _ in range(steps):
+        n0 = torch_ocl._C._kernel_launch_count()
+        t0 = time.perf_counter()
+        step()
+        torch.ocl.synchronize()
+        times.append(time.perf_counter() - t0)
+        launches.append(torch_ocl._C._kernel_launch_count() - n0)
+    return {
+        "first_step_s": first,
+        "step_ms": statistics.median(times) * 1e3,
+        "launches_per_step": statistics.median(launches),
+    }
+
+
+def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> float:
+    code = (
+        "import sys, time, torch, torch_ocl\n"
+        f"sys.argv = ['x']; sys.path.insert(0, {ROOT!r})\n"
+        "from benchmarks.compile import workload\n"
+        f"w = workload({name!r}, {small!r})\n"
+        "w.model.compile()\n"
+        "t0 = time.perf_counter(); w.step(); torch.ocl.synchronize()\n"
+        "print('FIRST', time.perf_counter() - t0)\n"
+    )
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache_dir}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        if line.startswith("FIRST"):
+            return float(line.split()[1])
+    raise RuntimeError(r.stderr[-2000:])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="mlp,gpt")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--small", action="store_true")
+    ap.add_argument("--no-cold", action="store_true")
+    args = ap.parse_args()
+    results = {"device": torch.ocl.get_device_name(0), "small": args.small, "models": {}}
+    for name in args.models.split(","):
+        r = {"eager": measure(name, False, args.steps, args.small),
+             "compiled": measure(name, True, args.steps, args.small)}
+        if not args.no_cold:
+            with tempfile.TemporaryDirectory() as d:
+                r["cold_compile_s"] = compile_time_in_fresh_process(name, args.small, d)
+                r["warm_compile_s"] = compile_time_in_fresh_process(name, args.small, d)
+        results["models"][name] = r
+    print(json.dumps(results, indent=2))
+    print(f"\n{results['device']} ({'small' if args.small else 'default'} models)")
+    print(f"{'model':<8}{'eager ms':>10}{'compiled ms':>13}{'speedup':>9}"
+          f"{'launches e/c':>15}{'cold s':>8}{'warm s':>8}")
+    for name, r in results["models"].items():
+        e, c = r["eager"], r["compiled"]
+        print(f"{name:<8}{e['step_ms']:>10.2f}{c['step_ms']:>13.2f}"
+              f"{e['step_ms'] / c['step_ms']:>8.2f}x"
+              f"{e['launches_per_step']:>8.0f}/{c['launches_per_step']:<6.0f}"
+              f"{r.get('cold_compile_s', float('nan')):>8.1f}{r.get('warm_compile_s', float('nan')):>8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
