@@ -153,6 +153,61 @@ def test_mlp_training_step_adamw_matches_cpu():
     assert got[-1] < got[0]
 
 
+@pytest.mark.parametrize("name", ["mlp", "cnn", "gpt", "minilm"])
+def test_example_models_compiled_match_cpu(name):
+    import importlib
+    import os
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    mod = importlib.import_module(f"examples.{name}")
+    kw = {"small": True}
+    if "dropout" in mod.workload.__code__.co_varnames:
+        kw["dropout"] = 0.0  # ocl and CPU draw different dropout masks
+
+    def run(device, compiled):
+        w = mod.workload(device, **kw)
+        if compiled:
+            w.model.compile()
+        out = [w.step().detach().cpu() for _ in range(5)]
+        return w.kind, torch.stack([o if o.numel() == 1 else o.float().norm() for o in out])
+
+    with torch_ocl.strict():
+        kind, got = run("ocl", True)
+    _, want = run("cpu", False)
+    torch.testing.assert_close(got, want, atol=2e-5, rtol=2e-5)
+    if kind == "train":
+        assert got[-1] < got[0]
+
+
+def test_optimizer_step_and_inference_compile():
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    dev = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    dev.load_state_dict(cpu.state_dict())
+    dev.to("ocl")
+    opt_cpu = torch.optim.AdamW(cpu.parameters(), lr=0.1)
+    opt_dev = torch.optim.AdamW(dev.parameters(), lr=0.1)
+    compiled_step = torch.compile(opt_dev.step)
+    x = torch.randn(8, 16)
+    with torch_ocl.strict():
+        for _ in range(3):
+            for model, opt, inp, step in (
+                (cpu, opt_cpu, x, opt_cpu.step),
+                (dev, opt_dev, x.to("ocl"), compiled_step),
+            ):
+                opt.zero_grad()
+                model(inp).square().mean().backward()
+                step()
+    for a, b in zip(dev.parameters(), cpu.parameters()):
+        torch.testing.assert_close(a.detach().cpu(), b.detach(), atol=2e-5, rtol=2e-5)
+    dev.eval()
+    cpu.eval()
+    with torch.no_grad(), torch_ocl.strict():
+        got = torch.compile(dev)(x.to("ocl"))
+    with torch.no_grad():
+        assert_close(got, cpu(x))
+
+
 def test_dynamic_shapes_compile_once():
     def f(x, w):
         return torch.softmax(x @ w, -1) * x.sum(-1, keepdim=True)
