@@ -281,11 +281,16 @@ class UserProgram {
     // Kernel argument info is how a launch knows the declared types.
     const std::string opts = options + " -cl-kernel-arg-info";
     const uint64_t variant = programVariant(std::to_string(index) + '\0' + opts + '\0' + full);
-    OCL_TRY
-    program_ = programs(device_).get({&kUserFamily, variant}, [&] {
-      return rt::ProgramSource{name, full, opts};
-    });
-    OCL_CATCH
+    {
+      // Builds take long and touch no Python objects: other threads (Inductor compiling the
+      // kernels of one graph in parallel) run meanwhile.
+      py::gil_scoped_release no_gil;
+      OCL_TRY
+      program_ = programs(device_).get({&kUserFamily, variant}, [&] {
+        return rt::ProgramSource{name, full, opts};
+      });
+      OCL_CATCH
+    }
     size_t size = 0;
     OCL_CHECK(clGetProgramInfo(program_, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &size));
     std::string names(size, '\0');

@@ -980,7 +980,8 @@ class OclScheduling(SIMDScheduling):
         wrapper.src_to_kernel[src_code] = kernel_name
         src = src_code.replace("KERNEL_NAME", kernel_name)
         origins, detailed = get_kernel_metadata(node_schedule, wrapper)
-        body = f"async_compile_ocl({src!r}, {kernel_name!r})"
+        index = V.graph.get_current_device_or_throw().index or 0
+        body = f"async_compile_ocl({src!r}, {kernel_name!r}, {index})"
         wrapper.define_kernel(kernel_name, body, f"{origins}\n{detailed}", gpu=False)
         return kernel_name
 
