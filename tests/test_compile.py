@@ -333,6 +333,29 @@ def test_compile_kernel_binds_views_by_offset():
     assert torch_ocl.compile_kernel(SCALE).scale.name == "scale"  # the cached program
 
 
+def test_compile_kernel_local_memory_by_size():
+    lib = torch_ocl.compile_kernel("""
+    __kernel void rowsum(__global const float* x, ulong x_off, __global float* out, ulong out_off,
+                         __local float* scratch, int n) {
+      x = (__global const float*)((__global const char*)x + x_off);
+      out = (__global float*)((__global char*)out + out_off);
+      const int l = get_local_id(0), g = get_group_id(0), w = get_local_size(0);
+      float acc = 0;
+      for (int i = l; i < n; i += w) acc += x[g * n + i];
+      scratch[l] = acc;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      for (int s = w / 2; s > 0; s >>= 1) {
+        if (l < s) scratch[l] += scratch[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+      }
+      if (l == 0) out[g] = scratch[0];
+    }""")
+    x = torch.randn(5, 100)
+    out = torch.empty(5, device="ocl")
+    lib.rowsum(x.to("ocl"), out, 64 * 4, 100, global_size=(5 * 64,), local_size=(64,))
+    torch.testing.assert_close(out.cpu(), x.sum(1), atol=1e-5, rtol=1e-5)
+
+
 def test_compile_kernel_errors_are_clear():
     with pytest.raises(RuntimeError, match=r"kernel\.cl:3:.*undeclared identifier 'y'"):
         torch_ocl.compile_kernel("__kernel void bad(__global float* x, ulong o) {\n\n  x[0] = y;\n}")
