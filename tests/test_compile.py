@@ -66,7 +66,9 @@ def test_backend_by_name():
     assert_close(out, x.sin() + 1)
 
 
-def test_every_reduction_kind():
+@pytest.mark.parametrize("form", ["row_per_work_item", "work_group_tree"])
+def test_every_reduction_kind(form):
+    from torch_ocl._inductor import config
     def f(x):
         return (
             x.sum(-1),
@@ -87,7 +89,7 @@ def test_every_reduction_kind():
 
     x = torch.randn(7, 300)  # rows longer than a work group: the loop takes two trips
     x[2, 17] = float("nan")  # max/argmax propagate NaN as eager does
-    with torch_ocl.strict():
+    with torch_ocl.strict(), config.patch(cpu_row_per_work_item=form == "row_per_work_item"):
         got = torch.compile(f)(x.to("ocl"))
     for g, e in zip(got, f(x)):
         if e.dtype.is_floating_point:

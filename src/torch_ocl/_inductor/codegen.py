@@ -73,6 +73,11 @@ def _info(dtype: torch.dtype) -> dict:
 
 
 @functools.cache
+def _device_is_cpu(index: int) -> bool:
+    return _C.get_device_properties(index)["type"] == "CPU"
+
+
+@functools.cache
 def _device_has_fp64() -> bool:
     return bool(_C.get_device_properties(0)["fp64"])
 
@@ -543,6 +548,7 @@ class OclCSE(CSE):
 
 
 _POINTWISE_LOCAL = 256
+_ROW_LOCAL = 64  # rows per work group when each work item reduces a row (CPU drivers)
 _MAX_RBLOCK = 256
 
 
@@ -568,10 +574,21 @@ class OclKernel(SIMDKernel):
         self.reduction_stores = IndentedBuffer()  # stores of reduction results
         self.outside_loop_vars: OrderedSet[Any] = OrderedSet()
         self.reducing = self.numels.get("r0_", sympy.S.One) != 1
+        self.serial_results: dict[str, str] = {}
         self.rblock = self._rblock()
 
     def _rblock(self) -> int:
         if not self.inside_reduction:
+            return 1
+        from . import config
+
+        if config.cpu_row_per_work_item and _device_is_cpu(
+            V.graph.get_current_device_or_throw().index or 0
+        ):
+            # CPU drivers run a work group on one thread: a tree there buys nothing but barriers
+            # (PoCL, small MiniLM's add+layer_norm kernel: 9.0 ms per step as trees, 4.9 ms
+            # this way). One work item per row, rows side by side in a work group, as the eager
+            # generator does on CPU drivers.
             return 1
         rnumel = self.numels.get("r0_", sympy.S.One)
         if isinstance(rnumel, (int, sympy.Integer)):
@@ -671,13 +688,22 @@ class OclKernel(SIMDKernel):
 
     def _local(self, ctype: str) -> str:
         name = f"lbuf{next(self.acc_ids)}"
-        self.local_decls.writeline(f"__local {ctype} {name}[{self.rblock}];")
+        if self.rblock > 1:
+            self.local_decls.writeline(f"__local {ctype} {name}[{self.rblock}];")
         return name
+
+    def _barrier(self) -> None:
+        if self.rblock > 1:
+            self.post_loop.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
 
     def _tree(self, bufs: list[tuple[str, str]], combine: str) -> None:
         """Combines RBLOCK partials held in `bufs` ((local array, private value) pairs) into
         element 0 of each array. `combine` is a statement over A<k> (lvalues at i) and B<k>
-        (values at i + s)."""
+        (values at i + s). With one work item per row the private values are the results."""
+        if self.rblock == 1:
+            for buf, val in bufs:
+                self.serial_results[f"{buf}[0]"] = val
+            return
         w = self.post_loop
         for buf, val in bufs:
             w.writeline(f"{buf}[r0_lid] = {val};")
@@ -695,6 +721,7 @@ class OclKernel(SIMDKernel):
         w.writeline("}")
 
     def _result(self, expr: str, dtype: torch.dtype) -> CSEVariable:
+        expr = self.serial_results.get(expr, expr)
         var = self.cse.newvar(dtype=dtype)
         self.post_loop.writeline(f"const {var_type(dtype)} {var} = {expr};")
         self.outside_loop_vars.add(var)
@@ -759,7 +786,7 @@ class OclKernel(SIMDKernel):
             buf = self._local(ct)
             self._tree([(buf, acc)], f"A0 = {upd.format(a='A0', b='B0')};")
             res = self._result(f"{buf}[0]", dtype if reduction_type == "any" else rdtype)
-            self.post_loop.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+            self._barrier()
             return res
         if reduction_type in ("argmax", "argmin"):
             ct = var_type(acc_dtype)
@@ -793,7 +820,7 @@ class OclKernel(SIMDKernel):
                 f"if ({take.format(bv='B0', bi='B1', av='A0', ai='A1')}) {{ A0 = B0; A1 = B1; }}",
             )
             res = self._result(f"{ib}[0]", dtype)
-            self.post_loop.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+            self._barrier()
             return res
         if reduction_type in ("welford_reduce", "welford_combine"):
             ct = "float" if acc_dtype != torch.float64 else var_type(torch.float64)
@@ -819,7 +846,7 @@ class OclKernel(SIMDKernel):
                 self._result(f"{buf}[0]", torch.float32 if ct == "float" else torch.float64)
                 for buf, _ in bufs
             )
-            self.post_loop.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+            self._barrier()
             return out
         raise NotImplementedError(
             f"torch-ocl's compiled path does not support the {reduction_type!r} reduction yet"
@@ -911,9 +938,13 @@ class OclKernel(SIMDKernel):
             code.splice(self.local_decls)
             for line in ptr_fix:
                 code.writeline(line)
-            if self._rtree is not None and self.inside_reduction:
+            if self._rtree is not None and self.inside_reduction and self.rblock > 1:
                 code.writeline("const long xindex = get_group_id(0);")
                 code.writeline("const int r0_lid = (int)get_local_id(0);")
+            elif self._rtree is not None and self.inside_reduction:
+                code.writeline("const long xindex = get_global_id(0);")
+                code.writeline("if (xindex >= xnumel) return;")
+                code.writeline("const int r0_lid = 0;")
             else:
                 code.writeline("const long xindex = get_global_id(0);")
                 code.writeline("if (xindex >= xnumel) return;")
@@ -938,11 +969,11 @@ class OclKernel(SIMDKernel):
             args.append(numels[numel_name])
             types.append(int)
         x = numels["xnumel"]
-        if self._rtree is not None and self.inside_reduction:
+        if self._rtree is not None and self.inside_reduction and self.rblock > 1:
             args.append(f"global_size=(({x}) * {self.rblock},)")
             args.append(f"local_size=({self.rblock},)")
         else:
-            loc = _POINTWISE_LOCAL
+            loc = _ROW_LOCAL if self._rtree is not None else _POINTWISE_LOCAL
             args.append(f"global_size=((({x}) + {loc - 1}) // {loc} * {loc},)")
             args.append(f"local_size=({loc},)")
         types += [list, list]

@@ -10,6 +10,9 @@ device_name: str = ""
 driver_version: str = ""
 platform: str = ""
 torch_ocl_version: str = ""
+# Reductions on CPU drivers: one work item per row (True) or, as on GPUs, a work group per row
+# with a __local tree (False; the tests run both forms on PoCL).
+cpu_row_per_work_item: bool = True
 # Hash of the code generator and the prelude: a changed generator never reuses a cached graph.
 codegen_hash: str = ""
 
