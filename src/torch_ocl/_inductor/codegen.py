@@ -969,13 +969,15 @@ class OclKernel(SIMDKernel):
             args.append(numels[numel_name])
             types.append(int)
         x = numels["xnumel"]
+        static = x.isdigit()  # static sizes: the launch geometry is a constant in the wrapper
         if self._rtree is not None and self.inside_reduction and self.rblock > 1:
-            args.append(f"global_size=(({x}) * {self.rblock},)")
-            args.append(f"local_size=({self.rblock},)")
+            loc = self.rblock
+            glob = str(int(x) * loc) if static else f"({x}) * {loc}"
         else:
             loc = _ROW_LOCAL if self._rtree is not None else _POINTWISE_LOCAL
-            args.append(f"global_size=((({x}) + {loc - 1}) // {loc} * {loc},)")
-            args.append(f"local_size=({loc},)")
+            glob = str((int(x) + loc - 1) // loc * loc) if static else f"(({x}) + {loc - 1}) // {loc} * {loc}"
+        args.append(f"global_size=({glob},)")
+        args.append(f"local_size=({loc},)")
         types += [list, list]
         wrapper.generate_kernel_call(
             name, args, device=V.graph.get_current_device_or_throw(), triton=False, arg_types=types
