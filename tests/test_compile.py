@@ -98,6 +98,16 @@ def test_every_reduction_kind(form):
             assert torch.equal(g.cpu(), e)
 
 
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8])
+def test_small_integer_reductions(dtype):
+    def f(x):
+        return x.argmax(-1), x.argmin(0), x.amax(-1), x.amin(0), x.sum(-1)
+
+    x = torch.randint(-100, 100, (6, 9)).to(dtype)
+    for g, e in zip(compiled_on_ocl(f, x), f(x)):
+        assert g.dtype == e.dtype and torch.equal(g.cpu(), e)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64, torch.int32])
 def test_dtypes(dtype):
     if dtype == torch.float64 and not torch.ocl.get_device_properties(0).fp64:
@@ -105,7 +115,7 @@ def test_dtypes(dtype):
     if dtype.is_floating_point:
 
         def f(a, b):
-            return (torch.nn.functional.gelu(a) * b.t()).sum(0), a.sigmoid() + 1
+            return (torch.nn.functional.gelu(a) * b.t()).sum(0), a.sigmoid() + 1, a.var(1)
 
     else:
 

@@ -288,6 +288,8 @@ class OclOverrides(OpOverrides):
             V.kernel.cse.name_prefix += "_scoped"
             rc = body()
         dtype = rc.dtype
+        if dtype is None:
+            raise NotImplementedError("torch-ocl's compiled path needs the dtype of a masked value")
         other_str = value_to_cl(other, dtype)
         cache_key = f"{mask}:{scoped_body.getvalue()}:{other_str}"
         var = V.kernel.cse.try_get(cache_key)
@@ -792,13 +794,18 @@ class OclKernel(SIMDKernel):
             ct = var_type(acc_dtype)
             cmp = ">" if reduction_type == "argmax" else "<"
             is_float = acc_dtype.is_floating_point
-            init = (
-                ("-INFINITY" if cmp == ">" else "INFINITY")
-                if is_float
-                else ({">": "LONG_MIN", "<": "LONG_MAX"}[cmp] if ct == "long" else
-                      {">": "INT_MIN", "<": "INT_MAX"}[cmp] if ct in ("int", "short", "char") else
-                      {">": "0", "<": "UCHAR_MAX"}[cmp])
-            )
+            limits = {
+                "long": ("LONG_MIN", "LONG_MAX"),
+                "int": ("INT_MIN", "INT_MAX"),
+                "short": ("SHRT_MIN", "SHRT_MAX"),
+                "char": ("CHAR_MIN", "CHAR_MAX"),
+                "uchar": ("0", "UCHAR_MAX"),
+                "bool": ("0", "1"),
+            }
+            if is_float:
+                init = "-INFINITY" if cmp == ">" else "INFINITY"
+            else:
+                init = limits[ct][0 if cmp == ">" else 1]
             # take (bv, bi) over (av, ai): NaN first, then the better value, ties to the lower index
             if is_float:
                 take = (
@@ -826,7 +833,9 @@ class OclKernel(SIMDKernel):
             ct = "float" if acc_dtype != torch.float64 else var_type(torch.float64)
             m, m2, wt = self._acc(ct, "0"), self._acc(ct, "0"), self._acc(ct, "0")
             if reduction_type == "welford_reduce":
-                v = self.cse.generate(w, f"({ct})({value})", dtype=torch.float32)
+                v = self.cse.generate(
+                    w, f"({ct})({value})", dtype=torch.float64 if ct == "double" else torch.float32
+                )
                 w.writelines(
                     [
                         "{",
