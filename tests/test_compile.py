@@ -239,6 +239,23 @@ def test_dynamic_shapes_compile_once():
     assert counter.frame_count == 1
 
 
+@pytest.mark.parametrize("form", ["row_per_work_item", "work_group_tree"])
+def test_dynamic_reductions_compile_once(form):
+    from torch_ocl._inductor import config
+
+    def f(x):
+        return torch.softmax(x, -1), x.sum(0), x.argmax(-1), *torch.var_mean(x, 0)
+
+    counter = CompileCounterWithBackend("inductor")
+    with torch_ocl.strict(), config.patch(cpu_row_per_work_item=form == "row_per_work_item"):
+        cf = torch.compile(f, dynamic=True, backend=counter)
+        for n, m in ((3, 700), (5, 9), (300, 17)):
+            x = torch.randn(n, m)
+            for g, e in zip(cf(x.to("ocl")), f(x)):
+                torch.testing.assert_close(g.cpu(), e, atol=2e-5, rtol=1e-4)
+    assert counter.frame_count == 1
+
+
 def test_mark_dynamic_sequence_length():
     def f(x):
         return torch.nn.functional.layer_norm(x, (8,)).relu().sum(1)
