@@ -323,9 +323,9 @@ def test_unsupported_op_fails_clearly_in_strict_mode():
 
 
 def test_float64_buffer_without_fp64_is_a_clear_error(monkeypatch):
-    from torch_ocl._inductor import codegen
+    from torch_ocl._inductor import opencl
 
-    monkeypatch.setattr(codegen, "_device_has_fp64", lambda: False)
+    monkeypatch.setattr(opencl, "_device_has_fp64", lambda: False)
     with torch._inductor.config.patch(fx_graph_cache=False):
         with pytest.raises(Exception, match="lacks cl_khr_fp64"):
             torch.compile(lambda x: x * 2 + 1)(torch.ones(4, dtype=torch.float64, device="ocl"))

@@ -40,7 +40,7 @@ def _codegen_hash() -> str:
 
     h = hashlib.sha256(_C._prelude_source().encode())
     here = pathlib.Path(__file__).parent
-    for name in ("codegen.py", "runtime.py", "device_op_overrides.py"):
+    for name in ("codegen.py", "opencl.py", "runtime.py", "device_op_overrides.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()
 
