@@ -60,6 +60,14 @@ def test_pointwise_chain_with_broadcasts_and_views_is_one_kernel():
     assert launches == 1, f"the fused chain took {launches} kernel launches"
 
 
+def test_transposed_copies_stay_one_dimensional():
+    # Inductor tiles transposes in 2-d for Triton; the ocl kernels index one flat range.
+    x = torch.randn(40, 70)
+    out = compiled_on_ocl(lambda x: x.t().contiguous() + 1, x)
+    assert_close(out, x.t().contiguous() + 1)
+    assert out.is_contiguous()
+
+
 def test_backend_by_name():
     x = torch.randn(33)
     out = compiled_on_ocl(lambda x: x.sin() + 1, x, backend="ocl")
@@ -320,6 +328,11 @@ def test_unsupported_op_fails_clearly_in_strict_mode():
 
     with pytest.raises(Exception, match="strict mode"):
         compiled_on_ocl(f, torch.randn(4, 6))
+
+
+def test_op_without_opencl_c_fails_with_its_name():
+    with pytest.raises(Exception, match="no OpenCL C for ops.erfinv"):
+        compiled_on_ocl(lambda x: torch.erfinv(x.clamp(-0.9, 0.9)), torch.randn(8))
 
 
 def test_float64_buffer_without_fp64_is_a_clear_error(monkeypatch):

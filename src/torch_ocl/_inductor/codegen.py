@@ -532,9 +532,16 @@ class OclScheduling(SIMDScheduling):
         # devices. A full reduction then runs in one work group.
         return OrderedSet([BackendFeature.REDUCE_TO_SINGLE_ELEMENT])
 
+    # Kernels index one flat x range (and one reduction range): no 2-d tiles.
     @classmethod
     def select_tiling(cls, node_schedule, numel, reduction_numel=sympy.S.One, coalesce_analysis=None):
         return cls.create_tiling([numel], [reduction_numel])
+
+    @classmethod
+    def get_tiling_and_scores(
+        cls, node_schedule, numel, reduction_numel=sympy.S.One, coalesce_analysis=None
+    ):
+        return cls.create_tiling([numel], [reduction_numel]), None
 
     def define_kernel(self, src_code: str, node_schedule, kernel: OclKernel) -> str:
         wrapper = V.graph.wrapper_code

@@ -459,6 +459,32 @@ class OclOverrides(OpOverrides):
     libdevice_abs = staticmethod(lambda x: OclOverrides.abs(x))
 
 
+def _install_unimplemented() -> None:
+    """Ops without OpenCL C here (special functions such as erfinv, digamma, bessel) fail the
+    compile with their name instead of a bare NotImplementedError."""
+    from torch._inductor.codegen.common import pointwise_overrides_data
+
+    def unimplemented(name: str):
+        def fn(*args, **kwargs):
+            raise NotImplementedError(
+                f"torch-ocl's compiled path has no OpenCL C for ops.{name} yet; run this part "
+                "eagerly (torch.compiler.disable) until it does"
+            )
+
+        fn.is_unimplemented = True  # what Inductor's own OpOverrides._unimplemented sets
+        return staticmethod(fn)
+
+    from torch._inductor.ops_handler import OpsHandler
+
+    names = set(pointwise_overrides_data) | {n for n in dir(OpsHandler) if not n.startswith("_")}
+    for name in sorted(names):
+        if OclOverrides._is_unimplemented(name):
+            setattr(OclOverrides, name, unimplemented(name))
+
+
+_install_unimplemented()
+
+
 # Helpers the generated code needs beyond the prelude: Python-style integer division and
 # remainder, normal and integer random numbers from the prelude's Philox.
 _KERNEL_HELPERS = r"""
