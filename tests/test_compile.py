@@ -330,9 +330,19 @@ def test_unsupported_op_fails_clearly_in_strict_mode():
         compiled_on_ocl(f, torch.randn(4, 6))
 
 
-def test_op_without_opencl_c_fails_with_its_name():
-    with pytest.raises(Exception, match="no OpenCL C for ops.erfinv"):
-        compiled_on_ocl(lambda x: torch.erfinv(x.clamp(-0.9, 0.9)), torch.randn(8))
+def test_op_without_opencl_c_runs_the_eager_kernel():
+    def f(x):
+        return torch.erfinv(x.clamp(-0.9, 0.9)) * 2 + 1
+
+    x = torch.randn(64)
+    assert_close(compiled_on_ocl(f, x), f(x), atol=1e-5, rtol=1e-5)
+    # i0 has no eager ocl kernel either: strict mode refuses the CPU fallback.
+    with pytest.raises(Exception, match="aten::i0.* strict mode|strict mode.*i0"):
+        compiled_on_ocl(lambda x: torch.special.i0(x) + 1, x)
+    from torch_ocl._inductor.opencl import OclOverrides
+
+    with pytest.raises(NotImplementedError, match="no OpenCL C for ops.erfinv"):
+        OclOverrides.erfinv("tmp0")
 
 
 def test_float64_buffer_without_fp64_is_a_clear_error(monkeypatch):

@@ -68,6 +68,46 @@ def register_inductor() -> None:
         "ocl", OclScheduling, OclWrapperCodegen, device_custom_config=config
     )
     register_device_op_overrides("ocl", OclDeviceOpOverrides())
+    _fall_back_where_no_opencl_c()
+
+
+def _fall_back_where_no_opencl_c() -> None:
+    """ATen ops whose Inductor lowering needs an op the OpenCL C table lacks (erfinv, digamma,
+    Bessel functions...) become calls of the eager kernel on ocl inputs, as Inductor does for
+    ops it cannot lower; other devices keep Inductor's lowering."""
+    import torch
+    from torch._inductor import ir
+    from torch._inductor.lowering import fallback_handler, lowerings
+
+    from .opencl import OclOverrides
+
+    missing = {
+        name
+        for name, fn in vars(OclOverrides).items()
+        if getattr(getattr(fn, "__func__", fn), "is_unimplemented", False)
+    }
+
+    def on_ocl(args, kwargs) -> bool:
+        for a in torch.utils._pytree.tree_leaves((args, kwargs)):
+            if isinstance(a, ir.IRNode):
+                d = a.get_device()
+                if d is not None and d.type == "ocl":
+                    return True
+        return False
+
+    for op in list(lowerings):
+        if not isinstance(op, torch._ops.OpOverload):
+            continue
+        base = op._schema.name.split("::")[-1].removeprefix("special_")
+        if base not in missing or getattr(lowerings[op], "_ocl_wrapped", False):
+            continue
+        original, eager = lowerings[op], fallback_handler(op, add_to_fallback_set=False)
+
+        def lowering(*args, _original=original, _eager=eager, **kwargs):
+            return (_eager if on_ocl(args, kwargs) else _original)(*args, **kwargs)
+
+        lowering._ocl_wrapped = True
+        lowerings[op] = lowering
 
 
 def scheduling_class():
