@@ -264,6 +264,34 @@ def test_dynamic_reductions_compile_once(form):
     assert counter.frame_count == 1
 
 
+def test_gpt_dynamic_sequence_lengths_no_recompile():
+    import os
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from examples.gpt import GPT, GPTConfig
+
+    cfg = GPTConfig(vocab=64, block=16, layers=2, heads=2, embd=32, dropout=0.0)
+    cpu = GPT(cfg)
+    dev = GPT(cfg)
+    dev.load_state_dict(cpu.state_dict())
+    dev.to("ocl")
+    counter = CompileCounterWithBackend("inductor")
+    f = torch.compile(dev, dynamic=True, backend=counter)
+    frames = []
+    with torch_ocl.strict():
+        for t in (5, 7, 9, 12, 16):
+            x, y = torch.randint(0, 64, (2, t)), torch.randint(0, 64, (2, t))
+            got = f(x.to("ocl"), y.to("ocl"))
+            got.backward()
+            want = cpu(x, y)
+            want.backward()
+            torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=2e-5, rtol=2e-5)
+            frames.append(counter.frame_count)
+    assert frames[0] >= 1 and frames[-1] == frames[0], frames  # traced once, no recompiles
+    for a, b in zip(dev.parameters(), cpu.parameters()):
+        torch.testing.assert_close(a.grad.cpu(), b.grad, atol=2e-5, rtol=2e-4)
+
+
 def test_mark_dynamic_sequence_length():
     def f(x):
         return torch.nn.functional.layer_norm(x, (8,)).relu().sum(1)

@@ -45,6 +45,13 @@ int64_t chooseBackend(const at::Tensor& q, const at::Tensor& k, const at::Tensor
   const auto& ctx = at::globalContext();
   if (!ctx.userEnabledOverrideableSDP()) return math;
   if (q.is_nested() || k.is_nested() || v.is_nested()) return math;
+  // Symbolic sizes (torch.compile with dynamic shapes traces this choice on fake tensors): the
+  // math path, which Inductor lowers to matmuls and a fused softmax. The checks below need sizes.
+  for (const at::Tensor* t : {&q, &k, &v})
+    if (t->unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return math;
+  if (mask.has_value() && mask->defined() &&
+      mask->unsafeGetTensorImpl()->has_symbolic_sizes_strides())
+    return math;
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return math;
   if (!coveredDtype(q.scalar_type()) || k.scalar_type() != q.scalar_type() ||
       v.scalar_type() != q.scalar_type())
