@@ -475,8 +475,7 @@ def _scale_op():
             out=lambda x, a: torch.empty(x.shape, dtype=x.dtype, device=x.device),
             grid=lambda x, a: (x.numel(),),
             args=lambda x, a, out: (x.contiguous(), a, out, x.numel()),
-            schema="(Tensor x, float a) -> Tensor",
-        )
+        )  # the schema (Tensor x, float a) comes from the kernel's parameters x and a
 
         def setup(ctx, inputs, output):
             ctx.a = inputs[1]
@@ -484,6 +483,28 @@ def _scale_op():
         op.register_autograd(lambda ctx, g: (op(g, ctx.a), None), setup_context=setup)
         _scale_op.op = op
     return _scale_op.op
+
+
+def test_kernel_op_schema_sources():
+    common = dict(
+        kernel="scale",
+        grid=lambda x, a: (x.numel(),),
+        args=lambda x, a, out: (x, a, out, x.numel()),
+    )
+    op = torch_ocl.kernel_op(
+        "ocl_test::scale_schema", SCALE, out=lambda x, a: torch.empty_like(x),
+        schema="(Tensor x, float a) -> Tensor", **common,
+    )
+    x = torch.randn(6)
+    assert torch.equal(op(x.to("ocl"), 0.5).cpu(), x * 0.5)
+
+    def out(x: torch.Tensor, a: float) -> torch.Tensor:
+        return torch.empty_like(x)
+
+    op2 = torch_ocl.kernel_op("ocl_test::scale_annotated", SCALE, out=out, **common)
+    assert str(op2._opoverload._schema).endswith("(Tensor x, float a) -> Tensor")
+    with pytest.raises(TypeError, match="'alpha' of `out` is not a parameter"):
+        torch_ocl.kernel_op("ocl_test::bad", SCALE, out=lambda x, alpha: x, **common)
 
 
 def test_kernel_op_autograd_opcheck_and_compile():

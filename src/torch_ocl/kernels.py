@@ -89,7 +89,9 @@ def kernel_op(
     driver picks). The kernel is called as ``kernel(*args(*inputs, out=result))`` where the default
     ``args`` passes the inputs followed by the output. Returns the op (a
     ``torch.library.CustomOpDef``): ``op.register_autograd(...)`` works, the op passes
-    ``torch.library.opcheck`` and stays one node under ``torch.compile``.
+    ``torch.library.opcheck`` and stays one node under ``torch.compile``. The schema comes from
+    ``schema``, else from ``out``'s annotations, else from the kernel's parameters named like
+    ``out``'s (tensors for ``__global`` pointers, float/int for scalars).
     """
     import inspect
 
@@ -110,17 +112,29 @@ def kernel_op(
         )
         return result
 
-    # custom_op infers the schema from annotations; lambdas have none, so they need `schema`.
+    # custom_op infers the schema from annotations. Lambdas have none: then the types come from
+    # the kernel's parameters of the same names (a __global pointer is a Tensor).
     params = list(sig.parameters)
     if schema is None:
-        annotations = getattr(out, "__annotations__", {})
+        annotations = dict(getattr(out, "__annotations__", {}))
         missing = [p for p in params if p not in annotations]
         if missing:
-            raise TypeError(
-                f"torch_ocl.kernel_op({name!r}): give schema= (e.g. '(Tensor x, float a) -> "
-                f"Tensor') or annotate the parameters of `out`; unannotated: {missing}"
-            )
-        run.__signature__ = sig.replace(return_annotation=torch.Tensor)
+            declared = dict(compile_kernel(source, options).__getattr__(kernel).params)
+            for p in missing:
+                kind = declared.get(p)
+                if kind is None or kind == "local":
+                    raise TypeError(
+                        f"torch_ocl.kernel_op({name!r}): parameter {p!r} of `out` is not a "
+                        f"parameter of kernel {kernel!r}; give schema= (e.g. '(Tensor x, "
+                        "float a) -> Tensor') or annotate `out`"
+                    )
+                annotations[p] = (
+                    torch.Tensor if kind == "tensor" else float if kind in ("float", "double") else int
+                )
+        run.__signature__ = sig.replace(
+            parameters=[q.replace(annotation=annotations[q.name]) for q in sig.parameters.values()],
+            return_annotation=torch.Tensor,
+        )
         run.__annotations__ = {**{p: annotations[p] for p in params}, "return": torch.Tensor}
     else:
         run.__signature__ = sig
