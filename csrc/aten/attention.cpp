@@ -17,6 +17,8 @@
 #include "aten/typed_program.h"
 #include "integration/generator.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <mutex>
 
@@ -43,6 +45,13 @@ int64_t chooseBackend(const at::Tensor& q, const at::Tensor& k, const at::Tensor
   const auto& ctx = at::globalContext();
   if (!ctx.userEnabledOverrideableSDP()) return math;
   if (q.is_nested() || k.is_nested() || v.is_nested()) return math;
+  // Symbolic sizes (torch.compile with dynamic shapes traces this choice on fake tensors): the
+  // math path, which Inductor lowers to matmuls and a fused softmax. The checks below need sizes.
+  for (const at::Tensor* t : {&q, &k, &v})
+    if (t->unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return math;
+  if (mask.has_value() && mask->defined() &&
+      mask->unsafeGetTensorImpl()->has_symbolic_sizes_strides())
+    return math;
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return math;
   if (!coveredDtype(q.scalar_type()) || k.scalar_type() != q.scalar_type() ||
       v.scalar_type() != q.scalar_type())
@@ -153,6 +162,25 @@ c10::ScalarType accType(c10::ScalarType t) {
   return t == at::kDouble ? at::kDouble : at::kFloat;
 }
 
+// t's values in the dimension order of ref (the order of its strides), as PyTorch's meta
+// functions lay out these outputs (alloc_with_matching_layout, empty_like): torch.compile plans
+// the graph around those strides and asserts them.
+at::Tensor inLayoutOf(const at::Tensor& ref, const at::Tensor& t) {
+  if (ref.dim() != 4 || t.dim() != 4) return t;
+  std::array<int64_t, 4> order{0, 1, 2, 3};
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return ref.stride(a) > ref.stride(b); });
+  if (order == std::array<int64_t, 4>{0, 1, 2, 3}) return t;
+  std::vector<int64_t> permuted(4), inverse(4);
+  for (int64_t i = 0; i < 4; ++i) {
+    permuted[i] = t.size(order[i]);
+    inverse[order[i]] = i;
+  }
+  at::Tensor res = at::empty(permuted, t.options()).permute(inverse);
+  res.copy_(t);
+  return res;
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
            at::Tensor, at::Tensor>
 sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
@@ -188,8 +216,8 @@ sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& va
   at::Tensor seed = at::scalar_tensor(static_cast<int64_t>(c.seed), cpu_long);
   at::Tensor offset = at::scalar_tensor(static_cast<int64_t>(c.offset), cpu_long);
   at::Tensor none = at::empty({0}, query.options());
-  return {out,  lse,    at::Tensor(), at::Tensor(), c10::SymInt(c.g.L), c10::SymInt(c.g.S),
-          seed, offset, none};
+  return {inLayoutOf(query, out), lse,  at::Tensor(), at::Tensor(), c10::SymInt(c.g.L),
+          c10::SymInt(c.g.S),     seed, offset,       none};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
@@ -258,8 +286,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
   OCL_CATCH
   at::Tensor dbias;
   if (want_ds) dbias = ds.sum_to_size(attn_bias.sizes()).to(attn_bias.scalar_type());
-  return {grad_input_mask[0] ? dq : at::Tensor(), grad_input_mask[1] ? dk : at::Tensor(),
-          grad_input_mask[2] ? dv : at::Tensor(), dbias};
+  return {grad_input_mask[0] ? inLayoutOf(query, dq) : at::Tensor(),
+          grad_input_mask[1] ? inLayoutOf(key, dk) : at::Tensor(),
+          grad_input_mask[2] ? inLayoutOf(value, dv) : at::Tensor(), dbias};
 }
 
 }  // namespace

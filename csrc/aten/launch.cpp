@@ -25,7 +25,13 @@ void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t 
 void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2],
               const size_t (&local)[2]) {
   if (global[0] == 0 || global[1] == 0) return;
-  OCL_CHECK(clEnqueueNDRangeKernel(queue, kernel, 2, nullptr, global, local, 0, nullptr, nullptr));
+  launchKernel(queue, kernel, 2, global, local);
+}
+
+void launchKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
+                  const size_t* local) {
+  OCL_CHECK(
+      clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, 0, nullptr, nullptr));
   g_launches.fetch_add(1, std::memory_order_relaxed);
   afterLaunch(queue);
 }

@@ -57,8 +57,11 @@ void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t 
 // Enqueues a 2-D kernel (each global size a multiple of its local size).
 void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2],
               const size_t (&local)[2]);
-// Kernels enqueued through launch1D/launchND/launch2D since the process started (all devices,
-// threads).
+// Enqueues an N-D kernel (dims 1..3; local may be null: the driver picks) on queue.
+void launchKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
+                  const size_t* local);
+// Kernels enqueued through launch1D/launchND/launch2D/launchKernel since the process started (all
+// devices, threads).
 int64_t kernelLaunchCount();
 
 // Debug mode (debug_mode.cpp): launches wait for their queue and check the device-side records,

@@ -14,8 +14,9 @@ namespace py = pybind11;
 
 namespace torch_ocl {
 
-void registerHooks();               // hooks.cpp
-void bindRawBench(py::module_& m);  // raw_bench.cpp
+void registerHooks();                  // hooks.cpp
+void bindRawBench(py::module_& m);     // raw_bench.cpp
+void bindUserKernels(py::module_& m);  // user_kernels.cpp
 
 namespace {
 
@@ -182,4 +183,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("install_hint", [] { return std::string(rt::kInstallHint); });
   m.def("_kernel_launch_count", &aten::kernelLaunchCount);
   bindRawBench(m);
+  bindUserKernels(m);
 }

@@ -36,8 +36,46 @@ def _register() -> None:
 
 _register()
 
+
+def _install_compile_hook() -> None:
+    """Registers the torch.compile side (Dynamo device interface, ``backend="ocl"``) when
+    ``torch._dynamo`` is first imported, so that ``import torch`` stays fast."""
+    import importlib.util
+    import sys
+
+    if "torch._dynamo" in sys.modules:
+        from ._inductor import register_dynamo
+
+        register_dynamo()
+        return
+
+    class _DynamoHook:
+        def find_spec(self, name, path=None, target=None):
+            if name != "torch._dynamo":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.loader is None:
+                return spec
+            exec_module = spec.loader.exec_module
+
+            def exec_then_register(module):
+                exec_module(module)
+                from ._inductor import register_dynamo
+
+                register_dynamo()
+
+            spec.loader.exec_module = exec_then_register
+            return spec
+
+    sys.meta_path.insert(0, _DynamoHook())
+
+
+_install_compile_hook()
+
 from ._debug import debug_mode  # noqa: E402
 from ._fallback import fallback_report, reset_fallback_report, strict  # noqa: E402
+from .kernels import compile_kernel, kernel_op  # noqa: E402
 from .device import (  # noqa: E402
     device_count,
     get_device_name,
@@ -47,12 +85,14 @@ from .device import (  # noqa: E402
 
 
 __all__ = [
+    "compile_kernel",
     "debug_mode",
     "device_count",
     "fallback_report",
     "get_device_name",
     "get_device_properties",
     "is_available",
+    "kernel_op",
     "reset_fallback_report",
     "strict",
 ]

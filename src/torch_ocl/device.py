@@ -331,3 +331,18 @@ class _DefaultGenerators:
 
 
 default_generators = _DefaultGenerators()
+
+
+# Inductor finds a PrivateUse1 backend's code generators on its device module; handing them out
+# lazily keeps `import torch` from loading Inductor (torch_ocl/_inductor registers everything,
+# including the FX-cache config, on first use). No C++ wrapper: cpp_wrapper is not supported.
+def __getattr__(name: str):
+    if name == "Scheduling":
+        from ._inductor import scheduling_class
+
+        return scheduling_class()
+    if name == "PythonWrapperCodegen":
+        from ._inductor import wrapper_class
+
+        return wrapper_class()
+    raise AttributeError(f"module 'torch.ocl' has no attribute {name!r}")

@@ -1,0 +1,133 @@
+"""torch.compile on ocl against eager ocl: step time and kernel launches per step of the example
+models, and cold vs warm compile time (a fresh process each, with an empty and then a warm
+Inductor cache). Medians of warm steps; the compile (first call) is reported apart.
+Prints JSON, then a short table.
+
+    .venv/bin/python benchmarks/compile.py [--models mlp,gpt] [--steps 10] [--small] [--no-cold]
+                                           [--cpu]   # also Inductor's C++ backend on CPU tensors
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+import torch_ocl
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def workload(name: str, small: bool, device: str = "ocl"):
+    mod = importlib.import_module(f"examples.{name}")
+    kw = {"small": small}
+    if "dropout" in mod.workload.__code__.co_varnames:
+        kw["dropout"] = 0.0  # dropout on: the same numbers, but eager and compiled draw differently
+    return mod.workload(device, **kw)
+
+
+def sync(device: str) -> None:
+    if device == "ocl":
+        torch.ocl.synchronize()
+
+
+def measure(name: str, compiled: bool, steps: int, small: bool, device: str = "ocl") -> dict:
+    torch._dynamo.reset()
+    w = workload(name, small, device)
+    if compiled:
+        # torch.compile of the model's forward (and so its backward); the optimizer stays eager.
+        # (nn.Module.compile() traced nothing in this PyTorch build.)
+        w.model.forward = torch.compile(w.model.forward)
+    step = w.step
+    t0 = time.perf_counter()
+    step()
+    sync(device)
+    first = time.perf_counter() - t0
+    step()  # a second warm-up: compiled steps may recompile once (e.g. optimizer state)
+    sync(device)
+    times, launches = [], []
+    for _ in range(steps):
+        n0 = torch_ocl._C._kernel_launch_count()
+        t0 = time.perf_counter()
+        step()
+        sync(device)
+        times.append(time.perf_counter() - t0)
+        launches.append(torch_ocl._C._kernel_launch_count() - n0)
+    return {
+        "first_step_s": first,
+        "step_ms": statistics.median(times) * 1e3,
+        "launches_per_step": statistics.median(launches),
+    }
+
+
+def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dict:
+    code = (
+        "import sys, time, torch, torch_ocl\n"
+        f"sys.argv = ['x']; sys.path.insert(0, {ROOT!r})\n"
+        "from benchmarks.compile import workload\n"
+        f"w = workload({name!r}, {small!r})\n"
+        "w.model.forward = torch.compile(w.model.forward)\n"
+        "t0 = time.perf_counter(); w.step(); torch.ocl.synchronize()\n"
+        "print('FIRST', time.perf_counter() - t0)\n"
+        "from torch._dynamo.utils import counters\n"
+        "print('HITS', counters['inductor']['fxgraph_cache_hit'])\n"
+    )
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache_dir}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    out = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("FIRST"):
+            out["seconds"] = float(line.split()[1])
+        if line.startswith("HITS"):
+            out["fxgraph_cache_hits"] = int(line.split()[1])
+    if "seconds" not in out:
+        raise RuntimeError(r.stderr[-2000:])
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="mlp,gpt")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--small", action="store_true")
+    ap.add_argument("--no-cold", action="store_true")
+    ap.add_argument("--cpu", action="store_true", help="also torch.compile on CPU tensors")
+    args = ap.parse_args()
+    results = {"device": torch.ocl.get_device_name(0), "small": args.small, "models": {}}
+    for name in args.models.split(","):
+        r = {"eager": measure(name, False, args.steps, args.small),
+             "compiled": measure(name, True, args.steps, args.small)}
+        if args.cpu:  # Inductor's C++ backend on CPU tensors, same cores
+            r["cpu_compiled"] = measure(name, True, args.steps, args.small, "cpu")
+        if not args.no_cold:
+            with tempfile.TemporaryDirectory() as d:
+                cold = compile_time_in_fresh_process(name, args.small, d)
+                warm = compile_time_in_fresh_process(name, args.small, d)
+                r["cold_compile_s"], r["warm_compile_s"] = cold["seconds"], warm["seconds"]
+                r["warm_fxgraph_cache_hits"] = warm.get("fxgraph_cache_hits", 0)
+        results["models"][name] = r
+    print(json.dumps(results, indent=2))
+    print(f"\n{results['device']} ({'small' if args.small else 'default'} models)")
+    print(f"{'model':<8}{'eager ms':>10}{'compiled ms':>13}{'speedup':>9}"
+          f"{'launches e/c':>15}{'cold s':>8}{'warm s':>8}{'cpu-compiled ms':>17}")
+    for name, r in results["models"].items():
+        e, c = r["eager"], r["compiled"]
+        print(f"{name:<8}{e['step_ms']:>10.2f}{c['step_ms']:>13.2f}"
+              f"{e['step_ms'] / c['step_ms']:>8.2f}x"
+              f"{e['launches_per_step']:>8.0f}/{c['launches_per_step']:<6.0f}"
+              f"{r.get('cold_compile_s', float('nan')):>8.1f}{r.get('warm_compile_s', float('nan')):>8.1f}"
+              f"{r.get('cpu_compiled', {}).get('step_ms', float('nan')):>17.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,581 @@
+"""OpenCL C code generation for Inductor, modelled on Inductor's Metal backend (codegen/mps.py).
+
+One kernel per fused node group. Indexing is 64-bit; sizes are kernel arguments (``ks0``,
+``xnumel``), never baked into the source, so ``dynamic=True`` compiles once.
+
+Kernel shapes:
+- pointwise: one work item per element of ``x`` (local size 256), guarded by ``xnumel``;
+- reductions: one work group of ``RBLOCK`` work items per output row. Every work item strides
+  through the row (``r0_index = lid, lid + RBLOCK, ...``), keeping a private accumulator, and a
+  hand-written ``__local`` tree combines the work items (PoCL has no OpenCL 2.0 work-group
+  functions). Pointwise work that needs a reduction result over the row runs in another loop
+  over the row, as Inductor schedules it (one loop per reduction stage).
+
+Values are computed in float for float16/bfloat16 (storage only without cl_khr_fp16) with the
+eager generator's load/store helpers and math (``ocl_exp``/``ocl_erf``), exported from C++.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import sympy
+import torch
+from torch._inductor.codegen.common import (
+    CSE,
+    BackendFeature,
+    CSEVariable,
+    DeferredLine,
+    IndentedBuffer,
+    PythonPrinter,
+)
+from torch._inductor.codegen.simd import IterationRangesEntry, SIMDKernel, SIMDScheduling
+from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+from torch._inductor.utils import get_kernel_metadata
+from torch._inductor.virtualized import V
+from torch.utils._ordered_set import OrderedSet
+
+from .opencl import (
+    _KERNEL_HELPERS,
+    OclExprPrinter,
+    OclOverrides,
+    _check_buffer_dtype,
+    _device_is_cpu,
+    _info,
+    storage_type,
+    var_type,
+)
+
+
+class OclCSE(CSE):
+    """CSE whose declarations carry the OpenCL C type of the new variable (no `auto` in C)."""
+
+    def __init__(self, *args, **kwargs):
+        self._next_type = "__auto_type "
+        super().__init__(*args, **kwargs)
+
+    @property
+    def prefix(self) -> str:
+        return self._next_type
+
+    @prefix.setter
+    def prefix(self, value: str) -> None:
+        pass
+
+    def newvar(self, bounds=None, dtype=None, shape=None):
+        from torch.utils._sympy.value_ranges import ValueRanges
+
+        var = super().newvar(bounds if bounds is not None else ValueRanges.unknown(), dtype, shape)
+        self._next_type = f"{var_type(dtype)} "
+        return var
+
+
+_POINTWISE_LOCAL = 256
+_ROW_LOCAL = 64  # rows per work group when each work item reduces a row (CPU drivers)
+_MAX_RBLOCK = 256
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+class OclKernel(SIMDKernel):
+    overrides = OclOverrides  # type: ignore[assignment]
+    suffix = ";"
+    newvar_prefix = ""
+    pexpr = PythonPrinter().doprint
+    sexpr = OclExprPrinter().doprint
+    kexpr = sexpr
+
+    def __init__(self, tiling: dict[str, sympy.Expr], **kwargs: Any) -> None:
+        super().__init__(tiling, **kwargs)
+        self.cse = OclCSE(self.newvar_prefix, self.suffix)
+        self.acc_ids = itertools.count()
+        self.local_decls = IndentedBuffer()  # __local arrays: kernel function scope
+        self.pre_loop = IndentedBuffer()  # accumulators of the current reduction loop
+        self.post_loop = IndentedBuffer()  # work-group combines after the loop
+        self.reduction_stores = IndentedBuffer()  # stores of reduction results
+        self.outside_loop_vars: OrderedSet[Any] = OrderedSet()
+        self.reducing = self.numels.get("r0_", sympy.S.One) != 1
+        self.serial_results: dict[str, str] = {}
+        self.rblock = self._rblock()
+
+    def _rblock(self) -> int:
+        if not self.inside_reduction:
+            return 1
+        from . import config
+
+        if config.cpu_row_per_work_item and _device_is_cpu(
+            V.graph.get_current_device_or_throw().index or 0
+        ):
+            # CPU drivers run a work group on one thread: a tree there buys nothing but barriers
+            # (PoCL, small MiniLM's add+layer_norm kernel: 9.0 ms per step as trees, 4.9 ms
+            # this way). One work item per row, rows side by side in a work group, as the eager
+            # generator does on CPU drivers.
+            return 1
+        rnumel = self.numels.get("r0_", sympy.S.One)
+        if isinstance(rnumel, (int, sympy.Integer)):
+            return max(1, min(_next_pow2(int(rnumel)), _MAX_RBLOCK))
+        return _MAX_RBLOCK
+
+    def should_use_persistent_reduction(self) -> bool:
+        # Every reduction strides through its row in a loop; rows up to RBLOCK take one trip.
+        return False
+
+    def dtype_to_str(self, dtype: torch.dtype) -> str:
+        return var_type(dtype)
+
+    def create_cse_var(self, *args: Any, **kwargs: Any) -> CSEVariable:
+        var = super().create_cse_var(*args, **kwargs)
+        if not self.inside_reduction:
+            self.outside_loop_vars.add(var)
+        return var
+
+    @property
+    def _rtree(self):
+        if not self.reducing:
+            return None
+        return next((t for t in self.range_trees if t.is_reduction), None)
+
+    # ---- memory ---------------------------------------------------------------------------
+
+    def load(self, name: str, index: sympy.Expr) -> CSEVariable:
+        var = self.args.input(name)
+        dtype = V.graph.get_dtype(name)
+        if V.graph.is_unspec_arg(name):
+            # A 0-d CPU tensor (a Python number Dynamo wrapped, an optimizer's step count):
+            # passed by value, as Inductor does for Triton; never read from host memory.
+            compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+            return self.cse.generate(self.loads, var, dtype=compute)
+        index = self.prepare_indexing(index)
+        _check_buffer_dtype(name, dtype)
+        line = _info(dtype)["load"].replace("@P", var).replace("@I", self.index_to_str(index))
+        if dtype == torch.bool:
+            line = f"({line} != 0)"
+        compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+        return self.cse.generate(self.loads, line, dtype=compute)
+
+    def store(self, name: str, index: sympy.Expr, value: CSEVariable, mode=None) -> None:
+        var = self.args.output(name)
+        index = self.prepare_indexing(index)
+        dtype = V.graph.get_dtype(name)
+        _check_buffer_dtype(name, dtype)
+        info = _info(dtype)
+        if mode == "atomic_add":
+            # Scatter-add (index_put accumulate, embedding backward): OpenCL 1.2 has 32-bit
+            # integer atomics; float adds go through a compare-and-swap loop.
+            fn = {torch.float32: "ocl_atomic_add_float", torch.int32: "ocl_atomic_add_int"}.get(dtype)
+            if fn is None:
+                raise NotImplementedError(
+                    f"torch-ocl's compiled path has no atomic add for {dtype} yet "
+                    "(float32 and int32 only)"
+                )
+            line = f"{fn}({var} + {self.index_to_str(index)}, ({info['compute']})({value}));"
+            if self.inside_reduction:
+                self.compute.writeline(DeferredLine(name, line))
+            elif self._rtree is not None:
+                self.reduction_stores.writeline(DeferredLine(name, f"if (r0_lid == 0) {line}"))
+            else:
+                self.stores.writeline(DeferredLine(name, line))
+            return
+        if mode is not None:
+            raise NotImplementedError(
+                f"torch-ocl's compiled path does not support store mode {mode!r} yet"
+            )
+        if dtype == torch.bool:
+            cast = f"(uchar)(({value}) != 0)"
+        else:
+            cast = f"({info['compute']})({value})"
+        line = (
+            info["store"]
+            .replace("@P", var)
+            .replace("@I", self.index_to_str(index))
+            .replace("@V", cast)
+        )
+        if self.inside_reduction:
+            self.compute.writeline(DeferredLine(name, line))
+        else:
+            if self._rtree is not None:
+                # A reduction's result (or x-only work) in a reduction kernel: one work item
+                # stores it, after the loop and the work-group combine that produce it.
+                self.reduction_stores.writeline(DeferredLine(name, f"if (r0_lid == 0) {line}"))
+            else:
+                self.stores.writeline(DeferredLine(name, line))
+
+    # ---- reductions -----------------------------------------------------------------------
+
+    def _acc(self, ctype: str, init: str) -> str:
+        name = f"acc{next(self.acc_ids)}"
+        self.pre_loop.writeline(f"{ctype} {name} = {init};")
+        return name
+
+    def _local(self, ctype: str) -> str:
+        name = f"lbuf{next(self.acc_ids)}"
+        if self.rblock > 1:
+            self.local_decls.writeline(f"__local {ctype} {name}[{self.rblock}];")
+        return name
+
+    def _barrier(self) -> None:
+        if self.rblock > 1:
+            self.post_loop.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+
+    def _tree(self, bufs: list[tuple[str, str]], combine: str) -> None:
+        """Combines RBLOCK partials held in `bufs` ((local array, private value) pairs) into
+        element 0 of each array. `combine` is a statement over A<k> (lvalues at i) and B<k>
+        (values at i + s). With one work item per row the private values are the results."""
+        if self.rblock == 1:
+            for buf, val in bufs:
+                self.serial_results[f"{buf}[0]"] = val
+            return
+        w = self.post_loop
+        for buf, val in bufs:
+            w.writeline(f"{buf}[r0_lid] = {val};")
+        w.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+        w.writeline(f"for (int s = {self.rblock // 2}; s > 0; s >>= 1) {{")
+        with w.indent():
+            w.writeline("if (r0_lid < s) {")
+            stmt = combine
+            for k, (buf, _) in enumerate(bufs):
+                stmt = stmt.replace(f"A{k}", f"{buf}[r0_lid]").replace(f"B{k}", f"{buf}[r0_lid + s]")
+            with w.indent():
+                w.writeline(stmt)
+            w.writeline("}")
+            w.writeline("barrier(CLK_LOCAL_MEM_FENCE);")
+        w.writeline("}")
+
+    def _result(self, expr: str, dtype: torch.dtype) -> CSEVariable:
+        expr = self.serial_results.get(expr, expr)
+        var = self.cse.newvar(dtype=dtype)
+        self.post_loop.writeline(f"const {var_type(dtype)} {var} = {expr};")
+        self.outside_loop_vars.add(var)
+        return var
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        cache_key = (src_dtype, reduction_type, value)
+        if cache_key in self.cse.reduction_cache:
+            return self.cse.reduction_cache[cache_key]
+        result = self._reduction_nocache(dtype, src_dtype, reduction_type, value)
+        self.cse.reduction_cache[cache_key] = result
+        return result
+
+    def _reduction_nocache(self, dtype, src_dtype, reduction_type, value):
+        assert self.inside_reduction
+        w = self.compute
+        acc_dtype = (
+            torch.float32 if src_dtype in (torch.float16, torch.bfloat16) else src_dtype
+        )
+        if reduction_type in ("sum", "prod", "xor_sum", "any", "max", "min"):
+            # any: a uchar accumulator (bool is not a __local element type everywhere)
+            rdtype = torch.uint8 if reduction_type == "any" else acc_dtype
+            ct = var_type(rdtype)
+            is_float = rdtype.is_floating_point
+            if reduction_type == "sum":
+                init, upd = "0", "{a} + {b}"
+            elif reduction_type == "prod":
+                init, upd = "1", "{a} * {b}"
+            elif reduction_type == "xor_sum":
+                init, upd = "0", "{a} ^ {b}"
+            elif reduction_type == "any":
+                init, upd = "0", "(({a}) || ({b}))"
+            else:
+                big = {
+                    torch.float32: "INFINITY",
+                    torch.float64: "INFINITY",
+                    torch.int64: "LONG_MAX",
+                    torch.int32: "INT_MAX",
+                    torch.int16: "SHRT_MAX",
+                    torch.int8: "CHAR_MAX",
+                    torch.uint8: "UCHAR_MAX",
+                    torch.bool: "1",
+                }[rdtype]
+                small = {
+                    torch.float32: "-INFINITY",
+                    torch.float64: "-INFINITY",
+                    torch.int64: "LONG_MIN",
+                    torch.int32: "INT_MIN",
+                    torch.int16: "SHRT_MIN",
+                    torch.int8: "CHAR_MIN",
+                    torch.uint8: "0",
+                    torch.bool: "0",
+                }[rdtype]
+                cmp = ">" if reduction_type == "max" else "<"
+                init = small if reduction_type == "max" else big
+                if is_float:  # NaN wins, as in eager
+                    upd = f"((isnan({{a}}) || ({{a}}) {cmp} ({{b}})) ? ({{a}}) : ({{b}}))"
+                else:
+                    upd = f"((({{a}}) {cmp} ({{b}})) ? ({{a}}) : ({{b}}))"
+            acc = self._acc(ct, init)
+            w.writeline(f"{acc} = {upd.format(a=acc, b=f'({ct})({value})')};")
+            buf = self._local(ct)
+            self._tree([(buf, acc)], f"A0 = {upd.format(a='A0', b='B0')};")
+            res = self._result(f"{buf}[0]", dtype if reduction_type == "any" else rdtype)
+            self._barrier()
+            return res
+        if reduction_type in ("argmax", "argmin"):
+            ct = var_type(acc_dtype)
+            cmp = ">" if reduction_type == "argmax" else "<"
+            is_float = acc_dtype.is_floating_point
+            limits = {
+                "long": ("LONG_MIN", "LONG_MAX"),
+                "int": ("INT_MIN", "INT_MAX"),
+                "short": ("SHRT_MIN", "SHRT_MAX"),
+                "char": ("CHAR_MIN", "CHAR_MAX"),
+                "uchar": ("0", "UCHAR_MAX"),
+                "bool": ("0", "1"),
+            }
+            if is_float:
+                init = "-INFINITY" if cmp == ">" else "INFINITY"
+            else:
+                init = limits[ct][0 if cmp == ">" else 1]
+            # take (bv, bi) over (av, ai): NaN first, then the better value, ties to the lower index
+            if is_float:
+                take = (
+                    "((isnan({bv}) && (!isnan({av}) || {bi} < {ai})) || "
+                    "(!isnan({av}) && !isnan({bv}) && "
+                    f"(({{bv}}) {cmp} ({{av}}) || (({{bv}}) == ({{av}}) && {{bi}} < {{ai}}))))"
+                )
+            else:
+                take = f"(({{bv}}) {cmp} ({{av}}) || (({{bv}}) == ({{av}}) && {{bi}} < {{ai}}))"
+            av, ai = self._acc(ct, init), self._acc("long", "LONG_MAX")
+            cv = self.cse.generate(w, f"({ct})({value})", dtype=acc_dtype)
+            w.writeline(
+                f"if ({take.format(bv=cv, bi='r0_index', av=av, ai=ai)}) "
+                f"{{ {av} = {cv}; {ai} = r0_index; }}"
+            )
+            vb, ib = self._local(ct), self._local("long")
+            self._tree(
+                [(vb, av), (ib, ai)],
+                f"if ({take.format(bv='B0', bi='B1', av='A0', ai='A1')}) {{ A0 = B0; A1 = B1; }}",
+            )
+            res = self._result(f"{ib}[0]", dtype)
+            self._barrier()
+            return res
+        if reduction_type in ("welford_reduce", "welford_combine"):
+            ct = "float" if acc_dtype != torch.float64 else var_type(torch.float64)
+            m, m2, wt = self._acc(ct, "0"), self._acc(ct, "0"), self._acc(ct, "0")
+            if reduction_type == "welford_reduce":
+                v = self.cse.generate(
+                    w, f"({ct})({value})", dtype=torch.float64 if ct == "double" else torch.float32
+                )
+                w.writelines(
+                    [
+                        "{",
+                        f"  {wt} += 1;",
+                        f"  const {ct} d = {v} - {m};",
+                        f"  {m} += d / {wt};",
+                        f"  {m2} += d * ({v} - {m});",
+                        "}",
+                    ]
+                )
+            else:
+                bm, bm2, bw = value
+                w.writeline(f"OCL_WELFORD_COMBINE({ct}, {m}, {m2}, {wt}, {bm}, {bm2}, {bw})")
+            bufs = [(self._local(ct), m), (self._local(ct), m2), (self._local(ct), wt)]
+            self._tree(bufs, f"OCL_WELFORD_COMBINE({ct}, A0, A1, A2, B0, B1, B2)")
+            out = tuple(
+                self._result(f"{buf}[0]", torch.float32 if ct == "float" else torch.float64)
+                for buf, _ in bufs
+            )
+            self._barrier()
+            return out
+        raise NotImplementedError(
+            f"torch-ocl's compiled path does not support the {reduction_type!r} reduction yet"
+        )
+
+    # ---- structure ------------------------------------------------------------------------
+
+    def codegen_iteration_ranges_entry(self, entry: IterationRangesEntry) -> None:
+        line = f"const long {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};"
+        if entry.root.is_loop:
+            self.indexing_code.writeline(line)
+        else:
+            self.body.writeline(line)
+
+    def codegen_body(self) -> None:
+        if not (self.loads or self.compute or self.stores or self.post_loop or self.pre_loop
+                or self.reduction_stores):
+            return
+        if self.inside_reduction and self._rtree is not None:
+            self.body.splice(self.pre_loop)
+            self.body.writeline(
+                f"for (long r0_index = r0_lid; r0_index < r0_numel; r0_index += {self.rblock}) {{"
+            )
+            with self.body.indent():
+                self.body.splice(self.indexing_code)
+                self.body.splice(self.loads)
+                self.body.splice(self.compute)
+                self.body.splice(self.stores)
+            self.body.writeline("}")
+            self.body.splice(self.post_loop)
+            self.body.splice(self.reduction_stores)
+            # What the loop defined is gone; reduction results and outer values live on.
+            self.cse.invalidate(self.outside_loop_vars)
+            for node in self.range_tree_nodes.values():
+                if node.root.is_loop:
+                    node.cache_clear()
+        else:
+            self.body.splice(self.loads)
+            self.body.splice(self.compute)
+            self.body.splice(self.stores)
+            self.body.splice(self.reduction_stores)
+        for buf in (self.indexing_code, self.loads, self.compute, self.stores, self.pre_loop,
+                    self.post_loop, self.reduction_stores):
+            buf.clear()
+
+    def _numel_args(self) -> list[tuple[str, sympy.Expr]]:
+        out = []
+        for tree in self.range_trees:
+            if tree.is_reduction and not self.inside_reduction:
+                continue
+            out.append((f"{tree.prefix}numel", tree.numel))
+        return out
+
+    def codegen_kernel(self, name: str | None = None) -> str:
+        self.codegen_body()
+        trees = [t for t in self.range_trees if not (t.is_reduction and not self.inside_reduction)]
+        if len([t for t in trees if not t.is_reduction]) > 1 or len(
+            [t for t in trees if t.is_reduction]
+        ) > 1:
+            raise NotImplementedError("torch-ocl's compiled path supports 1-d tilings only")
+        code = IndentedBuffer()
+        code.splice(_KERNEL_HELPERS)
+        params = []
+        ptr_fix = []
+        for outer, inner in self.args.output_buffers.items():
+            if outer in self.removed_buffers:
+                continue
+            st = storage_type(V.graph.get_dtype(outer))
+            params += [f"__global {st}* {inner}", f"ulong {inner}_off"]
+            ptr_fix.append(f"{inner} = (__global {st}*)((__global char*){inner} + {inner}_off);")
+        for outer, inner in self.args.input_buffers.items():
+            if V.graph.is_unspec_arg(outer):
+                params.append(f"{var_type(V.graph.get_dtype(outer))} {inner}")
+                continue
+            st = storage_type(V.graph.get_dtype(outer))
+            params += [f"__global const {st}* {inner}", f"ulong {inner}_off"]
+            ptr_fix.append(
+                f"{inner} = (__global const {st}*)((__global const char*){inner} + {inner}_off);"
+            )
+        for inner in self.args.sizevars.values():
+            params.append(f"long {inner}")
+        for numel_name, _ in self._numel_args():
+            params.append(f"long {numel_name}")
+        code.writeline(f"__kernel void {name or 'KERNEL_NAME'}(")
+        with code.indent():
+            code.writeline(",\n    ".join(params))
+        code.writeline(") {")
+        with code.indent():
+            code.splice(self.local_decls)
+            for line in ptr_fix:
+                code.writeline(line)
+            if self._rtree is not None and self.inside_reduction and self.rblock > 1:
+                code.writeline("const long xindex = get_group_id(0);")
+                code.writeline("const int r0_lid = (int)get_local_id(0);")
+            elif self._rtree is not None and self.inside_reduction:
+                code.writeline("const long xindex = get_global_id(0);")
+                code.writeline("if (xindex >= xnumel) return;")
+                code.writeline("const int r0_lid = 0;")
+            else:
+                code.writeline("const long xindex = get_global_id(0);")
+                code.writeline("if (xindex >= xnumel) return;")
+            code.splice(self.body)
+        code.writeline("}")
+        return code.getvalue()
+
+    def call_kernel(self, name: str, node: Any = None, deallocate_ws: bool = True) -> None:
+        wrapper = V.graph.wrapper_code
+        for v in self.args.sizevars:
+            wrapper.ensure_size_computed(v)
+        _, call_args, _, arg_types = self.args.python_argdefs()
+        by_name = {str(a): t for a, t in zip(call_args, arg_types)}
+        args = [*self.args.output_buffers.keys(), *self.args.input_buffers.keys()]
+        args = [a for a in args if a not in self.removed_buffers]
+        args += [str(v) for v in self.args.sizevars]
+        types = [by_name[a] for a in args]
+        args = [f"{a}.item()" if V.graph.is_unspec_arg(a) else a for a in args]
+        numels = {}
+        for numel_name, numel in self._numel_args():
+            numels[numel_name] = self.pexpr(V.graph.sizevars.simplify(numel))
+            args.append(numels[numel_name])
+            types.append(int)
+        x = numels["xnumel"]
+        static = x.isdigit()  # static sizes: the launch geometry is a constant in the wrapper
+        if self._rtree is not None and self.inside_reduction and self.rblock > 1:
+            loc = self.rblock
+            glob = str(int(x) * loc) if static else f"({x}) * {loc}"
+        else:
+            loc = _ROW_LOCAL if self._rtree is not None else _POINTWISE_LOCAL
+            glob = str((int(x) + loc - 1) // loc * loc) if static else f"(({x}) + {loc - 1}) // {loc} * {loc}"
+        args.append(f"global_size=({glob},)")
+        args.append(f"local_size=({loc},)")
+        types += [list, list]
+        wrapper.generate_kernel_call(
+            name, args, device=V.graph.get_current_device_or_throw(), triton=False, arg_types=types
+        )
+
+    def check_bounds(self, expr, size, lower, upper) -> None:
+        # Indirect indices are not checked on the device yet: an out-of-range index reads or
+        # writes out of bounds, as in eager kernels without device asserts.
+        return
+
+
+class OclScheduling(SIMDScheduling):
+    kernel_type = OclKernel  # type: ignore[assignment]
+
+    def __init__(self, scheduler) -> None:
+        super().__init__(scheduler)
+
+    def get_backend_features(self, device):
+        # Reductions are never split into two kernels (as for Inductor's C++ and Halide
+        # backends): Inductor's split path asserts on mixed-order reductions for non-Triton
+        # devices. A full reduction then runs in one work group.
+        return OrderedSet([BackendFeature.REDUCE_TO_SINGLE_ELEMENT])
+
+    # Kernels index one flat x range (and one reduction range): no 2-d tiles.
+    @classmethod
+    def select_tiling(cls, node_schedule, numel, reduction_numel=sympy.S.One, coalesce_analysis=None):
+        return cls.create_tiling([numel], [reduction_numel])
+
+    @classmethod
+    def get_tiling_and_scores(
+        cls, node_schedule, numel, reduction_numel=sympy.S.One, coalesce_analysis=None
+    ):
+        return cls.create_tiling([numel], [reduction_numel]), None
+
+    def define_kernel(self, src_code: str, node_schedule, kernel: OclKernel) -> str:
+        wrapper = V.graph.wrapper_code
+        if src_code in wrapper.src_to_kernel:
+            return wrapper.src_to_kernel[src_code]
+        kernel_name = f"ocl_kernel_{wrapper.next_kernel_suffix()}"
+        wrapper.src_to_kernel[src_code] = kernel_name
+        src = src_code.replace("KERNEL_NAME", kernel_name)
+        origins, detailed = get_kernel_metadata(node_schedule, wrapper)
+        index = V.graph.get_current_device_or_throw().index or 0
+        body = f"async_compile_ocl({src!r}, {kernel_name!r}, {index})"
+        wrapper.define_kernel(kernel_name, body, f"{origins}\n{detailed}", gpu=False)
+        return kernel_name
+
+
+class OclWrapperCodegen(PythonWrapperCodegen):
+    @staticmethod
+    def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
+        if is_subgraph:
+            from torch._inductor.codegen.wrapper import SubgraphPythonWrapperCodegen
+
+            return SubgraphPythonWrapperCodegen(subgraph_name, parent_wrapper, partition_signatures)
+        return OclWrapperCodegen()
+
+    def write_header(self) -> None:
+        super().write_header()
+        self.imports.writeline("from torch_ocl._inductor.runtime import async_compile_ocl")
+
+    def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True,
+                                     **kwargs):
+        device = device or V.graph.get_current_device_or_throw()
+        if not triton and device.type == "ocl":
+            self.writeline(self.wrap_kernel_call(kernel_name, call_args))
+            return
+        return super()._generate_kernel_call_helper(
+            kernel_name, call_args, device=device, triton=triton, **kwargs
+        )

@@ -1,0 +1,530 @@
+"""OpenCL C for Inductor's index expressions and ops: the expression printer, the ops table,
+dtype handling and the helper functions generated kernels use. The math, half/bfloat16 loads and
+stores and the prelude come from the eager generator (exported from C++), not a second table."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from typing import Any
+
+import sympy
+import torch
+from sympy.printing.precedence import PRECEDENCE
+from torch._inductor.codegen.common import IndentedBuffer, OpOverrides
+from torch._inductor.utils import get_bounds_index_expr
+from torch._inductor.virtualized import V, ops
+from torch.utils._sympy.printers import ExprPrinter as ExprPrinter_
+
+from .. import _C
+
+_C10_NAME = {
+    torch.bool: "Bool",
+    torch.uint8: "Byte",
+    torch.int8: "Char",
+    torch.int16: "Short",
+    torch.int32: "Int",
+    torch.int64: "Long",
+    torch.float16: "Half",
+    torch.bfloat16: "BFloat16",
+    torch.float32: "Float",
+    torch.float64: "Double",
+}
+
+
+@functools.cache
+def _dtype_table() -> dict:
+    return _C._dtype_codegen()
+
+
+def _info(dtype: torch.dtype) -> dict:
+    name = _C10_NAME.get(dtype)
+    if name is None:
+        raise NotImplementedError(
+            f"torch-ocl's compiled path does not support {dtype} yet (supported: "
+            f"{', '.join(str(d) for d in _C10_NAME)})"
+        )
+    return _dtype_table()[name]
+
+
+@functools.cache
+def _device_is_cpu(index: int) -> bool:
+    return _C.get_device_properties(index)["type"] == "CPU"
+
+
+@functools.cache
+def _device_has_fp64() -> bool:
+    return bool(_C.get_device_properties(0)["fp64"])
+
+
+def storage_type(dtype: torch.dtype) -> str:
+    return _info(dtype)["storage"]
+
+
+def var_type(dtype: torch.dtype | None) -> str:
+    """OpenCL C type of a generated variable: float for half/bfloat16, bool for bool."""
+    if dtype is None:
+        return "__auto_type"
+    if dtype == torch.bool:
+        return "bool"
+    if dtype == torch.float64 and not _device_has_fp64():
+        # Scalar arithmetic Inductor keeps in float64 (sizes, Python floats); buffers of float64
+        # are refused in load/store, so no float64 tensor is ever downcast.
+        return "float"
+    return _info(dtype)["compute"]
+
+
+def _check_buffer_dtype(name: str, dtype: torch.dtype) -> None:
+    if dtype == torch.float64 and not _device_has_fp64():
+        raise RuntimeError(
+            f"torch-ocl: buffer {name} is float64, but the device lacks cl_khr_fp64 "
+            "(torch-ocl never downcasts silently; convert to float32 explicitly)"
+        )
+    _info(dtype)
+
+
+def value_to_cl(val: Any, dtype: torch.dtype | None = None) -> str:
+    if isinstance(val, bool):
+        return "true" if val else "false"
+    if isinstance(val, float):
+        if val == math.inf:
+            return "INFINITY"
+        if val == -math.inf:
+            return "-INFINITY"
+        if val != val:
+            return "NAN"
+        if dtype is not None and not dtype.is_floating_point:
+            return f"(({var_type(dtype)}){val!r})"
+        if dtype == torch.float64 and _device_has_fp64():
+            return repr(val)
+        return f"{val!r}f"
+    if isinstance(val, int):
+        if dtype is not None and dtype.is_floating_point:
+            return f"(({var_type(dtype)}){val})"
+        if dtype == torch.int64 or not -(2**31) <= val < 2**31:
+            return f"{val}L"
+        return str(val)
+    return str(val)
+
+
+class OclExprPrinter(ExprPrinter_):
+    """Sympy index expressions as OpenCL C (64-bit integers)."""
+
+    def _print_FloorDiv(self, expr: sympy.Expr) -> str:
+        x, div = (self.doprint(a) for a in expr.args)
+        if expr.is_integer:
+            return f"ocl_floordiv((long)({x}), (long)({div}))"
+        return f"(floor({x}) / ({div}))"
+
+    def _print_ModularIndexing(self, expr: sympy.Expr) -> str:
+        x, div, mod = expr.args
+        x = self.doprint(x)
+        if div != 1:
+            x = f"({x}) / ({self.doprint(div)})"
+        return f"(({x}) % ({self.doprint(mod)}))"
+
+    def _print_CleanDiv(self, expr: sympy.Expr) -> str:
+        x, div = (self.doprint(a) for a in expr.args)
+        return f"(({x}) / ({div}))"
+
+    def _print_min_max(self, expr: sympy.Expr, op: str) -> str:
+        args = [self._print(a) for a in expr.args]
+        result = args[0]
+        for a in args[1:]:
+            result = f"(({result}) {op} ({a}) ? ({result}) : ({a}))"
+        return result
+
+    def _print_Min(self, expr: sympy.Expr) -> str:
+        return self._print_min_max(expr, "<")
+
+    def _print_Max(self, expr: sympy.Expr) -> str:
+        return self._print_min_max(expr, ">")
+
+    def _print_Abs(self, expr: sympy.Expr) -> str:
+        x = self._print(expr.args[0])
+        return f"(({x}) < 0 ? -({x}) : ({x}))"
+
+    def _print_RoundToInt(self, expr: sympy.Expr) -> str:
+        return f"((long)rint({self._print(expr.args[0])}))"
+
+    def _print_IntTrueDiv(self, expr: sympy.Expr) -> str:
+        a, b = (self._print(x) for x in expr.args)
+        return f"((float)({a}) / (float)({b}))"
+
+    def _print_FloatTrueDiv(self, expr: sympy.Expr) -> str:
+        a, b = (self._print(x) for x in expr.args)
+        return f"(({a}) / ({b}))"
+
+    def _print_PowByNatural(self, expr: sympy.Expr) -> str:
+        base, exp = expr.args
+        if isinstance(exp, sympy.Integer) and 0 <= int(exp) <= 8:
+            b = self._print(base)
+            return "(" + " * ".join([f"({b})"] * int(exp)) + ")" if int(exp) else "1"
+        b, e = self._print(base), self._print(exp)
+        return f"((long)pown((float)({b}), (int)({e})))"
+
+    def _print_ToFloat(self, expr: sympy.Expr) -> str:
+        return f"((float)({self._print(expr.args[0])}))"
+
+    def _print_Float(self, expr: sympy.Expr) -> str:
+        if expr.is_integer:
+            return str(int(expr))
+        return f"{float(expr)!r}f"
+
+    def _print_FloorToInt(self, expr: sympy.Expr) -> str:
+        return f"((long)floor((float)({self._print(expr.args[0])})))"
+
+    _print_floor = _print_FloorToInt
+
+    def _print_CeilToInt(self, expr: sympy.Expr) -> str:
+        return f"((long)ceil((float)({self._print(expr.args[0])})))"
+
+    _print_ceiling = _print_CeilToInt
+
+    def _print_TruncToInt(self, expr: sympy.Expr) -> str:
+        return f"((long)trunc({self._print(expr.args[0])}))"
+
+    def _print_Where(self, expr: sympy.Expr) -> str:
+        c, p, q = (self.parenthesize(a, PRECEDENCE["Atom"] - 0.5) for a in expr.args)
+        return f"({c} ? {p} : {q})"
+
+    def _print_Identity(self, expr: sympy.Expr) -> str:
+        return self._print(expr.args[0])
+
+
+@functools.cache
+def _math_names(ct: str) -> dict[str, str]:
+    """The eager generator's names of exp/erf for OpenCL C type `ct` (its math macros)."""
+    names = {}
+    for line in _C._math_macros(ct).splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "#define":
+            names[parts[1]] = parts[2]
+    return names
+
+
+def _math(name: str):
+    def fn(x):
+        dtype = getattr(x, "dtype", None)
+        ct = "double" if dtype == torch.float64 and _device_has_fp64() else "float"
+        return f"{_math_names(ct)[name]}({x})"
+
+    return staticmethod(fn)
+
+
+def _is_float(x: Any) -> bool:
+    dtype = getattr(x, "dtype", None)
+    return dtype is not None and dtype.is_floating_point
+
+
+def _unary(fn: str):
+    return staticmethod(lambda x: f"{fn}({x})")
+
+
+class OclOverrides(OpOverrides):
+    """OpenCL C for Inductor's ops. Math goes through the same helpers as the eager generator
+    (``ocl_exp``/``ocl_erf`` from prelude.cl and the math macros, half/bf16 rounding)."""
+
+    @staticmethod
+    def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
+        if dtype == torch.bool:
+            return f"(({x}) != 0)"
+        if dtype == torch.float16:
+            return f"ocl_round_to_half((float)({x}))"
+        if dtype == torch.bfloat16:
+            return f"ocl_round_to_bf16((float)({x}))"
+        return f"(({var_type(dtype)})({x}))"
+
+    @staticmethod
+    def to_dtype_bitcast(x, dtype, src_dtype):
+        return f"as_{var_type(dtype)}(({var_type(src_dtype)})({x}))"
+
+    @staticmethod
+    def constant(val, dtype):
+        return value_to_cl(val, dtype)
+
+    @staticmethod
+    def index_expr(expr, dtype):
+        idx_str = V.kernel.index_to_str(V.kernel.prepare_indexing(expr))
+        var = V.kernel.cse.generate(
+            V.kernel.compute, idx_str, bounds=get_bounds_index_expr(expr), dtype=torch.int64
+        )
+        return ops.to_dtype(var, dtype)
+
+    @staticmethod
+    def value_expr(expr, dtype):
+        return OclOverrides.index_expr(expr, dtype)
+
+    @staticmethod
+    def masked(mask, body, other):
+        scoped_body = IndentedBuffer()
+        with V.kernel.swap_buffers(scoped_body), scoped_body.indent():
+            V.kernel.cse.iter_buffer_ids = itertools.count()
+            V.kernel.cse.name_prefix += "_scoped"
+            rc = body()
+        dtype = rc.dtype
+        if dtype is None:
+            raise NotImplementedError("torch-ocl's compiled path needs the dtype of a masked value")
+        other_str = value_to_cl(other, dtype)
+        cache_key = f"{mask}:{scoped_body.getvalue()}:{other_str}"
+        var = V.kernel.cse.try_get(cache_key)
+        if not var:
+            var = V.kernel.cse.newvar(dtype=dtype)
+            V.kernel.cse.put(cache_key, var)
+            V.kernel.compute.writelines([f"{var_type(dtype)} {var};", f"if ({mask}) {{"])
+            with V.kernel.compute.indent():
+                V.kernel.compute.splice(scoped_body)
+                V.kernel.compute.writeline(f"{var} = {rc};")
+            V.kernel.compute.writeline(f"}} else {var} = {other_str};")
+        return var
+
+    @staticmethod
+    def where(a, b, c):
+        return f"(({a}) ? ({b}) : ({c}))"
+
+    @staticmethod
+    def remainder(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"ocl_remainder_f({a}, {b})"
+        return f"ocl_remainder_i((long)({a}), (long)({b}))"
+
+    @staticmethod
+    def fmod(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"fmod({a}, {b})"
+        return f"(({a}) % ({b}))"
+
+    @staticmethod
+    def mod(a, b):
+        return OclOverrides.fmod(a, b)
+
+    @staticmethod
+    def floordiv(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"floor(({a}) / ({b}))"
+        return f"ocl_floordiv((long)({a}), (long)({b}))"
+
+    @staticmethod
+    def truncdiv(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"trunc(({a}) / ({b}))"
+        return f"(({a}) / ({b}))"
+
+    @staticmethod
+    def truediv(a, b):
+        return f"(({a}) / ({b}))"
+
+    @staticmethod
+    def int_truediv(a, b):
+        return f"((float)({a}) / (float)({b}))"
+
+    @staticmethod
+    def pow(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"pow({a}, {b})"
+        return f"((long)pown((float)({a}), (int)({b})))"
+
+    @staticmethod
+    def maximum(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"((isnan({a}) || isnan({b})) ? ({a}) + ({b}) : fmax({a}, {b}))"
+        return f"(({a}) > ({b}) ? ({a}) : ({b}))"
+
+    @staticmethod
+    def minimum(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"((isnan({a}) || isnan({b})) ? ({a}) + ({b}) : fmin({a}, {b}))"
+        return f"(({a}) < ({b}) ? ({a}) : ({b}))"
+
+    @staticmethod
+    def abs(x):
+        if _is_float(x):
+            return f"fabs({x})"
+        return f"(({x}) < 0 ? -({x}) : ({x}))"
+
+    @staticmethod
+    def sign(x):
+        return f"((({x}) > 0) - (({x}) < 0))"
+
+    @staticmethod
+    def signbit(x):
+        return f"(signbit({x}) != 0)"
+
+    @staticmethod
+    def isnan(x):
+        return f"(isnan({x}) != 0)"
+
+    @staticmethod
+    def isinf(x):
+        return f"(isinf({x}) != 0)"
+
+    @staticmethod
+    def neg(x):
+        return f"(-({x}))"
+
+    @staticmethod
+    def reciprocal(x):
+        return f"(1.0f / ({x}))"
+
+    @staticmethod
+    def relu(x):
+        return f"(({x}) > 0 ? ({x}) : 0)"
+
+    @staticmethod
+    def sigmoid(x):
+        if getattr(x, "dtype", None) == torch.float64 and _device_has_fp64():
+            return f"(1.0 / (1.0 + {_math_names('double')['ocl_exp']}(-({x}))))"
+        return f"(1.0f / (1.0f + {_math_names('float')['ocl_exp']}(-({x}))))"
+
+    @staticmethod
+    def logical_and(a, b):
+        return f"(({a}) && ({b}))"
+
+    @staticmethod
+    def logical_or(a, b):
+        return f"(({a}) || ({b}))"
+
+    @staticmethod
+    def logical_xor(a, b):
+        return f"((({a}) != 0) != (({b}) != 0))"
+
+    @staticmethod
+    def logical_not(a):
+        return f"(!({a}))"
+
+    @staticmethod
+    def round(x):
+        return f"rint({x})"
+
+    @staticmethod
+    def atan2(a, b):
+        return f"atan2({a}, {b})"
+
+    @staticmethod
+    def hypot(a, b):
+        return f"hypot({a}, {b})"
+
+    @staticmethod
+    def copysign(a, b):
+        return f"copysign({a}, {b})"
+
+    @staticmethod
+    def nextafter(a, b):
+        return f"nextafter({a}, {b})"
+
+    @staticmethod
+    def rand(seed, offset):
+        # The device's Philox stream (prelude.cl); element `offset` under key `seed`.
+        return f"ocl_uniform_float(ocl_philox_at((ulong)({seed}), 0, (long)({offset})).x)"
+
+    @staticmethod
+    def randn(seed, offset):
+        return f"ocl_randn((ulong)({seed}), (long)({offset}))"
+
+    @staticmethod
+    def randint64(seed, offset, low, high):
+        return f"ocl_randint64((ulong)({seed}), (long)({offset}), (long)({low}), (long)({high}))"
+
+    exp = _math("ocl_exp")
+    erf = _math("ocl_erf")
+    exp2 = _unary("exp2")
+    expm1 = _unary("expm1")
+    log = _unary("log")
+    log2 = _unary("log2")
+    log10 = _unary("log10")
+    log1p = _unary("log1p")
+    sqrt = _unary("sqrt")
+    rsqrt = _unary("rsqrt")
+    sin = _unary("sin")
+    cos = _unary("cos")
+    tan = _unary("tan")
+    asin = _unary("asin")
+    acos = _unary("acos")
+    atan = _unary("atan")
+    sinh = _unary("sinh")
+    cosh = _unary("cosh")
+    tanh = _unary("tanh")
+    asinh = _unary("asinh")
+    acosh = _unary("acosh")
+    atanh = _unary("atanh")
+    erfc = _unary("erfc")
+    lgamma = _unary("lgamma")
+    floor = _unary("floor")
+    ceil = _unary("ceil")
+    trunc = _unary("trunc")
+    libdevice_exp = exp
+    libdevice_log = log
+    libdevice_sqrt = sqrt
+    libdevice_abs = staticmethod(lambda x: OclOverrides.abs(x))
+
+
+def _install_unimplemented() -> None:
+    """Ops without OpenCL C here (special functions such as erfinv, digamma, bessel) fail the
+    compile with their name instead of a bare NotImplementedError."""
+    from torch._inductor.codegen.common import pointwise_overrides_data
+
+    def unimplemented(name: str):
+        def fn(*args, **kwargs):
+            raise NotImplementedError(
+                f"torch-ocl's compiled path has no OpenCL C for ops.{name} yet; run this part "
+                "eagerly (torch.compiler.disable) until it does"
+            )
+
+        fn.is_unimplemented = True  # what Inductor's own OpOverrides._unimplemented sets
+        return staticmethod(fn)
+
+    from torch._inductor.ops_handler import OpsHandler
+
+    names = set(pointwise_overrides_data) | {n for n in dir(OpsHandler) if not n.startswith("_")}
+    for name in sorted(names):
+        if OclOverrides._is_unimplemented(name):
+            setattr(OclOverrides, name, unimplemented(name))
+
+
+_install_unimplemented()
+
+
+# Helpers the generated code needs beyond the prelude: Python-style integer division and
+# remainder, normal and integer random numbers from the prelude's Philox.
+_KERNEL_HELPERS = r"""
+inline long ocl_floordiv(long a, long b) {
+  const long q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline long ocl_remainder_i(long a, long b) {
+  const long r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+inline float ocl_remainder_f(float a, float b) {
+  const float r = fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+// Chan et al.'s parallel Welford update of (mean, m2, weight) with another partial.
+#define OCL_WELFORD_COMBINE(T, m, m2, w, bm, bm2, bw)                                   \
+  if ((bw) != 0) {                                                                    \
+    const T ocl_wf_nw = (w) + (bw), ocl_wf_d = (bm) - (m), ocl_wf_r = (bw) / ocl_wf_nw; \
+    (m) += ocl_wf_d * ocl_wf_r;                                                         \
+    (m2) += (bm2) + ocl_wf_d * ocl_wf_d * (w) * ocl_wf_r;                               \
+    (w) = ocl_wf_nw;                                                                    \
+  }
+inline void ocl_atomic_add_float(__global float* p, float v) {
+  volatile __global uint* u = (volatile __global uint*)p;
+  uint expected = *u, seen;
+  while ((seen = atomic_cmpxchg(u, expected, as_uint(as_float(expected) + v))) != expected)
+    expected = seen;
+}
+inline void ocl_atomic_add_int(__global int* p, int v) { atomic_add((volatile __global int*)p, v); }
+inline float ocl_randn(ulong seed, long offset) {
+  const uint4 r = ocl_philox_at(seed, 0, offset);
+  const float u1 = fmax(ocl_uniform_float(r.x), 1.0e-7f), u2 = ocl_uniform_float(r.y);
+  return sqrt(-2.0f * log(u1)) * cos(6.283185307179586f * u2);
+}
+inline long ocl_randint64(ulong seed, long offset, long low, long high) {
+  const uint4 r = ocl_philox_at(seed, 0, offset);
+  const ulong bits = ((ulong)r.x << 32) | r.y;
+  return low + (long)(bits % (ulong)(high - low));
+}
+"""
+
+

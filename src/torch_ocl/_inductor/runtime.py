@@ -1,0 +1,32 @@
+"""What generated wrapper modules import: kernel loading through the C++ program cache."""
+
+from __future__ import annotations
+
+import functools
+from concurrent.futures import ThreadPoolExecutor
+
+from .. import _C
+
+
+def _build(source: str, name: str, device: int):
+    return _C._Program(source, "", True, device, name).kernel(name)
+
+
+@functools.cache
+def _pool(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(threads, thread_name_prefix="ocl-compile")
+
+
+def async_compile_ocl(source: str, name: str, device: int = 0):
+    """Builds a generated program (the prelude comes from C++) and returns its kernel: a callable
+    that binds tensors as (buffer, byte offset) and launches on the current stream.
+
+    With Inductor's compile threads, it returns a Future instead; the wrapper's
+    ``async_compile.wait(globals())`` swaps it for the kernel, so the kernels of a graph build in
+    parallel (builds release the GIL)."""
+    from torch._inductor.async_compile import get_compile_threads
+
+    threads = get_compile_threads()
+    if threads > 1:
+        return _pool(threads).submit(_build, source, name, device)
+    return _build(source, name, device)

@@ -1,0 +1,530 @@
+"""torch.compile on ocl: Inductor's generated OpenCL C kernels and compile_kernel/kernel_op.
+
+Every numeric test runs in strict mode (a CPU fallback is an error) and compares the compiled ocl
+result with CPU PyTorch on the same inputs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch_ocl
+from torch._dynamo.testing import CompileCounterWithBackend
+
+TOL = {
+    torch.float32: dict(atol=1e-5, rtol=1e-5),
+    torch.float64: dict(atol=1e-12, rtol=1e-12),
+    torch.float16: dict(atol=2e-3, rtol=2e-3),
+    torch.bfloat16: dict(atol=2e-2, rtol=2e-2),
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def to_ocl(*ts):
+    return [t.to("ocl") for t in ts]
+
+
+def assert_close(actual, expected, dtype=torch.float32, **kw):
+    tol = {**TOL.get(dtype, dict(atol=0, rtol=0)), **kw}
+    torch.testing.assert_close(actual.cpu(), expected, **tol)
+
+
+def compiled_on_ocl(fn, *cpu_args, **compile_kw):
+    with torch_ocl.strict():
+        return torch.compile(fn, **compile_kw)(*to_ocl(*cpu_args))
+
+
+def test_pointwise_chain_with_broadcasts_and_views_is_one_kernel():
+    def f(a, b, c):
+        return torch.tanh(a[:, ::2].t() * 2 + b[None, :, None]) * c.exp() - 1
+
+    a, b, c = torch.randn(10, 12), torch.randn(6), torch.randn(1, 10)
+    oa, ob, oc = to_ocl(a, b, c)
+    with torch_ocl.strict():
+        cf = torch.compile(f)
+        cf(oa, ob, oc)  # compile
+        before = torch_ocl._C._kernel_launch_count()
+        out = cf(oa, ob, oc)
+        launches = torch_ocl._C._kernel_launch_count() - before
+    assert_close(out, f(a, b, c))
+    assert launches == 1, f"the fused chain took {launches} kernel launches"
+
+
+def test_transposed_copies_stay_one_dimensional():
+    # Inductor tiles transposes in 2-d for Triton; the ocl kernels index one flat range.
+    x = torch.randn(40, 70)
+    out = compiled_on_ocl(lambda x: x.t().contiguous() + 1, x)
+    assert_close(out, x.t().contiguous() + 1)
+    assert out.is_contiguous()
+
+
+def test_backend_by_name():
+    x = torch.randn(33)
+    out = compiled_on_ocl(lambda x: x.sin() + 1, x, backend="ocl")
+    assert_close(out, x.sin() + 1)
+
+
+@pytest.mark.parametrize("form", ["row_per_work_item", "work_group_tree"])
+def test_every_reduction_kind(form):
+    from torch_ocl._inductor import config
+    def f(x):
+        return (
+            x.sum(-1),
+            x.sum(0),  # a strided reduction
+            x.sum(),  # one row over everything
+            x.amax(-1),
+            x.amin(0),
+            x.argmax(-1),
+            x.argmin(0),
+            (x > 1.5).any(-1),
+            (x > -3).all(-1),
+            (x * 0.1).exp().prod(-1),
+            *torch.var_mean(x, -1),
+            torch.softmax(x, -1),
+            torch.logsumexp(x, 0),
+            torch.nn.functional.layer_norm(x, (x.shape[-1],)),
+        )
+
+    x = torch.randn(7, 300)  # rows longer than a work group: the loop takes two trips
+    x[2, 17] = float("nan")  # max/argmax propagate NaN as eager does
+    with torch_ocl.strict(), config.patch(cpu_row_per_work_item=form == "row_per_work_item"):
+        got = torch.compile(f)(x.to("ocl"))
+    for g, e in zip(got, f(x)):
+        if e.dtype.is_floating_point:
+            torch.testing.assert_close(g.cpu(), e, atol=2e-5, rtol=1e-5, equal_nan=True)
+        else:
+            assert torch.equal(g.cpu(), e)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8])
+def test_small_integer_reductions(dtype):
+    def f(x):
+        return x.argmax(-1), x.argmin(0), x.amax(-1), x.amin(0), x.sum(-1)
+
+    x = torch.randint(-100, 100, (6, 9)).to(dtype)
+    for g, e in zip(compiled_on_ocl(f, x), f(x)):
+        assert g.dtype == e.dtype and torch.equal(g.cpu(), e)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64, torch.int32])
+def test_dtypes(dtype):
+    if dtype == torch.float64 and not torch.ocl.get_device_properties(0).fp64:
+        pytest.skip("device lacks cl_khr_fp64")
+    if dtype.is_floating_point:
+
+        def f(a, b):
+            return (torch.nn.functional.gelu(a) * b.t()).sum(0), a.sigmoid() + 1, a.var(1)
+
+    else:
+
+        def f(a, b):
+            return (a * 3 + b).sum(-1), torch.where(a > b, a, -b)
+
+    a = (torch.randn(17, 19) * 4).to(dtype)
+    b = (torch.randn(19, 17) * 4).to(dtype) if dtype.is_floating_point else a.flip(0)
+    got = compiled_on_ocl(f, a, b)
+    # Eager rounds every intermediate to the dtype, the fused kernel only its result: allow a
+    # few roundings of the result's magnitude.
+    tol = {torch.float16: 1e-2, torch.bfloat16: 6e-2}.get(dtype)
+    for g, e in zip(got, f(a, b)):
+        assert g.dtype == e.dtype
+        if tol is not None:
+            torch.testing.assert_close(g.cpu().float(), e.float(), atol=tol, rtol=tol)
+        elif dtype.is_floating_point:
+            torch.testing.assert_close(g.cpu().float(), e.float(), **TOL[dtype])
+        else:
+            assert torch.equal(g.cpu(), e)
+
+
+def test_mlp_training_step_adamw_matches_cpu():
+    def run(device, compiled):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(
+            torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.LayerNorm(64), torch.nn.Linear(64, 10)
+        ).to(device)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        x, y = torch.randn(16, 32).to(device), torch.randint(0, 10, (16,)).to(device)
+
+        def step():
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            return loss.detach()
+
+        step = torch.compile(step) if compiled else step
+        return torch.stack([step().cpu() for _ in range(4)])
+
+    torch.manual_seed(1)
+    with torch_ocl.strict():
+        got = run("ocl", True)
+    torch.testing.assert_close(got, run("cpu", False), atol=1e-5, rtol=1e-5)
+    assert got[-1] < got[0]
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "gpt", "minilm"])
+def test_example_models_compiled_match_cpu(name):
+    import importlib
+    import os
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    mod = importlib.import_module(f"examples.{name}")
+    kw = {"small": True}
+    if "dropout" in mod.workload.__code__.co_varnames:
+        kw["dropout"] = 0.0  # ocl and CPU draw different dropout masks
+
+    counter = CompileCounterWithBackend("inductor")
+
+    def run(device, compiled):
+        w = mod.workload(device, **kw)
+        if compiled:
+            # (nn.Module.compile() traced nothing in this PyTorch build: compile forward.)
+            w.model.forward = torch.compile(w.model.forward, backend=counter)
+        out = [w.step().detach().cpu() for _ in range(5)]
+        return w.kind, torch.stack([o if o.numel() == 1 else o.float().norm() for o in out])
+
+    with torch_ocl.strict():
+        kind, got = run("ocl", True)
+    assert counter.frame_count >= 1 and counter.op_count > 0
+    _, want = run("cpu", False)
+    torch.testing.assert_close(got, want, atol=2e-5, rtol=2e-5)
+    if kind == "train":
+        assert got[-1] < got[0]
+
+
+def test_optimizer_step_and_inference_compile():
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    dev = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    dev.load_state_dict(cpu.state_dict())
+    dev.to("ocl")
+    opt_cpu = torch.optim.AdamW(cpu.parameters(), lr=0.1)
+    opt_dev = torch.optim.AdamW(dev.parameters(), lr=0.1)
+    compiled_step = torch.compile(opt_dev.step)
+    x = torch.randn(8, 16)
+    with torch_ocl.strict():
+        for _ in range(3):
+            for model, opt, inp, step in (
+                (cpu, opt_cpu, x, opt_cpu.step),
+                (dev, opt_dev, x.to("ocl"), compiled_step),
+            ):
+                opt.zero_grad()
+                model(inp).square().mean().backward()
+                step()
+    for a, b in zip(dev.parameters(), cpu.parameters()):
+        torch.testing.assert_close(a.detach().cpu(), b.detach(), atol=2e-5, rtol=2e-5)
+    dev.eval()
+    cpu.eval()
+    with torch.no_grad(), torch_ocl.strict():
+        got = torch.compile(dev)(x.to("ocl"))
+    with torch.no_grad():
+        assert_close(got, cpu(x))
+
+
+def test_dynamic_shapes_compile_once():
+    def f(x, w):
+        return torch.softmax(x @ w, -1) * x.sum(-1, keepdim=True)
+
+    counter = CompileCounterWithBackend("inductor")
+    cf = torch.compile(f, dynamic=True, backend=counter)
+    w = torch.randn(24, 24)
+    ow = w.to("ocl")
+    with torch_ocl.strict():
+        for n in (3, 5, 8, 13, 21):
+            x = torch.randn(n, 24)
+            assert_close(cf(x.to("ocl"), ow), f(x, w), atol=1e-5, rtol=1e-4)
+    assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("form", ["row_per_work_item", "work_group_tree"])
+def test_dynamic_reductions_compile_once(form):
+    from torch_ocl._inductor import config
+
+    def f(x):
+        return torch.softmax(x, -1), x.sum(0), x.argmax(-1), *torch.var_mean(x, 0)
+
+    counter = CompileCounterWithBackend("inductor")
+    with torch_ocl.strict(), config.patch(cpu_row_per_work_item=form == "row_per_work_item"):
+        cf = torch.compile(f, dynamic=True, backend=counter)
+        for n, m in ((3, 700), (5, 9), (300, 17)):
+            x = torch.randn(n, m)
+            for g, e in zip(cf(x.to("ocl")), f(x)):
+                torch.testing.assert_close(g.cpu(), e, atol=2e-5, rtol=1e-4)
+    assert counter.frame_count == 1
+
+
+def test_gpt_dynamic_sequence_lengths_no_recompile():
+    import os
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from examples.gpt import GPT, GPTConfig
+
+    cfg = GPTConfig(vocab=64, block=16, layers=2, heads=2, embd=32, dropout=0.0)
+    cpu = GPT(cfg)
+    dev = GPT(cfg)
+    dev.load_state_dict(cpu.state_dict())
+    dev.to("ocl")
+    counter = CompileCounterWithBackend("inductor")
+    f = torch.compile(dev, dynamic=True, backend=counter)
+    frames = []
+    with torch_ocl.strict():
+        for t in (5, 7, 9, 12, 16):
+            x, y = torch.randint(0, 64, (2, t)), torch.randint(0, 64, (2, t))
+            got = f(x.to("ocl"), y.to("ocl"))
+            got.backward()
+            want = cpu(x, y)
+            want.backward()
+            torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=2e-5, rtol=2e-5)
+            frames.append(counter.frame_count)
+    assert frames[0] >= 1 and frames[-1] == frames[0], frames  # traced once, no recompiles
+    for a, b in zip(dev.parameters(), cpu.parameters()):
+        torch.testing.assert_close(a.grad.cpu(), b.grad, atol=2e-5, rtol=2e-4)
+
+
+def test_mark_dynamic_sequence_length():
+    def f(x):
+        return torch.nn.functional.layer_norm(x, (8,)).relu().sum(1)
+
+    counter = CompileCounterWithBackend("inductor")
+    cf = torch.compile(f, backend=counter)
+    with torch_ocl.strict():
+        for t in (4, 7, 9):
+            x = torch.randn(2, t, 8)
+            ox = x.to("ocl")
+            torch._dynamo.mark_dynamic(ox, 1)
+            assert_close(cf(ox), f(x), atol=1e-5, rtol=1e-4)
+    assert counter.frame_count == 1
+
+
+def test_random_ops_run_on_the_device():
+    def f(a):
+        return torch.nn.functional.dropout(a, 0.5, True), torch.rand_like(a), torch.randn_like(a)
+
+    with torch_ocl.strict():
+        drop, u, n = torch.compile(f)(torch.ones(20000, device="ocl"))
+    drop, u, n = drop.cpu(), u.cpu(), n.cpu()
+    assert set(drop.unique().tolist()) <= {0.0, 2.0}
+    assert abs((drop == 0).float().mean().item() - 0.5) < 0.02
+    assert 0 <= u.min() and u.max() < 1 and abs(u.mean().item() - 0.5) < 0.02
+    assert abs(n.mean().item()) < 0.03 and abs(n.std().item() - 1) < 0.03
+
+
+def test_gather_embedding_and_scatter_add():
+    def f(x, i):
+        return (
+            torch.gather(x, 1, i.view(1, 4).expand(8, 4)) * 2,
+            torch.nn.functional.embedding(i, x).relu(),
+            x.index_add(1, i, torch.ones(8, 4, device=x.device)),
+        )
+
+    x, i = torch.randn(8, 6), torch.tensor([0, 2, 2, 5])
+    got = compiled_on_ocl(f, x, i)
+    for g, e in zip(got, f(x, i)):
+        assert_close(g, e)
+
+
+def test_extern_kernels_mm_bmm_conv_sdpa():
+    def f(x, w, q):
+        return (
+            torch.relu(x @ w + 1),
+            torch.addmm(w[0], x, w).sigmoid(),
+            torch.bmm(q[0], q[0].transpose(1, 2)).tanh(),
+            torch.nn.functional.conv2d(x.view(1, 1, 8, 6), w[:3, :3].reshape(1, 1, 3, 3)).exp(),
+            torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True) * 2,
+        )
+
+    x, w, q = torch.randn(8, 6), torch.randn(6, 6), torch.randn(1, 2, 5, 4)
+    got = compiled_on_ocl(f, x, w, q)
+    for g, e in zip(got, f(x, w, q)):
+        assert_close(g, e, atol=1e-5, rtol=1e-4)
+
+
+def test_unsupported_op_fails_clearly_in_strict_mode():
+    def f(x):
+        return torch.view_as_complex(x.view(4, 3, 2)).abs() + 1
+
+    with pytest.raises(Exception, match="strict mode"):
+        compiled_on_ocl(f, torch.randn(4, 6))
+
+
+def test_op_without_opencl_c_runs_the_eager_kernel():
+    def f(x):
+        return torch.erfinv(x.clamp(-0.9, 0.9)) * 2 + 1
+
+    x = torch.randn(64)
+    assert_close(compiled_on_ocl(f, x), f(x), atol=1e-5, rtol=1e-5)
+    # i0 has no eager ocl kernel either: strict mode refuses the CPU fallback.
+    with pytest.raises(Exception, match="aten::i0.* strict mode|strict mode.*i0"):
+        compiled_on_ocl(lambda x: torch.special.i0(x) + 1, x)
+    from torch_ocl._inductor.opencl import OclOverrides
+
+    with pytest.raises(NotImplementedError, match="no OpenCL C for ops.erfinv"):
+        OclOverrides.erfinv("tmp0")
+
+
+def test_float64_buffer_without_fp64_is_a_clear_error(monkeypatch):
+    from torch_ocl._inductor import opencl
+
+    monkeypatch.setattr(opencl, "_device_has_fp64", lambda: False)
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        with pytest.raises(Exception, match="lacks cl_khr_fp64"):
+            torch.compile(lambda x: x * 2 + 1)(torch.ones(4, dtype=torch.float64, device="ocl"))
+
+
+def test_registration_is_lazy():
+    code = (
+        "import sys, torch, torch_ocl\n"
+        "assert 'torch._dynamo' not in sys.modules, 'import torch_ocl loaded Dynamo'\n"
+        "assert 'torch._inductor.codegen.common' not in sys.modules\n"
+        "assert 'torch_ocl._inductor' not in sys.modules\n"
+        "torch.compile(lambda x: x + 1)(torch.ones(2, device='ocl'))\n"
+        "from torch._inductor.codegen.common import get_custom_backend_config_for_device\n"
+        "cfg = get_custom_backend_config_for_device('ocl')\n"
+        "assert cfg.device_name == torch.ocl.get_device_name(0), cfg.device_name\n"
+        "assert cfg.torch_ocl_version == torch_ocl.__version__ and len(cfg.codegen_hash) == 64\n"
+        "print('ok')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+# ---- user kernels ---------------------------------------------------------------------------
+
+SCALE = """
+__kernel void scale(__global const float* x, ulong x_off, float a, __global float* out,
+                    ulong out_off, long n) {
+  x = (__global const float*)((__global const char*)x + x_off);
+  out = (__global float*)((__global char*)out + out_off);
+  const long i = get_global_id(0);
+  if (i < n) out[i] = a * x[i];
+}
+"""
+
+
+def test_compile_kernel_binds_views_by_offset():
+    lib = torch_ocl.compile_kernel(SCALE)
+    assert lib.kernel_names == ["scale"]
+    assert [p[0] for p in lib.scale.params] == ["x", "a", "out", "n"]
+    base = torch.arange(20.0)
+    x = base.to("ocl")[3:13]  # a view: storage offset 3 elements
+    out = torch.zeros(12, device="ocl")[2:]
+    before = torch_ocl._C._kernel_launch_count()
+    lib.scale(x, 2.5, out, 10, global_size=(16,), local_size=(8,))
+    assert torch_ocl._C._kernel_launch_count() - before == 1
+    assert torch.equal(out.cpu(), base[3:13] * 2.5)
+    assert torch_ocl.compile_kernel(SCALE).scale.name == "scale"  # the cached program
+
+
+def test_compile_kernel_local_memory_by_size():
+    lib = torch_ocl.compile_kernel("""
+    __kernel void rowsum(__global const float* x, ulong x_off, __global float* out, ulong out_off,
+                         __local float* scratch, int n) {
+      x = (__global const float*)((__global const char*)x + x_off);
+      out = (__global float*)((__global char*)out + out_off);
+      const int l = get_local_id(0), g = get_group_id(0), w = get_local_size(0);
+      float acc = 0;
+      for (int i = l; i < n; i += w) acc += x[g * n + i];
+      scratch[l] = acc;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      for (int s = w / 2; s > 0; s >>= 1) {
+        if (l < s) scratch[l] += scratch[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+      }
+      if (l == 0) out[g] = scratch[0];
+    }""")
+    x = torch.randn(5, 100)
+    out = torch.empty(5, device="ocl")
+    lib.rowsum(x.to("ocl"), out, 64 * 4, 100, global_size=(5 * 64,), local_size=(64,))
+    torch.testing.assert_close(out.cpu(), x.sum(1), atol=1e-5, rtol=1e-5)
+
+
+def test_compile_kernel_errors_are_clear():
+    with pytest.raises(RuntimeError, match=r"kernel\.cl:3:.*undeclared identifier 'y'"):
+        torch_ocl.compile_kernel("__kernel void bad(__global float* x, ulong o) {\n\n  x[0] = y;\n}")
+    with pytest.raises(RuntimeError, match="must be followed by a ulong"):
+        torch_ocl.compile_kernel("__kernel void k(__global float* x, float a) { x[0] = a; }").k
+    lib = torch_ocl.compile_kernel(SCALE)
+    x = torch.ones(4, device="ocl")
+    with pytest.raises(TypeError, match="declared float\\* but the tensor is Int"):
+        lib.scale(x.int(), 1.0, x, 4, global_size=(4,))
+    with pytest.raises(RuntimeError, match="takes 4 arguments"):
+        lib.scale(x, 1.0, x, global_size=(4,))
+    with pytest.raises(RuntimeError, match="is on cpu"):
+        lib.scale(x.cpu(), 1.0, x, 4, global_size=(4,))
+    with pytest.raises(AttributeError, match="no kernel 'nope'"):
+        lib.nope
+
+
+def _scale_op():
+    if not hasattr(_scale_op, "op"):
+        op = torch_ocl.kernel_op(
+            "ocl_test::scale",
+            SCALE,
+            kernel="scale",
+            out=lambda x, a: torch.empty(x.shape, dtype=x.dtype, device=x.device),
+            grid=lambda x, a: (x.numel(),),
+            args=lambda x, a, out: (x.contiguous(), a, out, x.numel()),
+        )  # the schema (Tensor x, float a) comes from the kernel's parameters x and a
+
+        def setup(ctx, inputs, output):
+            ctx.a = inputs[1]
+
+        op.register_autograd(lambda ctx, g: (op(g, ctx.a), None), setup_context=setup)
+        _scale_op.op = op
+    return _scale_op.op
+
+
+def test_kernel_op_schema_sources():
+    common = dict(
+        kernel="scale",
+        grid=lambda x, a: (x.numel(),),
+        args=lambda x, a, out: (x, a, out, x.numel()),
+    )
+    op = torch_ocl.kernel_op(
+        "ocl_test::scale_schema", SCALE, out=lambda x, a: torch.empty_like(x),
+        schema="(Tensor x, float a) -> Tensor", **common,
+    )
+    x = torch.randn(6)
+    assert torch.equal(op(x.to("ocl"), 0.5).cpu(), x * 0.5)
+
+    def out(x: torch.Tensor, a: float) -> torch.Tensor:
+        return torch.empty_like(x)
+
+    op2 = torch_ocl.kernel_op("ocl_test::scale_annotated", SCALE, out=out, **common)
+    assert str(op2._opoverload._schema).endswith("(Tensor x, float a) -> Tensor")
+    with pytest.raises(TypeError, match="'alpha' of `out` is not a parameter"):
+        torch_ocl.kernel_op("ocl_test::bad", SCALE, out=lambda x, alpha: x, **common)
+
+
+def test_kernel_op_autograd_opcheck_and_compile():
+    op = _scale_op()
+    x = torch.randn(5, 7)
+    ox = x.to("ocl").requires_grad_()
+    y = op(ox, 3.0)
+    assert torch.equal(y.detach().cpu(), x * 3.0)
+    y.sum().backward()
+    assert torch.equal(ox.grad.cpu(), torch.full_like(x, 3.0))
+    torch.library.opcheck(op, (torch.randn(4, 3, device="ocl"), 2.0))
+    # PyTorch's autograd-registration check knows only CPU/CUDA/XPU; the rest also with grads.
+    torch.library.opcheck(
+        op,
+        (torch.randn(4, 3, device="ocl", requires_grad=True), 2.0),
+        test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_dynamic"),
+    )
+    counter = CompileCounterWithBackend("inductor")
+    f = torch.compile(lambda v: op(v.sin(), 2.0) + 1, fullgraph=True, backend=counter)
+    with torch_ocl.strict():
+        got = f(x.to("ocl"))
+    assert_close(got, 2 * x.sin() + 1)
+    assert counter.frame_count == 1
