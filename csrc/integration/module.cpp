@@ -16,6 +16,7 @@ namespace torch_ocl {
 
 void registerHooks();               // hooks.cpp
 void bindRawBench(py::module_& m);  // raw_bench.cpp
+void bindGemm(py::module_& m);      // gemm_bindings.cpp
 
 namespace {
 
@@ -180,4 +181,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("install_hint", [] { return std::string(rt::kInstallHint); });
   m.def("_kernel_launch_count", &aten::kernelLaunchCount);
   bindRawBench(m);
+  bindGemm(m);
 }

@@ -1,0 +1,600 @@
+// The matrix engine (see gemm.h): one entry point, four providers, chosen per device and dtype.
+#include "aten/gemm.h"
+
+#include <ATen/ATen.h>
+#include <clblast_c.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "aten/cl_types.h"
+#include "aten/launch.h"
+#include "aten/linalg.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <mutex>
+
+namespace torch_ocl::aten {
+
+const char* gemmProviderName(GemmProvider p) {
+  switch (p) {
+    case GemmProvider::kAuto:
+      return "auto";
+    case GemmProvider::kHostBlas:
+      return "host_blas";
+    case GemmProvider::kCpuTile:
+      return "cpu_tile";
+    case GemmProvider::kClBlast:
+      return "clblast";
+    case GemmProvider::kTiled:
+      return "tiled";
+  }
+  return "?";
+}
+
+GemmProvider parseGemmProvider(const std::string& name) {
+  for (GemmProvider p : {GemmProvider::kAuto, GemmProvider::kHostBlas, GemmProvider::kCpuTile,
+                         GemmProvider::kClBlast, GemmProvider::kTiled})
+    if (name == gemmProviderName(p)) return p;
+  TORCH_CHECK_VALUE(false, "unknown GEMM provider '", name,
+                    "' (expected auto, host_blas, cpu_tile, clblast or tiled)");
+}
+
+namespace {
+
+// ---- choice ------------------------------------------------------------------------------------
+
+std::atomic<GemmProvider>& forced() {
+  static std::atomic<GemmProvider> f{[] {
+    const char* env = std::getenv("TORCH_OCL_GEMM");
+    if (!env || !*env) return GemmProvider::kAuto;
+    try {
+      return parseGemmProvider(env);
+    } catch (const c10::Error&) {
+      TORCH_WARN("torch-ocl: ignoring TORCH_OCL_GEMM=", env,
+                 " (expected auto, host_blas, cpu_tile, clblast or tiled)");
+      return GemmProvider::kAuto;
+    }
+  }()};
+  return f;
+}
+
+thread_local GemmProvider t_last = GemmProvider::kAuto;
+
+// ---- host BLAS (OpenBLAS), loaded privately ----------------------------------------------------
+
+// CBLAS enums (cblas.h): row-major, no transpose, transpose.
+constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
+                         int, double, double*, int);
+
+struct HostBlas {
+  SgemmFn sgemm = nullptr;
+  DgemmFn dgemm = nullptr;
+  HostBlasInfo info;
+};
+
+// dlopen with RTLD_LOCAL | RTLD_DEEPBIND: libtorch_cpu exports its own sgemm_ (and maybe
+// cblas_*), and the library's internal calls must bind to itself, never to those. The handle is
+// kept for the life of the process: queued native kernels may still call into it at exit.
+const HostBlas& hostBlas() {
+  static const HostBlas blas = [] {
+    HostBlas h;
+    std::vector<std::string> names;
+    if (const char* env = std::getenv("TORCH_OCL_HOST_BLAS"); env && *env) {
+      if (std::string(env) == "0") {
+        h.info.error = "disabled by TORCH_OCL_HOST_BLAS=0";
+        return h;
+      }
+      names.emplace_back(env);
+    } else {
+      names = {"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0", "libblis.so.4"};
+    }
+    std::string errors;
+    for (const std::string& name : names) {
+      void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+      if (!lib) {
+        const char* e = dlerror();
+        errors += (errors.empty() ? "" : "; ") + std::string(e ? e : name.c_str());
+        continue;
+      }
+      auto s = reinterpret_cast<SgemmFn>(dlsym(lib, "cblas_sgemm"));
+      auto d = reinterpret_cast<DgemmFn>(dlsym(lib, "cblas_dgemm"));
+      if (!s || !d) {
+        errors += (errors.empty() ? "" : "; ") + name + " has no cblas_sgemm/cblas_dgemm";
+        dlclose(lib);
+        continue;
+      }
+      h.sgemm = s, h.dgemm = d;
+      h.info.available = true;
+      h.info.library = name;
+      Dl_info where{};
+      if (dladdr(reinterpret_cast<void*>(s), &where) && where.dli_fname)
+        h.info.library = where.dli_fname;
+      if (auto cfg = reinterpret_cast<const char* (*)()>(dlsym(lib, "openblas_get_config")))
+        h.info.config = cfg();
+      // One BLAS thread per core: the call runs on one of the driver's worker threads while the
+      // queue waits for it, so the driver's other workers are idle meanwhile.
+      if (auto set = reinterpret_cast<void (*)(int)>(dlsym(lib, "openblas_set_num_threads"))) {
+        int threads = 0;
+        if (const char* env = std::getenv("OPENBLAS_NUM_THREADS"); env && *env)
+          threads = std::atoi(env);
+        if (threads <= 0) threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+        set(threads);
+      }
+      if (auto get = reinterpret_cast<int (*)()>(dlsym(lib, "openblas_get_num_threads")))
+        h.info.threads = get();
+      return h;
+    }
+    h.info.error = "no host BLAS found (" + errors + "); install libopenblas0";
+    return h;
+  }();
+  return blas;
+}
+
+bool fitsInt(std::initializer_list<int64_t> v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x >= 0 && x <= INT_MAX; });
+}
+
+bool deviceCanHostBlas(c10::DeviceIndex idx) {
+  const rt::DeviceInfo& info = device(idx).info();
+  return info.native_kernel && info.host_unified_memory && hostBlas().info.available;
+}
+
+bool isCpuDevice(c10::DeviceIndex idx) {
+  return (device(idx).info().type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
+bool supports(GemmProvider p, c10::DeviceIndex idx, c10::ScalarType t) {
+  switch (p) {
+    case GemmProvider::kHostBlas:
+      return (t == at::kFloat || t == at::kDouble) && deviceCanHostBlas(idx);
+    case GemmProvider::kCpuTile:
+      return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
+    case GemmProvider::kClBlast:
+      return t == at::kFloat || t == at::kDouble;
+    case GemmProvider::kTiled:
+      return gemmSupports(t);
+    case GemmProvider::kAuto:
+      return false;
+  }
+  return false;
+}
+
+GemmProvider autoProvider(c10::DeviceIndex idx, c10::ScalarType t) {
+  if (supports(GemmProvider::kHostBlas, idx, t)) return GemmProvider::kHostBlas;
+  if (isCpuDevice(idx) && supports(GemmProvider::kCpuTile, idx, t)) return GemmProvider::kCpuTile;
+  if (t == at::kFloat || t == at::kDouble) return GemmProvider::kClBlast;
+  return GemmProvider::kTiled;
+}
+
+// ---- operands ----------------------------------------------------------------------------------
+
+struct BlasOperand {
+  at::Tensor tensor;  // keeps a contiguous copy alive when one was needed
+  bool trans = false;
+  size_t ld = 1;
+  rt::BufferRef buf;
+};
+
+// A row-major view of a (rows x cols) matrix, or its transpose, without copying when the strides
+// allow it. For 3-D (batched) operands the batch stride is tensor.stride(0).
+BlasOperand blasOperand(const at::Tensor& t) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  const int64_t s_row = t.stride(-2), s_col = t.stride(-1);
+  BlasOperand op;
+  if ((s_col == 1 || cols == 1) && (s_row >= std::max<int64_t>(1, cols) || rows == 1)) {
+    op.tensor = t;
+    op.ld = static_cast<size_t>(std::max<int64_t>({rows == 1 ? cols : s_row, cols, 1}));
+  } else if ((s_row == 1 || rows == 1) && (s_col >= std::max<int64_t>(1, rows) || cols == 1)) {
+    op.tensor = t;
+    op.trans = true;
+    op.ld = static_cast<size_t>(std::max<int64_t>({cols == 1 ? rows : s_col, rows, 1}));
+  } else {
+    op.tensor = t.contiguous();
+    op.ld = static_cast<size_t>(std::max<int64_t>(cols, 1));
+  }
+  op.buf = bufferOf(op.tensor);
+  return op;
+}
+
+// True when a BLAS can write out directly: row-major rows with a leading dimension >= cols, and
+// batches that do not overlap.
+bool blasWritable(const at::Tensor& out) {
+  const int64_t rows = out.size(-2), cols = out.size(-1);
+  const bool rows_ok = (out.stride(-1) == 1 || cols == 1) &&
+                       (out.stride(-2) >= std::max<int64_t>(cols, 1) || rows == 1);
+  if (out.dim() == 2) return rows_ok;
+  return rows_ok && (out.size(0) == 1 || out.stride(0) >= rows * cols);
+}
+
+size_t ldcOf(const at::Tensor& out) {
+  const int64_t n = out.size(-2), m = out.size(-1);
+  return static_cast<size_t>(n == 1 ? std::max<int64_t>(m, 1)
+                                    : std::max<int64_t>(out.stride(-2), 1));
+}
+
+int64_t batchStride(const BlasOperand& op) {
+  return op.tensor.dim() == 3 ? op.tensor.stride(0) : 0;
+}
+
+// ---- provider: CLBlast -------------------------------------------------------------------------
+
+void checkClBlast(CLBlastStatusCode status, const char* call) {
+  if (status == CLBlastSuccess) return;
+  if (status == CLBlastTempBufferAllocFailure || status == CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "OpenCL out of memory in ", call, " (CLBlast status ",
+                     static_cast<int>(status), ")");
+  TORCH_CHECK(false, call, " failed with CLBlast status ", static_cast<int>(status),
+              status < 0 && status > -100 ? " (" + rt::clErrorName(status) + ")" : std::string());
+}
+
+// out (blasWritable) = alpha * a @ b + beta * out.
+template <typename T>
+void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, T alpha, T beta) {
+  const bool batched = out.dim() == 3;
+  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
+  const int64_t batch = batched ? out.size(0) : 1;
+  const BlasOperand A = blasOperand(a), B = blasOperand(b);
+  const rt::BufferRef C = bufferOf(out);
+  const size_t ldc = ldcOf(out);
+  const auto ta = A.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
+  const auto tb = B.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
+  constexpr size_t es = sizeof(T);
+  cl_command_queue q = currentQueue(out.device().index());
+  std::lock_guard<std::mutex> lock(clblastMutex());
+  if constexpr (std::is_same_v<T, float>) {
+    if (!batched) {
+      checkClBlast(CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
+                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
+                                C.mem, C.offset / es, ldc, &q, nullptr),
+                   "CLBlastSgemm");
+    } else {
+      // Batched operands: the batch stride of a broadcast (expanded) operand is 0.
+      checkClBlast(CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha,
+                                              A.buf.mem, A.buf.offset / es, A.ld, batchStride(A),
+                                              B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
+                                              beta, C.mem, C.offset / es, ldc, out.stride(0), batch,
+                                              &q, nullptr),
+                   "CLBlastSgemmStridedBatched");
+    }
+  } else {
+    if (!batched) {
+      checkClBlast(CLBlastDgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
+                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
+                                C.mem, C.offset / es, ldc, &q, nullptr),
+                   "CLBlastDgemm");
+    } else {
+      checkClBlast(CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha,
+                                              A.buf.mem, A.buf.offset / es, A.ld, batchStride(A),
+                                              B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
+                                              beta, C.mem, C.offset / es, ldc, out.stride(0), batch,
+                                              &q, nullptr),
+                   "CLBlastDgemmStridedBatched");
+    }
+  }
+}
+
+// ---- provider: host BLAS through clEnqueueNativeKernel -----------------------------------------
+
+// The argument block the driver copies. mem[] holds cl_mem handles when enqueued; the driver
+// replaces each with the host address of that buffer before calling hostGemmKernel.
+struct HostGemmArgs {
+  void* mem[3];
+  int a_mem, b_mem, c_mem;  // index into mem of each operand's buffer
+  size_t a_off, b_off, c_off;  // bytes
+  int64_t sa, sb, sc;          // batch strides, elements
+  int batch, n, m, k, lda, ldb, ldc, ta, tb;
+  bool is_double;
+  double alpha, beta;
+  SgemmFn sgemm;
+  DgemmFn dgemm;
+};
+
+void CL_CALLBACK hostGemmKernel(void* p) {
+  const auto& g = *static_cast<const HostGemmArgs*>(p);
+  char* a = static_cast<char*>(g.mem[g.a_mem]) + g.a_off;
+  char* b = static_cast<char*>(g.mem[g.b_mem]) + g.b_off;
+  char* c = static_cast<char*>(g.mem[g.c_mem]) + g.c_off;
+  for (int i = 0; i < g.batch; ++i) {
+    if (g.is_double) {
+      const double* A = reinterpret_cast<const double*>(a) + i * g.sa;
+      const double* B = reinterpret_cast<const double*>(b) + i * g.sb;
+      double* C = reinterpret_cast<double*>(c) + i * g.sc;
+      g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, g.beta, C,
+              g.ldc);
+    } else {
+      const float* A = reinterpret_cast<const float*>(a) + i * g.sa;
+      const float* B = reinterpret_cast<const float*>(b) + i * g.sb;
+      float* C = reinterpret_cast<float*>(c) + i * g.sc;
+      g.sgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, static_cast<float>(g.alpha), A, g.lda, B,
+              g.ldb, static_cast<float>(g.beta), C, g.ldc);
+    }
+  }
+}
+
+bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B) {
+  return fitsInt({out.size(-2), out.size(-1), A.tensor.size(-1), static_cast<int64_t>(A.ld),
+                  static_cast<int64_t>(B.ld), static_cast<int64_t>(ldcOf(out)),
+                  out.dim() == 3 ? out.size(0) : 1});
+}
+
+// out (blasWritable) = alpha * a @ b + beta * out, as a native kernel on out's current queue.
+void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B, double alpha,
+                  double beta) {
+  const HostBlas& blas = hostBlas();
+  HostGemmArgs g{};
+  const rt::BufferRef C = bufferOf(out);
+  cl_mem mems[3] = {nullptr, nullptr, nullptr};
+  int nmem = 0;
+  auto slot = [&](cl_mem m) {
+    for (int i = 0; i < nmem; ++i)
+      if (mems[i] == m) return i;
+    mems[nmem] = m;
+    return nmem++;
+  };
+  g.a_mem = slot(A.buf.mem), g.b_mem = slot(B.buf.mem), g.c_mem = slot(C.mem);
+  for (int i = 0; i < nmem; ++i) g.mem[i] = mems[i];
+  g.a_off = A.buf.offset, g.b_off = B.buf.offset, g.c_off = C.offset;
+  g.sa = batchStride(A), g.sb = batchStride(B), g.sc = out.dim() == 3 ? out.stride(0) : 0;
+  g.batch = static_cast<int>(out.dim() == 3 ? out.size(0) : 1);
+  g.n = static_cast<int>(out.size(-2)), g.m = static_cast<int>(out.size(-1));
+  g.k = static_cast<int>(A.tensor.size(-1));
+  g.lda = static_cast<int>(A.ld), g.ldb = static_cast<int>(B.ld);
+  g.ldc = static_cast<int>(ldcOf(out));
+  g.ta = A.trans ? kCblasTrans : kCblasNoTrans, g.tb = B.trans ? kCblasTrans : kCblasNoTrans;
+  g.is_double = out.scalar_type() == at::kDouble;
+  g.alpha = alpha, g.beta = beta;
+  g.sgemm = blas.sgemm, g.dgemm = blas.dgemm;
+  // Where each handle sits inside the block we pass (the driver maps them in its copy).
+  const void* locs[3] = {&g.mem[0], &g.mem[1], &g.mem[2]};
+  OCL_CHECK(clEnqueueNativeKernel(currentQueue(out.device().index()), hostGemmKernel, &g,
+                                  sizeof(g), static_cast<cl_uint>(nmem), mems, locs, 0, nullptr,
+                                  nullptr));
+}
+
+// ---- programs: tiled (gemm.cl) and cpu_tile (gemm_cpu.cl) --------------------------------------
+
+constexpr int kTile = 16;
+const char kTiledFamily = 0;
+const char kCpuTileFamily = 0;
+
+std::string typeHeader(c10::ScalarType t, bool float_acc) {
+  const bool reduced = t == at::kHalf || t == at::kBFloat16;
+  std::string h = "typedef " + std::string(clStorageType(t)) + " ST;\n";
+  h += "typedef " + std::string(reduced || float_acc ? "float" : clComputeType(t)) + " ACC;\n";
+  h += "#define LOAD(p, i) (" + loadExpr(t, "(p)", "(i)") + ")\n";
+  h += "#define STORE(p, i, v) " + storeStmt(t, "(p)", "(i)", "(v)") + "\n";
+  return h;
+}
+
+cl_program tiledProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return programs(idx).get({&kTiledFamily, dtypeCode(t)}, [&] {
+    std::string h = typeHeader(t, false) + "#define OCL_GEMM_TS " + std::to_string(kTile) + "\n";
+    return rt::ProgramSource{std::string("gemm<") + c10::toString(t) + ">",
+                             withPrelude(h + kernels::source("gemm.cl")), ""};
+  });
+}
+
+cl_program cpuTileProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return programs(idx).get({&kCpuTileFamily, dtypeCode(t)}, [&] {
+    return rt::ProgramSource{std::string("gemm_cpu<") + c10::toString(t) + ">",
+                             withPrelude(typeHeader(t, true) + kernels::source("gemm_cpu.cl")),
+                             ""};
+  });
+}
+
+// Element strides of a [batch x] rows x cols operand, batch stride 0 for 2-D operands.
+std::array<cl_long, 3> elemStrides(const at::Tensor& t) {
+  return {t.dim() == 3 ? t.stride(0) : 0, t.stride(-2), t.stride(-1)};
+}
+
+void setScalarArg(cl_kernel kern, cl_uint& i, c10::ScalarType t, const c10::Scalar& v) {
+  switch (t) {
+    case at::kByte:
+      return setArg(kern, i, static_cast<cl_uchar>(v.toLong()));
+    case at::kChar:
+      return setArg(kern, i, static_cast<cl_char>(v.toLong()));
+    case at::kShort:
+      return setArg(kern, i, static_cast<cl_short>(v.toLong()));
+    case at::kInt:
+      return setArg(kern, i, static_cast<cl_int>(v.toLong()));
+    case at::kLong:
+      return setArg(kern, i, static_cast<cl_long>(v.toLong()));
+    case at::kDouble:
+      return setArg(kern, i, v.toDouble());
+    default:
+      return setArg(kern, i, v.toFloat());
+  }
+}
+
+void tiledGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+               const c10::Scalar& alpha, const c10::Scalar& beta) {
+  const c10::ScalarType t = out.scalar_type();
+  const c10::DeviceIndex idx = out.device().index();
+  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
+  const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
+  cl_program prog = tiledProgram(idx, t);
+  OCL_TRY
+  cl_kernel kern = programs(idx).kernel(prog, "gemm");
+  const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
+  cl_uint i = 0;
+  setArg(kern, i, bufferOf(a));
+  setArg(kern, i, bufferOf(b));
+  setArg(kern, i, bufferOf(out));
+  setArg(kern, i, static_cast<cl_long>(n));
+  setArg(kern, i, static_cast<cl_long>(m));
+  setArg(kern, i, static_cast<cl_long>(k));
+  for (const auto* s : {&sa, &sb, &sc})
+    for (cl_long v : *s) setArg(kern, i, v);
+  // Integer accumulation in the dtype itself (wrapping), as CPU PyTorch does.
+  setScalarArg(kern, i, t, alpha);
+  setScalarArg(kern, i, t, beta);
+  const size_t local[3] = {kTile, kTile, 1};
+  const size_t global[3] = {static_cast<size_t>((m + kTile - 1) / kTile * kTile),
+                            static_cast<size_t>((n + kTile - 1) / kTile * kTile),
+                            static_cast<size_t>(batch)};
+  OCL_CHECK(clEnqueueNDRangeKernel(currentQueue(idx), kern, 3, nullptr, global, local, 0, nullptr,
+                                   nullptr));
+  OCL_CATCH
+}
+
+constexpr int64_t kTm = 6, kTn = 64;
+
+void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                 const c10::Scalar& alpha, const c10::Scalar& beta) {
+  const c10::ScalarType t = out.scalar_type();
+  const c10::DeviceIndex idx = out.device().index();
+  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
+  const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
+  const int64_t panels = (m + kTn - 1) / kTn;
+  const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
+  cl_program prog = cpuTileProgram(idx, t);
+  OCL_TRY
+  cl_command_queue q = currentQueue(idx);
+  // B as float panels: itself when it already is one (float32, unit column stride, whole panels,
+  // a row stride that is not a multiple of 4 KB), else a packed copy.
+  at::Tensor panel_buf;
+  rt::BufferRef bp;
+  cl_long pb_b = 0, pb_k = 0, pb_p = 0;
+  const bool direct = t == at::kFloat && sb[2] == 1 && m % kTn == 0 && sb[1] % 1024 != 0;
+  if (direct) {
+    bp = bufferOf(b);
+    pb_b = sb[0], pb_k = sb[1], pb_p = kTn;
+  } else {
+    const int64_t b_batches = (b.dim() == 3 && sb[0] != 0) ? batch : 1;
+    panel_buf = at::empty({b_batches, panels, k, kTn}, out.options().dtype(at::kFloat));
+    cl_kernel pack = programs(idx).kernel(prog, "pack_b");
+    cl_uint i = 0;
+    setArg(pack, i, bufferOf(panel_buf));
+    setArg(pack, i, bufferOf(b));
+    setArg(pack, i, static_cast<cl_long>(m));
+    setArg(pack, i, static_cast<cl_long>(k));
+    for (cl_long v : sb) setArg(pack, i, v);
+    const size_t global[3] = {static_cast<size_t>(k), static_cast<size_t>(panels),
+                              static_cast<size_t>(b_batches)};
+    OCL_CHECK(clEnqueueNDRangeKernel(q, pack, 3, nullptr, global, nullptr, 0, nullptr, nullptr));
+    bp = bufferOf(panel_buf);
+    pb_b = b_batches == 1 ? 0 : panels * k * kTn, pb_k = kTn, pb_p = k * kTn;
+  }
+  cl_kernel kern = programs(idx).kernel(prog, "gemm_6x64");
+  cl_uint i = 0;
+  setArg(kern, i, bufferOf(a));
+  setArg(kern, i, bp);
+  setArg(kern, i, bufferOf(out));
+  setArg(kern, i, static_cast<cl_long>(n));
+  setArg(kern, i, static_cast<cl_long>(m));
+  setArg(kern, i, static_cast<cl_long>(k));
+  for (cl_long v : sa) setArg(kern, i, v);
+  setArg(kern, i, pb_b);
+  setArg(kern, i, pb_k);
+  setArg(kern, i, pb_p);
+  for (cl_long v : sc) setArg(kern, i, v);
+  setArg(kern, i, alpha.toFloat());
+  setArg(kern, i, beta.toFloat());
+  const size_t local[3] = {1, 1, 1};
+  const size_t global[3] = {static_cast<size_t>((n + kTm - 1) / kTm), static_cast<size_t>(panels),
+                            static_cast<size_t>(batch)};
+  OCL_CHECK(clEnqueueNDRangeKernel(q, kern, 3, nullptr, global, local, 0, nullptr, nullptr));
+  OCL_CATCH
+}
+
+bool isZero(const c10::Scalar& s) {
+  return s.isFloatingPoint() ? s.toDouble() == 0 : s.toLong() == 0;
+}
+
+}  // namespace
+
+bool gemmSupports(c10::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+    case at::kDouble:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kByte:
+    case at::kChar:
+    case at::kShort:
+    case at::kInt:
+    case at::kLong:
+      return true;
+    default:
+      return false;  // complex, bool
+  }
+}
+
+GemmProvider gemmProviderFor(c10::DeviceIndex idx, c10::ScalarType t) {
+  const GemmProvider f = forced().load(std::memory_order_relaxed);
+  if (f != GemmProvider::kAuto && supports(f, idx, t)) return f;
+  return autoProvider(idx, t);
+}
+
+void setForcedGemmProvider(GemmProvider p) {
+  forced().store(p);
+}
+GemmProvider forcedGemmProvider() {
+  return forced().load();
+}
+GemmProvider lastGemmProvider() {
+  return t_last;
+}
+
+HostBlasInfo hostBlasInfo() {
+  return hostBlas().info;
+}
+
+void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
+          const c10::Scalar& beta) {
+  TORCH_INTERNAL_ASSERT(gemmSupports(out.scalar_type()));
+  if (out.numel() == 0) return;
+  const bool beta_zero = isZero(beta);
+  if (a.size(-1) == 0) {
+    if (beta_zero)
+      out.zero_();
+    else
+      out.mul_(beta);
+    return;
+  }
+  const c10::DeviceIndex idx = out.device().index();
+  const c10::ScalarType t = out.scalar_type();
+  GemmProvider p = gemmProviderFor(idx, t);
+  const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
+  switch (p) {
+    case GemmProvider::kCpuTile:
+      t_last = p;
+      return cpuTileGemm(out, a, b, alpha, beta_eff);
+    case GemmProvider::kTiled:
+      t_last = p;
+      return tiledGemm(out, a, b, alpha, beta_eff);
+    default:
+      break;
+  }
+  // BLAS-style providers write row-major C only.
+  if (!blasWritable(out)) {
+    at::Tensor tmp = beta_zero ? at::empty(out.sizes(), out.options()) : out.contiguous();
+    gemm(tmp, a, b, alpha, beta_eff);
+    out.copy_(tmp);
+    return;
+  }
+  if (p == GemmProvider::kHostBlas) {
+    const BlasOperand A = blasOperand(a), B = blasOperand(b);
+    if (hostBlasShapeOk(out, A, B)) {
+      t_last = p;
+      OCL_TRY
+      hostBlasGemm(out, A, B, alpha.toDouble(), beta_eff.toDouble());
+      OCL_CATCH
+      return;
+    }
+    p = GemmProvider::kClBlast;  // sizes beyond a 32-bit BLAS
+  }
+  t_last = GemmProvider::kClBlast;
+  if (t == at::kFloat)
+    clblastGemm<float>(out, a, b, alpha.toFloat(), beta_eff.toFloat());
+  else
+    clblastGemm<double>(out, a, b, alpha.toDouble(), beta_eff.toDouble());
+}
+
+}  // namespace torch_ocl::aten
