@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <unordered_map>
 
 namespace torch_ocl::aten {
 
@@ -281,13 +283,61 @@ void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
 
 // ---- provider: host BLAS through clEnqueueNativeKernel -----------------------------------------
 
-// The argument block the driver copies. mem[] holds cl_mem handles when enqueued; the driver
-// replaces each with the host address of that buffer before calling hostGemmKernel.
+// Host address of a buffer's storage on this device. PoCL 3.1 replaces the handles of a native
+// kernel with host pointers in its own (sorted) order of the buffers, not in the order of
+// args_mem_loc, so with two or more buffers the pointers can land in the wrong slots (seen here:
+// A and C swapped, a segfault). A native kernel with a single buffer is unambiguous: the address
+// of each cl_mem is learned once that way and cached until the driver destroys the object (its
+// destructor callback drops the entry, so a recycled handle is never mistaken for the old one).
+class HostAddresses {
+ public:
+  static HostAddresses& get() {
+    static HostAddresses* h = new HostAddresses();  // NOLINT: lives as long as the process
+    return *h;
+  }
+  char* of(cl_command_queue q, cl_mem mem) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = map_.find(mem);
+      if (it != map_.end()) return it->second;
+    }
+    struct Probe {
+      void* ptr;  // the handle, replaced by the driver
+      void** out;
+    };
+    void* found = nullptr;
+    Probe probe{mem, &found};
+    const void* loc = &probe.ptr;
+    rt::ClEvent ev;
+    OCL_CHECK(clEnqueueNativeKernel(
+        q, [](void* p) { *static_cast<Probe*>(p)->out = static_cast<Probe*>(p)->ptr; }, &probe,
+        sizeof(probe), 1, &mem, &loc, 0, nullptr, ev.out()));
+    const cl_event e = ev.get();
+    OCL_CHECK(clWaitForEvents(1, &e));  // once per buffer: the queue drains up to here
+    TORCH_CHECK(found != nullptr, "clEnqueueNativeKernel gave no host address for a buffer");
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (map_.emplace(mem, static_cast<char*>(found)).second)
+      OCL_CHECK(clSetMemObjectDestructorCallback(mem, &HostAddresses::forget, this));
+    return static_cast<char*>(found);
+  }
+
+ private:
+  static void CL_CALLBACK forget(cl_mem mem, void* self) {
+    auto* h = static_cast<HostAddresses*>(self);
+    std::lock_guard<std::mutex> lock(h->mutex_);
+    h->map_.erase(mem);
+  }
+  std::mutex mutex_;
+  std::unordered_map<cl_mem, char*> map_;
+};
+
+// The argument block the driver copies: host addresses of the operands (bytes offsets added).
+// The buffers also go in the native kernel's mem_list, so the driver keeps them alive and ordered
+// with the queue; their slots (unused) are handles[].
 struct HostGemmArgs {
-  void* mem[3];
-  int a_mem, b_mem, c_mem;  // index into mem of each operand's buffer
-  size_t a_off, b_off, c_off;  // bytes
-  int64_t sa, sb, sc;          // batch strides, elements
+  void* handles[3];
+  char *a, *b, *c;
+  int64_t sa, sb, sc;  // batch strides, elements
   int batch, n, m, k, lda, ldb, ldc, ta, tb;
   bool is_double;
   double alpha, beta;
@@ -297,20 +347,17 @@ struct HostGemmArgs {
 
 void CL_CALLBACK hostGemmKernel(void* p) {
   const auto& g = *static_cast<const HostGemmArgs*>(p);
-  char* a = static_cast<char*>(g.mem[g.a_mem]) + g.a_off;
-  char* b = static_cast<char*>(g.mem[g.b_mem]) + g.b_off;
-  char* c = static_cast<char*>(g.mem[g.c_mem]) + g.c_off;
   for (int i = 0; i < g.batch; ++i) {
     if (g.is_double) {
-      const double* A = reinterpret_cast<const double*>(a) + i * g.sa;
-      const double* B = reinterpret_cast<const double*>(b) + i * g.sb;
-      double* C = reinterpret_cast<double*>(c) + i * g.sc;
+      const double* A = reinterpret_cast<const double*>(g.a) + i * g.sa;
+      const double* B = reinterpret_cast<const double*>(g.b) + i * g.sb;
+      double* C = reinterpret_cast<double*>(g.c) + i * g.sc;
       g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, g.beta, C,
               g.ldc);
     } else {
-      const float* A = reinterpret_cast<const float*>(a) + i * g.sa;
-      const float* B = reinterpret_cast<const float*>(b) + i * g.sb;
-      float* C = reinterpret_cast<float*>(c) + i * g.sc;
+      const float* A = reinterpret_cast<const float*>(g.a) + i * g.sa;
+      const float* B = reinterpret_cast<const float*>(g.b) + i * g.sb;
+      float* C = reinterpret_cast<float*>(g.c) + i * g.sc;
       g.sgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, static_cast<float>(g.alpha), A, g.lda, B,
               g.ldb, static_cast<float>(g.beta), C, g.ldc);
     }
@@ -327,19 +374,18 @@ bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOper
 void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B, double alpha,
                   double beta) {
   const HostBlas& blas = hostBlas();
+  cl_command_queue q = currentQueue(out.device().index());
   HostGemmArgs g{};
   const rt::BufferRef C = bufferOf(out);
   cl_mem mems[3] = {nullptr, nullptr, nullptr};
-  int nmem = 0;
-  auto slot = [&](cl_mem m) {
-    for (int i = 0; i < nmem; ++i)
-      if (mems[i] == m) return i;
-    mems[nmem] = m;
-    return nmem++;
-  };
-  g.a_mem = slot(A.buf.mem), g.b_mem = slot(B.buf.mem), g.c_mem = slot(C.mem);
-  for (int i = 0; i < nmem; ++i) g.mem[i] = mems[i];
-  g.a_off = A.buf.offset, g.b_off = B.buf.offset, g.c_off = C.offset;
+  cl_uint nmem = 0;
+  for (cl_mem m : {A.buf.mem, B.buf.mem, C.mem})
+    if (std::find(mems, mems + nmem, m) == mems + nmem) mems[nmem++] = m;
+  HostAddresses& host = HostAddresses::get();
+  g.a = host.of(q, A.buf.mem) + A.buf.offset;
+  g.b = host.of(q, B.buf.mem) + B.buf.offset;
+  g.c = host.of(q, C.mem) + C.offset;
+  for (cl_uint i = 0; i < nmem; ++i) g.handles[i] = mems[i];
   g.sa = batchStride(A), g.sb = batchStride(B), g.sc = out.dim() == 3 ? out.stride(0) : 0;
   g.batch = static_cast<int>(out.dim() == 3 ? out.size(0) : 1);
   g.n = static_cast<int>(out.size(-2)), g.m = static_cast<int>(out.size(-1));
@@ -350,10 +396,8 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   g.is_double = out.scalar_type() == at::kDouble;
   g.alpha = alpha, g.beta = beta;
   g.sgemm = blas.sgemm, g.dgemm = blas.dgemm;
-  // Where each handle sits inside the block we pass (the driver maps them in its copy).
-  const void* locs[3] = {&g.mem[0], &g.mem[1], &g.mem[2]};
-  OCL_CHECK(clEnqueueNativeKernel(currentQueue(out.device().index()), hostGemmKernel, &g,
-                                  sizeof(g), static_cast<cl_uint>(nmem), mems, locs, 0, nullptr,
+  const void* locs[3] = {&g.handles[0], &g.handles[1], &g.handles[2]};
+  OCL_CHECK(clEnqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
                                   nullptr));
 }
 

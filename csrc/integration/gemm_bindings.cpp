@@ -23,6 +23,13 @@ void bindGemm(py::module_& m) {
     }
     return d;
   });
+  m.def("_gemm_device_caps", [](int index) {
+    const rt::DeviceInfo& info = device(static_cast<c10::DeviceIndex>(index)).info();
+    py::dict d;
+    d["native_kernel"] = info.native_kernel;
+    d["host_unified_memory"] = info.host_unified_memory;
+    return d;
+  });
   m.def("_set_gemm_provider", [](const std::string& name) {
     aten::setForcedGemmProvider(aten::parseGemmProvider(name));
   });
