@@ -55,18 +55,6 @@ ConvGeom geometry(const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc, i
   return g;
 }
 
-void launchGeom(const at::Tensor& anchor, const char* name, const at::Tensor& out,
-                const at::Tensor& in, const ConvGeom& g, int64_t n) {
-  if (n == 0) return;
-  const c10::DeviceIndex idx = anchor.device().index();
-  cl_program prog = nnProgram(idx, &kIm2colFamily, "im2col.cl", anchor.scalar_type());
-  OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, name);
-  setArgs(k, bufferOf(out), bufferOf(in), g);
-  launch1D(device(idx), currentQueue(idx), k, n);
-  OCL_CATCH
-}
-
 // Direct depthwise kernels (see im2col.cl): out, two inputs, the input's geometry and O.
 void launchDepthwise(const char* name, const at::Tensor& out, const at::Tensor& a,
                      const at::Tensor& b, const ConvGeom& g, int64_t o, int64_t n) {
@@ -85,12 +73,29 @@ bool depthwise(const at::Tensor& x, const Params& p, bool transposed) {
   return !transposed && p.groups > 1 && x.size(1) == p.groups;
 }
 
+// A 2-D launch (d0, d1) of the im2col/col2im kernels; the driver picks the local size.
+void launchGeom2D(const at::Tensor& anchor, const char* name, const at::Tensor& out,
+                  const at::Tensor& in, const ConvGeom& g, int64_t d0, int64_t d1) {
+  if (d0 == 0 || d1 == 0) return;
+  const c10::DeviceIndex idx = anchor.device().index();
+  cl_program prog = nnProgram(idx, &kIm2colFamily, "im2col.cl", anchor.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, name);
+  setArgs(k, bufferOf(out), bufferOf(in), g);
+  const size_t global[2] = {static_cast<size_t>(d0), static_cast<size_t>(d1)};
+  OCL_CHECK(
+      clEnqueueNDRangeKernel(currentQueue(idx), k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+  OCL_CATCH
+}
+
 // Columns (G, Cg*KH*KW, nb*Hc*Wc) of `image` (nb, C, Hi, Wi).
 at::Tensor im2col(const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc, int64_t wc,
                   const Params& p) {
   const int64_t g = p.groups, cgk = image.size(1) / g * kh * kw;
   at::Tensor col = at::empty({g, cgk, image.size(0) * hc * wc}, image.options());
-  launchGeom(image, "im2col", col, image, geometry(image, kh, kw, hc, wc, p), col.numel());
+  if (col.numel() == 0) return col;
+  launchGeom2D(image, "im2col", col, image, geometry(image, kh, kw, hc, wc, p), hc,
+               image.size(1) * kh * kw * image.size(0));
   return col;
 }
 
@@ -98,7 +103,9 @@ at::Tensor im2col(const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc, i
 void col2im(const at::Tensor& col, const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc,
             int64_t wc, const Params& p) {
   TORCH_INTERNAL_ASSERT(image.is_contiguous() && col.is_contiguous());
-  launchGeom(image, "col2im", image, col, geometry(image, kh, kw, hc, wc, p), image.numel());
+  if (image.numel() == 0) return;
+  launchGeom2D(image, "col2im", image, col, geometry(image, kh, kw, hc, wc, p), image.size(2),
+               image.size(0) * image.size(1));
 }
 
 // Samples per chunk so that one chunk's columns stay near 128 MiB (and below the device's
