@@ -83,8 +83,8 @@ void launchGeom2D(const at::Tensor& anchor, const char* name, const at::Tensor& 
   cl_kernel k = programs(idx).kernel(prog, name);
   setArgs(k, bufferOf(out), bufferOf(in), g);
   const size_t global[2] = {static_cast<size_t>(d0), static_cast<size_t>(d1)};
-  OCL_CHECK(
-      clEnqueueNDRangeKernel(currentQueue(idx), k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+  OCL_CHECK(clEnqueueNDRangeKernel(currentQueue(idx), k, 2, nullptr, global, nullptr, 0, nullptr,
+                                   nullptr));
   OCL_CATCH
 }
 
@@ -159,7 +159,15 @@ at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
     for (int64_t n0 = 0; n0 < n; n0 += step) {
       const int64_t nb = std::min(step, n - n0);
       const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p);
-      fromGroupMajor(at::bmm(w_r, col), out.narrow(0, n0, nb));
+      if (g == 1) {
+        // One GEMM per sample straight into out (nb, O, L): the weight broadcast over the batch,
+        // sample i's columns at offset i * L of each column row. No group-major copy.
+        const int64_t l = oh * ow;
+        at::Tensor o3 = out.narrow(0, n0, nb).view({nb, o, l});
+        at::bmm_out(o3, w_r.expand({nb, og, cg * k}), col.view({cg * k, nb, l}).permute({1, 0, 2}));
+      } else {
+        fromGroupMajor(at::bmm(w_r, col), out.narrow(0, n0, nb));
+      }
     }
   } else {
     const int64_t cin_g = x.size(1) / g, cout_g = w.size(1), cout = cout_g * g;

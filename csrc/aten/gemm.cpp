@@ -257,11 +257,10 @@ void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
                    "CLBlastSgemm");
     } else {
       // Batched operands: the batch stride of a broadcast (expanded) operand is 0.
-      checkClBlast(CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha,
-                                              A.buf.mem, A.buf.offset / es, A.ld, batchStride(A),
-                                              B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
-                                              beta, C.mem, C.offset / es, ldc, out.stride(0), batch,
-                                              &q, nullptr),
+      checkClBlast(CLBlastSgemmStridedBatched(
+                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
+                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
+                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr),
                    "CLBlastSgemmStridedBatched");
     }
   } else {
@@ -271,11 +270,10 @@ void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
                                 C.mem, C.offset / es, ldc, &q, nullptr),
                    "CLBlastDgemm");
     } else {
-      checkClBlast(CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha,
-                                              A.buf.mem, A.buf.offset / es, A.ld, batchStride(A),
-                                              B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
-                                              beta, C.mem, C.offset / es, ldc, out.stride(0), batch,
-                                              &q, nullptr),
+      checkClBlast(CLBlastDgemmStridedBatched(
+                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
+                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
+                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr),
                    "CLBlastDgemmStridedBatched");
     }
   }
@@ -427,8 +425,7 @@ cl_program tiledProgram(c10::DeviceIndex idx, c10::ScalarType t) {
 cl_program cpuTileProgram(c10::DeviceIndex idx, c10::ScalarType t) {
   return programs(idx).get({&kCpuTileFamily, dtypeCode(t)}, [&] {
     return rt::ProgramSource{std::string("gemm_cpu<") + c10::toString(t) + ">",
-                             withPrelude(typeHeader(t, true) + kernels::source("gemm_cpu.cl")),
-                             ""};
+                             withPrelude(typeHeader(t, true) + kernels::source("gemm_cpu.cl")), ""};
   });
 }
 

@@ -31,7 +31,8 @@ void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const
 // Whether gemm runs this dtype natively (false: complex and bool, for the caller's fallback).
 bool gemmSupports(c10::ScalarType t);
 
-// The provider gemm picks for (device, dtype) at a typical large shape, with the forced one applied.
+// The provider gemm picks for (device, dtype) at a typical large shape, with the forced one
+// applied.
 GemmProvider gemmProviderFor(c10::DeviceIndex idx, c10::ScalarType t);
 // Forces a provider where it supports the dtype and device (others keep the automatic choice):
 // for tests and benchmarks. Initially from TORCH_OCL_GEMM (default auto).

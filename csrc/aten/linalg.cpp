@@ -46,8 +46,7 @@ void checkSameDtype(const at::Tensor& m1, const at::Tensor& m2,
 template <class Meta>
 at::Tensor productFn(const char* name, const at::Tensor& a, const at::Tensor& b) {
   checkSameDevice({a, b});
-  if (!gemmSupports(a.scalar_type()))
-    return runFallback(name, "", {a, b})[0].toTensor();
+  if (!gemmSupports(a.scalar_type())) return runFallback(name, "", {a, b})[0].toTensor();
   Structured<Meta> s(Mode::kFunctional, nullptr);
   s.meta(a, b);
   checkSameDtype(a, b);
@@ -216,8 +215,7 @@ at::Tensor dotImpl(const char* name, const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(),
               "] and src [", b.numel(), "] to have the same number of elements, but got ",
               a.numel(), " and ", b.numel(), " elements respectively");
-  if (!gemmSupports(a.scalar_type()))
-    return runFallback(name, "", {a, b})[0].toTensor();
+  if (!gemmSupports(a.scalar_type())) return runFallback(name, "", {a, b})[0].toTensor();
   at::Tensor out = at::empty({}, a.options());
   gemm(out.view({1, 1}), a.unsqueeze(0), b.unsqueeze(1), 1, 0);
   return out;
