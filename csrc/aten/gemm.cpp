@@ -494,6 +494,13 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
   const int64_t panels = (m + kTn - 1) / kTn;
   const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
+  const bool direct = t == at::kFloat && sb[2] == 1 && m % kTn == 0 && sb[1] % 1024 != 0;
+  // A packed B costs K x N; when C has fewer rows than columns, out^T = b^T @ a^T packs a^T
+  // (K x M) instead, e.g. linear's x @ W^T at batch 64. (The swapped call has rows >= columns,
+  // so it never swaps back.)
+  if (!direct && n < m)
+    return cpuTileGemm(out.transpose(-1, -2), b.transpose(-1, -2), a.transpose(-1, -2), alpha,
+                       beta);
   cl_program prog = cpuTileProgram(idx, t);
   OCL_TRY
   cl_command_queue q = currentQueue(idx);
@@ -502,7 +509,6 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   at::Tensor panel_buf;
   rt::BufferRef bp;
   cl_long pb_b = 0, pb_k = 0, pb_p = 0;
-  const bool direct = t == at::kFloat && sb[2] == 1 && m % kTn == 0 && sb[1] % 1024 != 0;
   if (direct) {
     bp = bufferOf(b);
     pb_b = sb[0], pb_k = sb[1], pb_p = kTn;
@@ -516,7 +522,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
     setArg(pack, i, static_cast<cl_long>(m));
     setArg(pack, i, static_cast<cl_long>(k));
     for (cl_long v : sb) setArg(pack, i, v);
-    const size_t global[3] = {static_cast<size_t>(k), static_cast<size_t>(panels),
+    const size_t global[3] = {static_cast<size_t>(panels * kTn), static_cast<size_t>(k),
                               static_cast<size_t>(b_batches)};
     OCL_CHECK(clEnqueueNDRangeKernel(q, pack, 3, nullptr, global, nullptr, 0, nullptr, nullptr));
     bp = bufferOf(panel_buf);

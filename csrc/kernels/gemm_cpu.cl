@@ -11,19 +11,17 @@
 #define TM 6
 #define TN 64
 
-// dst[bb][p][k][0..63] = B[bb][k][p*64 + j] (0 past N). Global size (K, panels, batches of B).
+// dst[bb][p][k][j] = B[bb][k][p*64 + j] (0 past N), one element per work item so that drivers
+// vectorise across items (contiguous writes; reads contiguous for row-major B, a gather for a
+// transposed one). Global size (panels * 64, K, batches of B).
 __kernel void pack_b(__global char* dst, ulong dst_off, __global const char* b, ulong b_off, long N,
                      long K, long sb_b, long sb_k, long sb_n) {
-  const long k = get_global_id(0), p = get_global_id(1), bb = get_global_id(2);
-  const long panels = get_global_size(1);
-  __global float* D = (__global float*)(dst + dst_off) + ((bb * panels + p) * K + k) * TN;
+  const long n = get_global_id(0), k = get_global_id(1), bb = get_global_id(2);
+  const long panels = get_global_size(0) / TN;
+  __global float* D = (__global float*)(dst + dst_off);
   __global const ST* B = (__global const ST*)(b + b_off) + bb * sb_b + k * sb_k;
-  const long n0 = p * TN;
-  if (n0 + TN <= N) {
-    for (int j = 0; j < TN; ++j) D[j] = LOAD(B, (n0 + j) * sb_n);
-  } else {
-    for (int j = 0; j < TN; ++j) D[j] = n0 + j < N ? LOAD(B, (n0 + j) * sb_n) : 0.0f;
-  }
+  const long p = n / TN, j = n % TN;
+  D[((bb * panels + p) * K + k) * TN + j] = n < N ? LOAD(B, n * sb_n) : 0.0f;
 }
 
 #define ACC_ROW(i)                                                                         \
