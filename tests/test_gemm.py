@@ -217,6 +217,14 @@ def test_auto_choice_and_doctor_names_provider():
         assert _C._host_blas_info()["available"], _C._host_blas_info()["error"]
         assert provs["Float"] == "host_blas"
         assert provs["Half"] == "cpu_tile"
+        # The measured shape rule: large products and in-place B go to cpu_tile, the MLP's packed
+        # shapes stay on the BLAS.
+        _C._set_gemm_provider("auto")
+        torch.mm(torch.randn(512, 512, device=DEV), torch.randn(512, 512, device=DEV))
+        assert _C._last_gemm_provider() == "cpu_tile"
+        torch.mm(torch.randn(64, 784, device=DEV), torch.randn(512, 784, device=DEV).t())
+        assert _C._last_gemm_provider() == "host_blas"
+        assert _C._gemm_shape_rule(0)
     from torch_ocl.cli import doctor
     report = doctor.doctor(run_self_test=False)
     dev0 = [d for d in report["devices"] if d["ocl_index"] == 0][0]

@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <clblast_c.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "aten/cl_types.h"
@@ -74,6 +76,17 @@ using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int,
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
                          int, double, double*, int);
 
+// The CPUs this process may run on, read when the host BLAS loads (before any driver pins).
+cpu_set_t& processCpus() {
+  static cpu_set_t set = [] {
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    if (sched_getaffinity(0, sizeof(s), &s) != 0) CPU_ZERO(&s);
+    return s;
+  }();
+  return set;
+}
+
 struct HostBlas {
   SgemmFn sgemm = nullptr;
   DgemmFn dgemm = nullptr;
@@ -96,6 +109,7 @@ const HostBlas& hostBlas() {
     } else {
       names = {"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0", "libblis.so.4"};
     }
+    processCpus();
     std::string errors;
     for (const std::string& name : names) {
       void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
@@ -343,8 +357,32 @@ struct HostGemmArgs {
   DgemmFn dgemm;
 };
 
+// While the BLAS runs on the driver's worker thread, that thread may use every core: PoCL with
+// POCL_AFFINITY=1 pins each worker to one core, and the BLAS's own threads, woken from there,
+// were then often scheduled onto the same core (measured: half speed). Restores the mask after.
+class WidenedAffinity {
+ public:
+  WidenedAffinity() {
+    const cpu_set_t& all = processCpus();
+    if (CPU_COUNT(&all) == 0) return;
+    if (pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) != 0) return;
+    if (CPU_EQUAL(&saved_, &all)) return;
+    changed_ = pthread_setaffinity_np(pthread_self(), sizeof(all), &all) == 0;
+  }
+  ~WidenedAffinity() {
+    if (changed_) pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
+  }
+  WidenedAffinity(const WidenedAffinity&) = delete;
+  WidenedAffinity& operator=(const WidenedAffinity&) = delete;
+
+ private:
+  cpu_set_t saved_;
+  bool changed_ = false;
+};
+
 void CL_CALLBACK hostGemmKernel(void* p) {
   const auto& g = *static_cast<const HostGemmArgs*>(p);
+  const WidenedAffinity widen;
   for (int i = 0; i < g.batch; ++i) {
     if (g.is_double) {
       const double* A = reinterpret_cast<const double*>(g.a) + i * g.sa;
@@ -486,6 +524,13 @@ void tiledGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
 
 constexpr int64_t kTm = 6, kTn = 64;
 
+// B is already a float panel matrix: unit column stride, whole panels, and a row stride that is not
+// a multiple of 4 KB (that one thrashes the caches).
+bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols) {
+  const auto sb = elemStrides(b);
+  return b.scalar_type() == at::kFloat && sb[2] == 1 && cols % kTn == 0 && sb[1] % 1024 != 0;
+}
+
 void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
                  const c10::Scalar& alpha, const c10::Scalar& beta) {
   const c10::ScalarType t = out.scalar_type();
@@ -494,7 +539,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
   const int64_t panels = (m + kTn - 1) / kTn;
   const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
-  const bool direct = t == at::kFloat && sb[2] == 1 && m % kTn == 0 && sb[1] % 1024 != 0;
+  const bool direct = cpuTileReadsBInPlace(b, m);
   // A packed B costs K x N; when C has fewer rows than columns, out^T = b^T @ a^T packs a^T
   // (K x M) instead, e.g. linear's x @ W^T at batch 64. (The swapped call has rows >= columns,
   // so it never swaps back.)
@@ -579,6 +624,40 @@ GemmProvider gemmProviderFor(c10::DeviceIndex idx, c10::ScalarType t) {
   return autoProvider(idx, t);
 }
 
+namespace {
+
+// The shape rule between host_blas and cpu_tile where a device has both (PoCL, float32). Measured
+// on 2 AVX-512 cores shared with other work (benchmarks/gemm.py and an interleaved A/B of the two,
+// best of 10, GFLOP/s host_blas / cpu_tile): 512^3 308/324, 1024^3 79/199, 2048^3 89/102,
+// 64x512 @ 512x512 219/245 (B read in place), but with B packed first the MLP's training shapes
+// favour the BLAS: 64x784 @ (512x784)^T 212/176, 64x512 @ 512x784 234/144, (64x512)^T @ 64x784
+// 192/147, 64x9216 @ (128x9216)^T 195/109. The BLAS splits the work statically between its
+// threads, so it also suffers most when another process takes a core; our kernel's work-groups
+// are shared out dynamically by the driver.
+GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  const c10::DeviceIndex idx = out.device().index();
+  const c10::ScalarType t = out.scalar_type();
+  const GemmProvider p = gemmProviderFor(idx, t);
+  if (p != GemmProvider::kHostBlas || t != at::kFloat ||
+      forced().load(std::memory_order_relaxed) == GemmProvider::kHostBlas || !isCpuDevice(idx))
+    return p;
+  const int64_t rows = out.size(-2), cols = out.size(-1), k = a.size(-1);
+  const double work = static_cast<double>(rows) * cols * k * (out.dim() == 3 ? out.size(0) : 1);
+  if ((rows >= 16 && cpuTileReadsBInPlace(b, cols)) || work >= 134217728.0 /* 512^3 */)
+    return GemmProvider::kCpuTile;
+  return p;
+}
+
+}  // namespace
+
+std::string gemmShapeRule(c10::DeviceIndex idx) {
+  if (gemmProviderFor(idx, at::kFloat) != GemmProvider::kHostBlas || !isCpuDevice(idx) ||
+      forced().load() == GemmProvider::kHostBlas)
+    return "";
+  return "float32 runs cpu_tile instead of host_blas from 512^3 multiply-adds up, and when B is "
+         "read in place (unit column stride, columns a multiple of 64)";
+}
+
 void setForcedGemmProvider(GemmProvider p) {
   forced().store(p);
 }
@@ -607,7 +686,7 @@ void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const
   }
   const c10::DeviceIndex idx = out.device().index();
   const c10::ScalarType t = out.scalar_type();
-  GemmProvider p = gemmProviderFor(idx, t);
+  GemmProvider p = chooseProvider(out, a, b);
   const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
   switch (p) {
     case GemmProvider::kCpuTile:

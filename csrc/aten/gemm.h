@@ -34,6 +34,8 @@ bool gemmSupports(c10::ScalarType t);
 // The provider gemm picks for (device, dtype) at a typical large shape, with the forced one
 // applied.
 GemmProvider gemmProviderFor(c10::DeviceIndex idx, c10::ScalarType t);
+// A sentence on how the provider changes with the shape on this device ("" when it does not).
+std::string gemmShapeRule(c10::DeviceIndex idx);
 // Forces a provider where it supports the dtype and device (others keep the automatic choice):
 // for tests and benchmarks. Initially from TORCH_OCL_GEMM (default auto).
 void setForcedGemmProvider(GemmProvider p);

@@ -23,6 +23,9 @@ void bindGemm(py::module_& m) {
     }
     return d;
   });
+  m.def("_gemm_shape_rule", [](int index) {
+    return aten::gemmShapeRule(static_cast<c10::DeviceIndex>(index));
+  });
   m.def("_gemm_device_caps", [](int index) {
     const rt::DeviceInfo& info = device(static_cast<c10::DeviceIndex>(index)).info();
     py::dict d;

@@ -182,6 +182,7 @@ def gemm_info(index: int) -> dict[str, Any]:
     """Which matrix-engine provider the device runs per dtype, and the host BLAS it may call."""
     try:
         return {"providers": _C._gemm_providers(index), "caps": _C._gemm_device_caps(index),
+                "shape_rule": _C._gemm_shape_rule(index),
                 "host_blas": _C._host_blas_info(), "forced": _C._forced_gemm_provider()}
     except Exception as e:  # a broken device: say why instead of failing the whole report
         return {"error": str(e)}
@@ -284,6 +285,8 @@ def format_text(report: dict) -> str:
                 provs = ", ".join(f"{k.lower()} {v}" for k, v in gm["providers"].items())
                 out.append(f"      GEMM: {provs}" + (f" (forced: {gm['forced']})"
                                                        if gm["forced"] != "auto" else ""))
+                if gm["shape_rule"]:
+                    out.append(f"        by shape: {gm['shape_rule']}")
                 hb = gm["host_blas"]
                 if "host_blas" in gm["providers"].values():
                     out.append(f"      host BLAS (native kernel): {hb['library']}, "
