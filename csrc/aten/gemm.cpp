@@ -643,6 +643,10 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
     return p;
   const int64_t rows = out.size(-2), cols = out.size(-1), k = a.size(-1);
   const double work = static_cast<double>(rows) * cols * k * (out.dim() == 3 ? out.size(0) : 1);
+  // Our kernel keeps a whole K x 64 panel of B per tile row and does not split K: beyond ~2048 the
+  // panel leaves the L2 cache and every tile streams it from memory again (the weight gradient of
+  // a convolution, K = batch * pixels), where the BLAS's K blocking wins.
+  if (k > 2048) return p;
   if ((rows >= 16 && cpuTileReadsBInPlace(b, cols)) || work >= 134217728.0 /* 512^3 */)
     return GemmProvider::kCpuTile;
   return p;
@@ -655,7 +659,7 @@ std::string gemmShapeRule(c10::DeviceIndex idx) {
       forced().load() == GemmProvider::kHostBlas)
     return "";
   return "float32 runs cpu_tile instead of host_blas from 512^3 multiply-adds up, and when B is "
-         "read in place (unit column stride, columns a multiple of 64)";
+         "read in place (unit column stride, columns a multiple of 64), for K <= 2048";
 }
 
 void setForcedGemmProvider(GemmProvider p) {

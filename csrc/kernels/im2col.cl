@@ -38,13 +38,15 @@ __kernel void im2col(__global char* colb, ulong coloff, __global const char* xb,
 
 // Gathers (no atomics, fixed order): each image element sums the column entries that read it.
 // One work item per image row (h, n * C + c) of the contiguous image. Global size (H, N * C).
+// Column (row r = (c * KH + ki) * KW + kj, sample n, pixel l) at r * cs_k + n * cs_n + l: the
+// (C*KH*KW, N, L) layout im2col writes (cs_k = N * L, cs_n = L) or a per-sample (N, C*KH*KW, L)
+// one (cs_n = C*KH*KW * L, cs_k = L).
 __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb, ulong coloff,
-                     ConvGeom g) {
+                     ConvGeom g, long cs_n, long cs_k) {
   const long h = get_global_id(0), nc = get_global_id(1);
   const long c = nc % g.C, n = nc / g.C;
   __global T* im = (__global T*)(imb + imoff) + (nc * g.H + h) * g.W;
-  const long L = g.OH * g.OW, NL = g.N * L;
-  __global const T* colc = (__global const T*)(colb + coloff) + c * g.KH * g.KW * NL + n * L;
+  __global const T* colc = (__global const T*)(colb + coloff) + c * g.KH * g.KW * cs_k + n * cs_n;
   const bool unit = g.sh == 1 && g.sw == 1;  // no divisions in the common case
   for (long w = 0; w < g.W; ++w) {
     ACC s = 0;
@@ -53,13 +55,13 @@ __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb,
       if (hh < 0 || !(unit || hh % g.sh == 0)) continue;
       const long oh = unit ? hh : hh / g.sh;
       if (oh >= g.OH) continue;
-      __global const T* crow = colc + ki * g.KW * NL + oh * g.OW;
+      __global const T* crow = colc + ki * g.KW * cs_k + oh * g.OW;
       for (long kj = 0; kj < g.KW; ++kj) {
         const long ww = w + g.pw - kj * g.dw;
         if (ww < 0 || !(unit || ww % g.sw == 0)) continue;
         const long ow = unit ? ww : ww / g.sw;
         if (ow >= g.OW) continue;
-        s += LD(crow, kj * NL + ow);
+        s += LD(crow, kj * cs_k + ow);
       }
     }
     ST(im, w, s);
