@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aten/fallback.h"
+#include "aten/gemm.h"
 #include "aten/nn_common.h"
 
 namespace torch_ocl::aten {
@@ -218,11 +219,21 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
     const int64_t step = batchChunk(n, x.size(1) * k * oh * ow, x.element_size());
     for (int64_t n0 = 0; n0 < n; n0 += step) {
       const int64_t nb = std::min(step, n - n0);
-      const bool need_go_r = mask[1] || (mask[0] && g != 1);
+      const bool need_go_r = g != 1 && (mask[0] || mask[1]);
       const at::Tensor go_r =
           need_go_r ? groupMajor(go.narrow(0, n0, nb), g) : at::Tensor();  // (G, Og, nb*L)
-      if (mask[1])
+      if (mask[1] && g == 1) {
+        // Sum over samples of grad_output[n] (O x L) @ columns[n]^T, accumulated in place over the
+        // chunks: no group-major copy of grad_output.
+        const int64_t l = oh * ow;
+        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p);
+        const bool first = !gw_r.defined();
+        if (first) gw_r = at::empty({1, og, cg * k}, w.options());
+        gemmBatchSum(gw_r.select(0, 0), go.narrow(0, n0, nb).reshape({nb, og, l}),
+                     col.view({cg * k, nb, l}).permute({1, 2, 0}), 1, first ? 0 : 1);
+      } else if (mask[1]) {
         accumulate(at::bmm(go_r, im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p).transpose(1, 2)));
+      }
       if (mask[0] && g == 1) {
         // Per-sample columns (nb, Cg*K, L) = W^T @ grad_output[n]: no group-major copy.
         const int64_t l = oh * ow;

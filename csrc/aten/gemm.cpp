@@ -383,19 +383,22 @@ class WidenedAffinity {
 void CL_CALLBACK hostGemmKernel(void* p) {
   const auto& g = *static_cast<const HostGemmArgs*>(p);
   const WidenedAffinity widen;
+  // A batch stride of 0 for C sums the products into it (gemmBatchSum): beta after the first.
+  const bool sum = g.sc == 0 && g.batch > 1;
   for (int i = 0; i < g.batch; ++i) {
+    const double beta = sum && i > 0 ? 1.0 : g.beta;
     if (g.is_double) {
       const double* A = reinterpret_cast<const double*>(g.a) + i * g.sa;
       const double* B = reinterpret_cast<const double*>(g.b) + i * g.sb;
       double* C = reinterpret_cast<double*>(g.c) + i * g.sc;
-      g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, g.beta, C,
+      g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, beta, C,
               g.ldc);
     } else {
       const float* A = reinterpret_cast<const float*>(g.a) + i * g.sa;
       const float* B = reinterpret_cast<const float*>(g.b) + i * g.sb;
       float* C = reinterpret_cast<float*>(g.c) + i * g.sc;
       g.sgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, static_cast<float>(g.alpha), A, g.lda, B,
-              g.ldb, static_cast<float>(g.beta), C, g.ldc);
+              g.ldb, static_cast<float>(beta), C, g.ldc);
     }
   }
 }
@@ -407,8 +410,9 @@ bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOper
 }
 
 // out (blasWritable) = alpha * a @ b + beta * out, as a native kernel on out's current queue.
+// With sum_batch > 0, out is one matrix and receives the sum of the sum_batch products.
 void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B, double alpha,
-                  double beta) {
+                  double beta, int64_t sum_batch = 0) {
   const HostBlas& blas = hostBlas();
   cl_command_queue q = currentQueue(out.device().index());
   HostGemmArgs g{};
@@ -424,6 +428,7 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   for (cl_uint i = 0; i < nmem; ++i) g.handles[i] = mems[i];
   g.sa = batchStride(A), g.sb = batchStride(B), g.sc = out.dim() == 3 ? out.stride(0) : 0;
   g.batch = static_cast<int>(out.dim() == 3 ? out.size(0) : 1);
+  if (sum_batch > 0) g.batch = static_cast<int>(sum_batch), g.sc = 0;
   g.n = static_cast<int>(out.size(-2)), g.m = static_cast<int>(out.size(-1));
   g.k = static_cast<int>(A.tensor.size(-1));
   g.lda = static_cast<int>(A.ld), g.ldb = static_cast<int>(B.ld);
@@ -725,6 +730,42 @@ void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const
     clblastGemm<float>(out, a, b, alpha.toFloat(), beta_eff.toFloat());
   else
     clblastGemm<double>(out, a, b, alpha.toDouble(), beta_eff.toDouble());
+}
+
+void gemmBatchSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                  const c10::Scalar& alpha, const c10::Scalar& beta) {
+  TORCH_INTERNAL_ASSERT(out.dim() == 2 && a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0));
+  if (out.numel() == 0) return;
+  const int64_t nbatch = a.size(0);
+  const bool beta_zero = isZero(beta);
+  if (nbatch == 0 || a.size(-1) == 0) {  // an empty sum: beta * out
+    if (beta_zero)
+      out.zero_();
+    else
+      out.mul_(beta);
+    return;
+  }
+  if (nbatch == 1) return gemm(out, a.select(0, 0), b.select(0, 0), alpha, beta);
+  const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
+  if (chooseProvider(out, a, b) == GemmProvider::kHostBlas && blasWritable(out) &&
+      fitsInt({nbatch})) {
+    const BlasOperand A = blasOperand(a), B = blasOperand(b);
+    if (hostBlasShapeOk(out, A, B)) {
+      t_last = GemmProvider::kHostBlas;
+      OCL_TRY
+      hostBlasGemm(out, A, B, alpha.toDouble(), beta_eff.toDouble(), nbatch);
+      OCL_CATCH
+      return;
+    }
+  }
+  // Other providers: the batched products, then their sum.
+  at::Tensor prod = at::empty({nbatch, out.size(0), out.size(1)}, out.options());
+  gemm(prod, a, b, alpha, 0);
+  const at::Tensor total = prod.sum(0);
+  if (beta_zero)
+    out.copy_(total);
+  else
+    out.mul_(beta).add_(total);
 }
 
 }  // namespace torch_ocl::aten

@@ -28,6 +28,12 @@ GemmProvider parseGemmProvider(const std::string& name);
 void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
           const c10::Scalar& beta);
 
+// out (n x m) = alpha * sum_i a[i] @ b[i] + beta * out, a (batch x n x k), b (batch x k x m): a
+// GEMM whose inner dimension runs over the batch too (a convolution's weight gradient), without
+// gathering the operands into one matrix first.
+void gemmBatchSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                  const c10::Scalar& alpha, const c10::Scalar& beta);
+
 // Whether gemm runs this dtype natively (false: complex and bool, for the caller's fallback).
 bool gemmSupports(c10::ScalarType t);
 
