@@ -93,14 +93,18 @@ void launchGeom2D(const at::Tensor& anchor, const char* name, const at::Tensor& 
   OCL_CATCH
 }
 
-// Columns (G, Cg*KH*KW, nb*Hc*Wc) of `image` (nb, C, Hi, Wi).
+// Columns (G, Cg*KH*KW, nb*Hc*Wc) of `image` (nb, C, Hi, Wi), or per sample (nb, C*KH*KW, Hc*Wc)
+// (groups == 1), where each sample's columns are one matrix with a short row stride.
 at::Tensor im2col(const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc, int64_t wc,
-                  const Params& p) {
-  const int64_t g = p.groups, cgk = image.size(1) / g * kh * kw;
-  at::Tensor col = at::empty({g, cgk, image.size(0) * hc * wc}, image.options());
+                  const Params& p, bool per_sample = false) {
+  const int64_t g = p.groups, cgk = image.size(1) / g * kh * kw, nb = image.size(0), l = hc * wc;
+  TORCH_INTERNAL_ASSERT(!per_sample || g == 1);
+  at::Tensor col = per_sample ? at::empty({nb, cgk, l}, image.options())
+                              : at::empty({g, cgk, nb * l}, image.options());
   if (col.numel() == 0) return col;
+  const cl_long cs_n = per_sample ? cgk * l : l, cs_k = per_sample ? l : nb * l;
   launchGeom2D(image, "im2col", col, image, geometry(image, kh, kw, hc, wc, p), hc,
-               image.size(1) * kh * kw * image.size(0));
+               image.size(1) * kh * kw * nb, {cs_n, cs_k});
   return col;
 }
 
@@ -166,14 +170,15 @@ at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
     const int64_t step = batchChunk(n, x.size(1) * k * oh * ow, x.element_size());
     for (int64_t n0 = 0; n0 < n; n0 += step) {
       const int64_t nb = std::min(step, n - n0);
-      const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p);
       if (g == 1) {
-        // One GEMM per sample straight into out (nb, O, L): the weight broadcast over the batch,
-        // sample i's columns at offset i * L of each column row. No group-major copy.
+        // One GEMM per sample straight into out (nb, O, L) from per-sample columns, the weight
+        // broadcast over the batch. No group-major copy.
         const int64_t l = oh * ow;
+        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p, /*per_sample=*/true);
         at::Tensor o3 = out.narrow(0, n0, nb).view({nb, o, l});
-        at::bmm_out(o3, w_r.expand({nb, og, cg * k}), col.view({cg * k, nb, l}).permute({1, 0, 2}));
+        at::bmm_out(o3, w_r.expand({nb, og, cg * k}), col);
       } else {
+        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p);
         fromGroupMajor(at::bmm(w_r, col), out.narrow(0, n0, nb));
       }
     }
@@ -226,11 +231,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
         // Sum over samples of grad_output[n] (O x L) @ columns[n]^T, accumulated in place over the
         // chunks: no group-major copy of grad_output.
         const int64_t l = oh * ow;
-        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p);
+        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p, /*per_sample=*/true);
         const bool first = !gw_r.defined();
         if (first) gw_r = at::empty({1, og, cg * k}, w.options());
         gemmBatchSum(gw_r.select(0, 0), go.narrow(0, n0, nb).reshape({nb, og, l}),
-                     col.view({cg * k, nb, l}).permute({1, 2, 0}), 1, first ? 0 : 1);
+                     col.transpose(1, 2), 1, first ? 0 : 1);
       } else if (mask[1]) {
         accumulate(at::bmm(go_r, im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p).transpose(1, 2)));
       }

@@ -10,18 +10,21 @@ typedef struct {
 } ConvGeom;
 
 // One work item per column row segment: (oh, r) with r = ((c * KH + ki) * KW + kj) * N + n writes
-// the OW entries col[r][oh * OW .. oh * OW + OW) (the divisions happen once per item, not per
-// element). Global size (OH, C * KH * KW * N).
+// the OW entries of output row oh (the divisions happen once per item, not per element). Global
+// size (OH, C * KH * KW * N).
+// Row rk = (c * KH + ki) * KW + kj of sample n starts at rk * cs_k + n * cs_n: the
+// (C*KH*KW, N, L) layout (cs_k = N * L, cs_n = L) or a per-sample (N, C*KH*KW, L) one.
 __kernel void im2col(__global char* colb, ulong coloff, __global const char* xb, ulong xoff,
-                     ConvGeom g) {
+                     ConvGeom g, long cs_n, long cs_k) {
   const long oh = get_global_id(0), r = get_global_id(1);
   const long n = r % g.N;
   long q = r / g.N;
+  const long rk = q;
   const long kj = q % g.KW;
   q /= g.KW;
   const long ki = q % g.KH;
   const long c = q / g.KH;
-  __global T* col = (__global T*)(colb + coloff) + (r * g.OH + oh) * g.OW;
+  __global T* col = (__global T*)(colb + coloff) + rk * cs_k + n * cs_n + oh * g.OW;
   const long h = oh * g.sh - g.ph + ki * g.dh;
   if (h < 0 || h >= g.H) {
     for (long ow = 0; ow < g.OW; ++ow) ST(col, ow, (ACC)0);
