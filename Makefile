@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 SYSTEM_PACKAGES := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo \
-                   cmake g++ make libgtest-dev ninja-build
+                   cmake g++ make libgtest-dev ninja-build libopenblas0-pthread
 SOURCES := $(shell find csrc cmake -type f) CMakeLists.txt pyproject.toml $(shell find src -name "*.py")
 
 .PHONY: demo test setup system venv install test-cpp test-py bench conformance clean format

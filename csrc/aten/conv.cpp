@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aten/fallback.h"
+#include "aten/gemm.h"
 #include "aten/nn_common.h"
 
 namespace torch_ocl::aten {
@@ -55,18 +56,6 @@ ConvGeom geometry(const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc, i
   return g;
 }
 
-void launchGeom(const at::Tensor& anchor, const char* name, const at::Tensor& out,
-                const at::Tensor& in, const ConvGeom& g, int64_t n) {
-  if (n == 0) return;
-  const c10::DeviceIndex idx = anchor.device().index();
-  cl_program prog = nnProgram(idx, &kIm2colFamily, "im2col.cl", anchor.scalar_type());
-  OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, name);
-  setArgs(k, bufferOf(out), bufferOf(in), g);
-  launch1D(device(idx), currentQueue(idx), k, n);
-  OCL_CATCH
-}
-
 // Direct depthwise kernels (see im2col.cl): out, two inputs, the input's geometry and O.
 void launchDepthwise(const char* name, const at::Tensor& out, const at::Tensor& a,
                      const at::Tensor& b, const ConvGeom& g, int64_t o, int64_t n) {
@@ -85,20 +74,49 @@ bool depthwise(const at::Tensor& x, const Params& p, bool transposed) {
   return !transposed && p.groups > 1 && x.size(1) == p.groups;
 }
 
-// Columns (G, Cg*KH*KW, nb*Hc*Wc) of `image` (nb, C, Hi, Wi).
+// A 2-D launch (d0, d1) of the im2col/col2im kernels; the driver picks the local size. `extra`
+// are further cl_long arguments after the geometry.
+void launchGeom2D(const at::Tensor& anchor, const char* name, const at::Tensor& out,
+                  const at::Tensor& in, const ConvGeom& g, int64_t d0, int64_t d1,
+                  std::initializer_list<cl_long> extra = {}) {
+  if (d0 == 0 || d1 == 0) return;
+  const c10::DeviceIndex idx = anchor.device().index();
+  cl_program prog = nnProgram(idx, &kIm2colFamily, "im2col.cl", anchor.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, name);
+  setArgs(k, bufferOf(out), bufferOf(in), g);
+  cl_uint i = 5;  // out (mem, offset), in (mem, offset), geometry
+  for (cl_long v : extra) setArg(k, i, v);
+  const size_t global[2] = {static_cast<size_t>(d0), static_cast<size_t>(d1)};
+  launchKernel(currentQueue(idx), k, 2, global, nullptr);
+  OCL_CATCH
+}
+
+// Columns (G, Cg*KH*KW, nb*Hc*Wc) of `image` (nb, C, Hi, Wi), or per sample (nb, C*KH*KW, Hc*Wc)
+// (groups == 1), where each sample's columns are one matrix with a short row stride.
 at::Tensor im2col(const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc, int64_t wc,
-                  const Params& p) {
-  const int64_t g = p.groups, cgk = image.size(1) / g * kh * kw;
-  at::Tensor col = at::empty({g, cgk, image.size(0) * hc * wc}, image.options());
-  launchGeom(image, "im2col", col, image, geometry(image, kh, kw, hc, wc, p), col.numel());
+                  const Params& p, bool per_sample = false) {
+  const int64_t g = p.groups, cgk = image.size(1) / g * kh * kw, nb = image.size(0), l = hc * wc;
+  TORCH_INTERNAL_ASSERT(!per_sample || g == 1);
+  at::Tensor col = per_sample ? at::empty({nb, cgk, l}, image.options())
+                              : at::empty({g, cgk, nb * l}, image.options());
+  if (col.numel() == 0) return col;
+  const cl_long cs_n = per_sample ? cgk * l : l, cs_k = per_sample ? l : nb * l;
+  launchGeom2D(image, "im2col", col, image, geometry(image, kh, kw, hc, wc, p), hc,
+               image.size(1) * kh * kw * nb, {cs_n, cs_k});
   return col;
 }
 
-// Adds up columns into the contiguous `image` (nb, C, Hi, Wi), which it overwrites.
+// Adds up columns into the contiguous `image` (nb, C, Hi, Wi), which it overwrites. `col` is
+// contiguous, (G, Cg*KH*KW, nb*Hc*Wc) as im2col writes it, or per sample (nb, C*KH*KW, Hc*Wc).
 void col2im(const at::Tensor& col, const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc,
-            int64_t wc, const Params& p) {
+            int64_t wc, const Params& p, bool per_sample = false) {
   TORCH_INTERNAL_ASSERT(image.is_contiguous() && col.is_contiguous());
-  launchGeom(image, "col2im", image, col, geometry(image, kh, kw, hc, wc, p), image.numel());
+  if (image.numel() == 0) return;
+  const int64_t l = hc * wc, rows = image.size(1) * kh * kw;
+  const cl_long cs_n = per_sample ? rows * l : l, cs_k = per_sample ? l : image.size(0) * l;
+  launchGeom2D(image, "col2im", image, col, geometry(image, kh, kw, hc, wc, p), image.size(2),
+               image.size(0) * image.size(1), {cs_n, cs_k});
 }
 
 // Samples per chunk so that one chunk's columns stay near 128 MiB (and below the device's
@@ -151,8 +169,17 @@ at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
     const int64_t step = batchChunk(n, x.size(1) * k * oh * ow, x.element_size());
     for (int64_t n0 = 0; n0 < n; n0 += step) {
       const int64_t nb = std::min(step, n - n0);
-      const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p);
-      fromGroupMajor(at::bmm(w_r, col), out.narrow(0, n0, nb));
+      if (g == 1) {
+        // One GEMM per sample straight into out (nb, O, L) from per-sample columns, the weight
+        // broadcast over the batch. No group-major copy.
+        const int64_t l = oh * ow;
+        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p, /*per_sample=*/true);
+        at::Tensor o3 = out.narrow(0, n0, nb).view({nb, o, l});
+        at::bmm_out(o3, w_r.expand({nb, og, cg * k}), col);
+      } else {
+        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p);
+        fromGroupMajor(at::bmm(w_r, col), out.narrow(0, n0, nb));
+      }
     }
   } else {
     const int64_t cin_g = x.size(1) / g, cout_g = w.size(1), cout = cout_g * g;
@@ -196,10 +223,29 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
     const int64_t step = batchChunk(n, x.size(1) * k * oh * ow, x.element_size());
     for (int64_t n0 = 0; n0 < n; n0 += step) {
       const int64_t nb = std::min(step, n - n0);
-      const at::Tensor go_r = groupMajor(go.narrow(0, n0, nb), g);  // (G, Og, nb*L)
-      if (mask[1])
+      const bool need_go_r = g != 1 && (mask[0] || mask[1]);
+      const at::Tensor go_r =
+          need_go_r ? groupMajor(go.narrow(0, n0, nb), g) : at::Tensor();  // (G, Og, nb*L)
+      if (mask[1] && g == 1) {
+        // Sum over samples of grad_output[n] (O x L) @ columns[n]^T, accumulated in place over the
+        // chunks: no group-major copy of grad_output.
+        const int64_t l = oh * ow;
+        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p, /*per_sample=*/true);
+        const bool first = !gw_r.defined();
+        if (first) gw_r = at::empty({1, og, cg * k}, w.options());
+        gemmBatchSum(gw_r.select(0, 0), go.narrow(0, n0, nb).reshape({nb, og, l}),
+                     col.transpose(1, 2), 1, first ? 0 : 1);
+      } else if (mask[1]) {
         accumulate(at::bmm(go_r, im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p).transpose(1, 2)));
-      if (mask[0]) {
+      }
+      if (mask[0] && g == 1) {
+        // Per-sample columns (nb, Cg*K, L) = W^T @ grad_output[n]: no group-major copy.
+        const int64_t l = oh * ow;
+        at::Tensor gcol = at::empty({nb, cg * k, l}, x.options());
+        at::bmm_out(gcol, w_r.transpose(1, 2).expand({nb, cg * k, og}),
+                    go.narrow(0, n0, nb).reshape({nb, og, l}));
+        col2im(gcol, gi.narrow(0, n0, nb), kh, kw, oh, ow, p, /*per_sample=*/true);
+      } else if (mask[0]) {
         const at::Tensor gcol = at::bmm(w_r.transpose(1, 2), go_r).contiguous();
         col2im(gcol, gi.narrow(0, n0, nb), kh, kw, oh, ow, p);
       }
@@ -221,7 +267,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
   if (mask[1]) gw = gw_r.defined() ? gw_r.view(w.sizes()) : at::zeros(w.sizes(), w.options());
   if (gw.defined() && weight.dim() == 3) gw = gw.squeeze(2);
   if (gi.defined() && input.dim() == 3) gi = gi.squeeze(2);
-  at::Tensor gb = mask[2] ? go.sum({0, 2, 3}) : at::Tensor();
+  at::Tensor gb;
+  if (mask[2]) {
+    // Sum over pixels as a batched GEMV through the matrix engine, then over the batch.
+    const int64_t l = oh * ow;
+    const at::Tensor ones = at::ones({l, 1}, go.options());
+    gb = go.numel() == 0 ? at::zeros({go.size(1)}, go.options())
+                         : at::bmm(go.reshape({n, go.size(1), l}), ones.expand({n, l, 1}))
+                               .sum(0)
+                               .view({go.size(1)});
+  }
   return {gi, gw, gb};
 }
 

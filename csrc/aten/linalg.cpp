@@ -1,9 +1,8 @@
 // Matrix products: mm, bmm, addmm, baddbmm, addbmm, addmv (mv reaches it), dot, vdot; matmul,
-// linear, outer reach these by themselves. float32/float64 run through CLBlast (S/DGEMM, strided
-// batched) on (cl_mem, offset) operands, transposed operands passed as such; float16, bfloat16 and
-// integer dtypes run through our tiled kernel (kernels/gemm.cl, float accumulation for the 16-bit
-// floats) which takes any strides, so no operand is copied. Complex goes through the counted CPU
-// fallback; bool is rejected by CPU PyTorch and gets the same error through it.
+// linear, outer reach these by themselves. Every one is a call of the matrix engine (gemm.h), which
+// picks the provider per device and dtype and takes strided, transposed and batched operands.
+// Complex goes through the counted CPU fallback; bool is rejected by CPU PyTorch and gets the same
+// error through it.
 #include "aten/linalg.h"
 
 #include <ATen/ATen.h>
@@ -12,11 +11,11 @@
 #include <ATen/ops/baddbmm_meta.h>
 #include <ATen/ops/bmm_meta.h>
 #include <ATen/ops/mm_meta.h>
-#include <clblast_c.h>
 #include <torch/library.h>
 
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
+#include "aten/gemm.h"
 #include "aten/launch.h"
 #include "aten/structured.h"
 
@@ -31,216 +30,6 @@ std::mutex& clblastMutex() {
 }
 
 namespace {
-
-enum class Engine { kSgemm, kDgemm, kOwn, kFallback };
-
-Engine engineFor(c10::ScalarType t) {
-  switch (t) {
-    case at::kFloat:
-      return Engine::kSgemm;
-    case at::kDouble:
-      return Engine::kDgemm;
-    case at::kHalf:  // CLBlast HGEMM would need cl_khr_fp16 and half alpha/beta; ours is exact
-    case at::kBFloat16:
-    case at::kByte:
-    case at::kChar:
-    case at::kShort:
-    case at::kInt:
-    case at::kLong:
-      return Engine::kOwn;
-    default:
-      return Engine::kFallback;  // complex, bool
-  }
-}
-
-struct GemmOperand {
-  at::Tensor tensor;  // keeps a contiguous copy alive when one was needed
-  CLBlastTranspose trans = CLBlastTransposeNo;
-  size_t ld = 1;
-  rt::BufferRef buf;
-};
-
-// A row-major view of a (rows x cols) matrix, or its transpose, without copying when the strides
-// allow it. For 3-D (batched) operands the batch stride is tensor.stride(0).
-GemmOperand operand(const at::Tensor& t) {
-  const int64_t rows = t.size(-2), cols = t.size(-1);
-  const int64_t s_row = t.stride(-2), s_col = t.stride(-1);
-  GemmOperand op;
-  if ((s_col == 1 || cols == 1) && (s_row >= std::max<int64_t>(1, cols) || rows == 1)) {
-    op.tensor = t;
-    op.ld = static_cast<size_t>(std::max<int64_t>({rows == 1 ? cols : s_row, cols, 1}));
-  } else if ((s_row == 1 || rows == 1) && (s_col >= std::max<int64_t>(1, rows) || cols == 1)) {
-    op.tensor = t;
-    op.trans = CLBlastTransposeYes;
-    op.ld = static_cast<size_t>(std::max<int64_t>({cols == 1 ? rows : s_col, rows, 1}));
-  } else {
-    op.tensor = t.contiguous();
-    op.ld = static_cast<size_t>(std::max<int64_t>(cols, 1));
-  }
-  op.buf = bufferOf(op.tensor);
-  return op;
-}
-
-void checkClBlast(CLBlastStatusCode status, const char* call) {
-  if (status == CLBlastSuccess) return;
-  if (status == CLBlastTempBufferAllocFailure || status == CL_MEM_OBJECT_ALLOCATION_FAILURE)
-    TORCH_CHECK_WITH(OutOfMemoryError, false, "OpenCL out of memory in ", call, " (CLBlast status ",
-                     static_cast<int>(status), ")");
-  TORCH_CHECK(false, call, " failed with CLBlast status ", static_cast<int>(status),
-              status < 0 && status > -100 ? " (" + rt::clErrorName(status) + ")" : std::string());
-}
-
-// True when CLBlast can write out directly: row-major rows with a leading dimension >= cols.
-bool blasWritable(const at::Tensor& out) {
-  const int64_t rows = out.size(-2), cols = out.size(-1);
-  const bool rows_ok = (out.stride(-1) == 1 || cols == 1) &&
-                       (out.stride(-2) >= std::max<int64_t>(cols, 1) || rows == 1);
-  if (out.dim() == 2) return rows_ok;
-  return rows_ok && (out.size(0) == 1 || out.stride(0) >= rows * cols);
-}
-
-// CLBlast S/DGEMM: out (row-major as blasWritable says) = alpha * a @ b + beta * out.
-template <typename T>
-void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, T alpha, T beta) {
-  const bool batched = out.dim() == 3;
-  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
-  const int64_t batch = batched ? out.size(0) : 1;
-  const GemmOperand A = operand(a), B = operand(b);
-  const rt::BufferRef C = bufferOf(out);
-  const size_t ldc =
-      static_cast<size_t>(n == 1 ? std::max<int64_t>(m, 1) : std::max<int64_t>(out.stride(-2), 1));
-  constexpr size_t es = sizeof(T);
-  cl_command_queue q = currentQueue(out.device().index());
-  std::lock_guard<std::mutex> lock(clblastMutex());
-  if constexpr (std::is_same_v<T, float>) {
-    if (!batched) {
-      checkClBlast(CLBlastSgemm(CLBlastLayoutRowMajor, A.trans, B.trans, n, m, k, alpha, A.buf.mem,
-                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
-                                C.mem, C.offset / es, ldc, &q, nullptr),
-                   "CLBlastSgemm");
-    } else {
-      // Batched operands: the batch stride of a broadcast (expanded) operand is 0.
-      checkClBlast(
-          CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, A.trans, B.trans, n, m, k, alpha,
-                                     A.buf.mem, A.buf.offset / es, A.ld, A.tensor.stride(0),
-                                     B.buf.mem, B.buf.offset / es, B.ld, B.tensor.stride(0), beta,
-                                     C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr),
-          "CLBlastSgemmStridedBatched");
-    }
-  } else {
-    if (!batched) {
-      checkClBlast(CLBlastDgemm(CLBlastLayoutRowMajor, A.trans, B.trans, n, m, k, alpha, A.buf.mem,
-                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
-                                C.mem, C.offset / es, ldc, &q, nullptr),
-                   "CLBlastDgemm");
-    } else {
-      checkClBlast(
-          CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, A.trans, B.trans, n, m, k, alpha,
-                                     A.buf.mem, A.buf.offset / es, A.ld, A.tensor.stride(0),
-                                     B.buf.mem, B.buf.offset / es, B.ld, B.tensor.stride(0), beta,
-                                     C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr),
-          "CLBlastDgemmStridedBatched");
-    }
-  }
-}
-
-constexpr int kTile = 16;
-const char kGemmFamily = 0;
-
-cl_program gemmProgram(c10::DeviceIndex idx, c10::ScalarType t) {
-  return programs(idx).get({&kGemmFamily, dtypeCode(t)}, [&] {
-    const bool reduced = t == at::kHalf || t == at::kBFloat16;
-    std::string h = "typedef " + std::string(clStorageType(t)) + " ST;\n";
-    h += "typedef " + std::string(reduced ? "float" : clComputeType(t)) + " ACC;\n";
-    h += "#define LOAD(p, i) (" + loadExpr(t, "(p)", "(i)") + ")\n";
-    h += "#define STORE(p, i, v) " + storeStmt(t, "(p)", "(i)", "(v)") + "\n";
-    h += "#define OCL_GEMM_TS " + std::to_string(kTile) + "\n";
-    return rt::ProgramSource{std::string("gemm<") + c10::toString(t) + ">",
-                             withPrelude(h + kernels::source("gemm.cl")), ""};
-  });
-}
-
-// Element strides of a [batch x] rows x cols operand, batch stride 0 for 2-D operands.
-std::array<cl_long, 3> elemStrides(const at::Tensor& t) {
-  return {t.dim() == 3 ? t.stride(0) : 0, t.stride(-2), t.stride(-1)};
-}
-
-void ownGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
-             const c10::Scalar& alpha, const c10::Scalar& beta) {
-  const c10::ScalarType t = out.scalar_type();
-  const c10::DeviceIndex idx = out.device().index();
-  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
-  const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
-  cl_program prog = gemmProgram(idx, t);
-  OCL_TRY
-  cl_kernel kern = programs(idx).kernel(prog, "gemm");
-  const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
-  cl_uint i = 0;
-  setArg(kern, i, bufferOf(a));
-  setArg(kern, i, bufferOf(b));
-  setArg(kern, i, bufferOf(out));
-  setArg(kern, i, static_cast<cl_long>(n));
-  setArg(kern, i, static_cast<cl_long>(m));
-  setArg(kern, i, static_cast<cl_long>(k));
-  for (const auto* s : {&sa, &sb, &sc})
-    for (cl_long v : *s) setArg(kern, i, v);
-  if (c10::isFloatingType(t)) {
-    setArg(kern, i, alpha.toFloat());
-    setArg(kern, i, beta.toFloat());
-  } else {
-    // Integer accumulation in the dtype itself (wrapping), as CPU PyTorch does.
-    auto put = [&](const c10::Scalar& v) {
-      switch (t) {
-        case at::kByte:
-          return setArg(kern, i, static_cast<cl_uchar>(v.toLong()));
-        case at::kChar:
-          return setArg(kern, i, static_cast<cl_char>(v.toLong()));
-        case at::kShort:
-          return setArg(kern, i, static_cast<cl_short>(v.toLong()));
-        case at::kInt:
-          return setArg(kern, i, static_cast<cl_int>(v.toLong()));
-        default:
-          return setArg(kern, i, static_cast<cl_long>(v.toLong()));
-      }
-    };
-    put(alpha);
-    put(beta);
-  }
-  const size_t local[3] = {kTile, kTile, 1};
-  const size_t global[3] = {static_cast<size_t>((m + kTile - 1) / kTile * kTile),
-                            static_cast<size_t>((n + kTile - 1) / kTile * kTile),
-                            static_cast<size_t>(batch)};
-  OCL_CHECK(clEnqueueNDRangeKernel(currentQueue(idx), kern, 3, nullptr, global, local, 0, nullptr,
-                                   nullptr));
-  OCL_CATCH
-}
-
-// out ([batch x] n x m) = alpha * a @ b + beta * out; beta == 0 ignores out's contents.
-void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
-          const c10::Scalar& beta) {
-  if (out.numel() == 0) return;
-  const bool beta_zero = beta.isFloatingPoint() ? beta.toDouble() == 0 : beta.toLong() == 0;
-  if (a.size(-1) == 0) {
-    if (beta_zero)
-      out.zero_();
-    else
-      out.mul_(beta);
-    return;
-  }
-  const Engine e = engineFor(out.scalar_type());
-  TORCH_INTERNAL_ASSERT(e != Engine::kFallback);
-  if (e == Engine::kOwn) return ownGemm(out, a, b, alpha, beta);
-  if (!blasWritable(out)) {
-    at::Tensor tmp = beta_zero ? at::empty(out.sizes(), out.options()) : out.contiguous();
-    gemm(tmp, a, b, alpha, beta);
-    out.copy_(tmp);
-    return;
-  }
-  if (e == Engine::kSgemm)
-    clblastGemm<float>(out, a, b, alpha.toFloat(), beta.toFloat());
-  else
-    clblastGemm<double>(out, a, b, alpha.toDouble(), beta.toDouble());
-}
 
 // CPU PyTorch's check (in its kernels, not the meta functions): one dtype for all operands.
 void checkSameDtype(const at::Tensor& m1, const at::Tensor& m2,
@@ -257,8 +46,7 @@ void checkSameDtype(const at::Tensor& m1, const at::Tensor& m2,
 template <class Meta>
 at::Tensor productFn(const char* name, const at::Tensor& a, const at::Tensor& b) {
   checkSameDevice({a, b});
-  if (engineFor(a.scalar_type()) == Engine::kFallback)
-    return runFallback(name, "", {a, b})[0].toTensor();
+  if (!gemmSupports(a.scalar_type())) return runFallback(name, "", {a, b})[0].toTensor();
   Structured<Meta> s(Mode::kFunctional, nullptr);
   s.meta(a, b);
   checkSameDtype(a, b);
@@ -270,7 +58,7 @@ template <class Meta>
 at::Tensor& productOut(const char* name, const at::Tensor& a, const at::Tensor& b,
                        at::Tensor& out) {
   checkSameDevice({a, b, out});
-  if (engineFor(a.scalar_type()) == Engine::kFallback) {
+  if (!gemmSupports(a.scalar_type())) {
     runFallback(name, "out", {a, b, out});
     return out;
   }
@@ -311,7 +99,7 @@ at::Tensor addProduct(const char* name, const char* overload, Mode mode, at::Ten
                       const c10::Scalar& beta, const c10::Scalar& alpha) {
   checkSameDevice({self, m1, m2});
   if (out) checkSameDevice({self, *out});
-  if (engineFor(m1.scalar_type()) == Engine::kFallback) {
+  if (!gemmSupports(m1.scalar_type())) {
     std::vector<c10::IValue> stack{self, m1, m2, beta, alpha};
     if (mode == Mode::kOut) stack.emplace_back(*out);
     return runFallback(name, overload, std::move(stack))[0].toTensor();
@@ -350,7 +138,7 @@ at::Tensor addmvImpl(const char* name, const char* overload, Mode mode, at::Tens
                      const c10::Scalar& beta, const c10::Scalar& alpha) {
   checkSameDevice({self, mat, vec});
   if (out) checkSameDevice({self, *out});
-  if (engineFor(mat.scalar_type()) == Engine::kFallback) {
+  if (!gemmSupports(mat.scalar_type())) {
     std::vector<c10::IValue> stack{self, mat, vec, beta, alpha};
     if (mode == Mode::kOut) stack.emplace_back(*out);
     return runFallback(name, overload, std::move(stack))[0].toTensor();
@@ -427,8 +215,7 @@ at::Tensor dotImpl(const char* name, const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(),
               "] and src [", b.numel(), "] to have the same number of elements, but got ",
               a.numel(), " and ", b.numel(), " elements respectively");
-  if (engineFor(a.scalar_type()) == Engine::kFallback)
-    return runFallback(name, "", {a, b})[0].toTensor();
+  if (!gemmSupports(a.scalar_type())) return runFallback(name, "", {a, b})[0].toTensor();
   at::Tensor out = at::empty({}, a.options());
   gemm(out.view({1, 1}), a.unsqueeze(0), b.unsqueeze(1), 1, 0);
   return out;

@@ -17,6 +17,7 @@ namespace torch_ocl {
 void registerHooks();                  // hooks.cpp
 void bindRawBench(py::module_& m);     // raw_bench.cpp
 void bindUserKernels(py::module_& m);  // user_kernels.cpp
+void bindGemm(py::module_& m);         // gemm_bindings.cpp
 
 namespace {
 
@@ -184,4 +185,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("_kernel_launch_count", &aten::kernelLaunchCount);
   bindRawBench(m);
   bindUserKernels(m);
+  bindGemm(m);
 }

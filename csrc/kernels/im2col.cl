@@ -9,54 +9,66 @@ typedef struct {
   long sn, sc, sy, sx;  // image element strides (im2col input)
 } ConvGeom;
 
+// One work item per column row segment: (oh, r) with r = ((c * KH + ki) * KW + kj) * N + n writes
+// the OW entries of output row oh (the divisions happen once per item, not per element). Global
+// size (OH, C * KH * KW * N).
+// Row rk = (c * KH + ki) * KW + kj of sample n starts at rk * cs_k + n * cs_n: the
+// (C*KH*KW, N, L) layout (cs_k = N * L, cs_n = L) or a per-sample (N, C*KH*KW, L) one.
 __kernel void im2col(__global char* colb, ulong coloff, __global const char* xb, ulong xoff,
-                     ConvGeom g) {
-  const long gid = get_global_id(0);
-  const long L = g.OH * g.OW;
-  if (gid >= g.C * g.KH * g.KW * g.N * L) return;
-  __global T* col = (__global T*)(colb + coloff);
-  __global const T* x = (__global const T*)(xb + xoff);
-  const long l = gid % L;
-  long r = gid / L;
+                     ConvGeom g, long cs_n, long cs_k) {
+  const long oh = get_global_id(0), r = get_global_id(1);
   const long n = r % g.N;
-  r /= g.N;
-  const long kj = r % g.KW;
-  r /= g.KW;
-  const long ki = r % g.KH;
-  const long c = r / g.KH;
-  const long h = (l / g.OW) * g.sh - g.ph + ki * g.dh;
-  const long w = (l % g.OW) * g.sw - g.pw + kj * g.dw;
-  ACC v = 0;
-  if (h >= 0 && h < g.H && w >= 0 && w < g.W) v = LD(x, n * g.sn + c * g.sc + h * g.sy + w * g.sx);
-  ST(col, gid, v);
+  long q = r / g.N;
+  const long rk = q;
+  const long kj = q % g.KW;
+  q /= g.KW;
+  const long ki = q % g.KH;
+  const long c = q / g.KH;
+  __global T* col = (__global T*)(colb + coloff) + rk * cs_k + n * cs_n + oh * g.OW;
+  const long h = oh * g.sh - g.ph + ki * g.dh;
+  if (h < 0 || h >= g.H) {
+    for (long ow = 0; ow < g.OW; ++ow) ST(col, ow, (ACC)0);
+    return;
+  }
+  __global const T* xr = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc + h * g.sy;
+  const long w0 = kj * g.dw - g.pw;
+  for (long ow = 0; ow < g.OW; ++ow) {
+    const long w = ow * g.sw + w0;
+    const ACC v = (w >= 0 && w < g.W) ? LD(xr, w * g.sx) : (ACC)0;
+    ST(col, ow, v);
+  }
 }
 
 // Gathers (no atomics, fixed order): each image element sums the column entries that read it.
+// One work item per image row (h, n * C + c) of the contiguous image. Global size (H, N * C).
+// Column (row r = (c * KH + ki) * KW + kj, sample n, pixel l) at r * cs_k + n * cs_n + l: the
+// (C*KH*KW, N, L) layout im2col writes (cs_k = N * L, cs_n = L) or a per-sample (N, C*KH*KW, L)
+// one (cs_n = C*KH*KW * L, cs_k = L).
 __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb, ulong coloff,
-                     ConvGeom g) {
-  const long gid = get_global_id(0);
-  if (gid >= g.N * g.C * g.H * g.W) return;
-  __global T* im = (__global T*)(imb + imoff);
-  __global const T* col = (__global const T*)(colb + coloff);
-  const long w = gid % g.W;
-  long r = gid / g.W;
-  const long h = r % g.H;
-  r /= g.H;
-  const long c = r % g.C;
-  const long n = r / g.C;
-  const long L = g.OH * g.OW, NL = g.N * L;
-  ACC s = 0;
-  for (long ki = 0; ki < g.KH; ++ki) {
-    const long hh = h + g.ph - ki * g.dh;
-    if (hh < 0 || hh % g.sh != 0 || hh / g.sh >= g.OH) continue;
-    const long oh = hh / g.sh;
-    for (long kj = 0; kj < g.KW; ++kj) {
-      const long ww = w + g.pw - kj * g.dw;
-      if (ww < 0 || ww % g.sw != 0 || ww / g.sw >= g.OW) continue;
-      s += LD(col, ((c * g.KH + ki) * g.KW + kj) * NL + n * L + oh * g.OW + ww / g.sw);
+                     ConvGeom g, long cs_n, long cs_k) {
+  const long h = get_global_id(0), nc = get_global_id(1);
+  const long c = nc % g.C, n = nc / g.C;
+  __global T* im = (__global T*)(imb + imoff) + (nc * g.H + h) * g.W;
+  __global const T* colc = (__global const T*)(colb + coloff) + c * g.KH * g.KW * cs_k + n * cs_n;
+  const bool unit = g.sh == 1 && g.sw == 1;  // no divisions in the common case
+  for (long w = 0; w < g.W; ++w) {
+    ACC s = 0;
+    for (long ki = 0; ki < g.KH; ++ki) {
+      const long hh = h + g.ph - ki * g.dh;
+      if (hh < 0 || !(unit || hh % g.sh == 0)) continue;
+      const long oh = unit ? hh : hh / g.sh;
+      if (oh >= g.OH) continue;
+      __global const T* crow = colc + ki * g.KW * cs_k + oh * g.OW;
+      for (long kj = 0; kj < g.KW; ++kj) {
+        const long ww = w + g.pw - kj * g.dw;
+        if (ww < 0 || !(unit || ww % g.sw == 0)) continue;
+        const long ow = unit ? ww : ww / g.sw;
+        if (ow >= g.OW) continue;
+        s += LD(crow, kj * cs_k + ow);
+      }
     }
+    ST(im, w, s);
   }
-  ST(im, gid, s);
 }
 
 // Direct depthwise convolution (one input channel per group, O = C * mult output channels):

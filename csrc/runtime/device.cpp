@@ -84,6 +84,16 @@ Device::Device(int index, cl_platform_id platform, cl_device_id id)
   info_.max_work_group_size = deviceValue<size_t>(id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   info_.mem_base_addr_align_bytes = deviceValue<cl_uint>(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8;
   info_.fp16 = info_.hasExtension("cl_khr_fp16");
+  info_.native_kernel =
+      (deviceValue<cl_device_exec_capabilities>(id, CL_DEVICE_EXECUTION_CAPABILITIES) &
+       CL_EXEC_NATIVE_KERNEL) != 0;
+  {
+    // Deprecated in OpenCL 2.0 but still answered; a driver that rejects the query gets false.
+    cl_bool unified = CL_FALSE;
+    if (clGetDeviceInfo(id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, nullptr) ==
+        CL_SUCCESS)
+      info_.host_unified_memory = unified == CL_TRUE;
+  }
   info_.fp64 = info_.hasExtension("cl_khr_fp64") ||
                deviceValue<cl_device_fp_config>(id, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
   // Lets code be tried as on the many GPUs without fp64 (Mali, Adreno, most Intel iGPUs).
@@ -197,6 +207,10 @@ Runtime& Runtime::get() {
 }
 
 void Runtime::discover() {
+  // PoCL's CPU driver otherwise often places its worker threads on one core (half the speed of
+  // every kernel, and slower launches). It reads the variable when the platform loads, which is
+  // the first clGetPlatformIDs below; a value the user set is kept.
+  setenv("POCL_AFFINITY", "1", /*overwrite=*/0);
   try {
     cl_uint np = 0;
     cl_int err = clGetPlatformIDs(0, nullptr, &np);

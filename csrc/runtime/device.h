@@ -26,6 +26,10 @@ struct DeviceInfo {
   uint32_t mem_base_addr_align_bytes = 0;
   int cl_c_major = 1, cl_c_minor = 2;  // parsed from the device's OpenCL C version
   bool fp16 = false, fp64 = false;
+  // CL_EXEC_NATIVE_KERNEL in CL_DEVICE_EXECUTION_CAPABILITIES: clEnqueueNativeKernel works.
+  bool native_kernel = false;
+  // CL_DEVICE_HOST_UNIFIED_MEMORY: buffers live in host memory (CPU drivers, integrated GPUs).
+  bool host_unified_memory = false;
   bool hasExtension(const std::string& ext) const;
   std::string typeName() const;  // "GPU", "CPU", "ACCELERATOR", ...
 };

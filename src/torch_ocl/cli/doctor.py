@@ -178,6 +178,16 @@ def self_test(index: int) -> dict[str, Any]:
 # ---- the report --------------------------------------------------------------------------------
 
 
+def gemm_info(index: int) -> dict[str, Any]:
+    """Which matrix-engine provider the device runs per dtype, and the host BLAS it may call."""
+    try:
+        return {"providers": _C._gemm_providers(index), "caps": _C._gemm_device_caps(index),
+                "shape_rule": _C._gemm_shape_rule(index),
+                "host_blas": _C._host_blas_info(), "forced": _C._forced_gemm_provider()}
+    except Exception as e:  # a broken device: say why instead of failing the whole report
+        return {"error": str(e)}
+
+
 def doctor(run_self_test: bool = True) -> dict[str, Any]:
     """Everything ``doctor`` prints, as a dict (also the ``--json`` output)."""
     count = _C.device_count()
@@ -199,6 +209,8 @@ def doctor(run_self_test: bool = True) -> dict[str, Any]:
         report["discovery_error"] = report["discovery_error"] or str(e)
     for d in found:
         entry = dict(d)
+        if d["ocl_index"] is not None:
+            entry["gemm"] = gemm_info(d["ocl_index"])
         if d["ocl_index"] is not None and run_self_test:
             with warnings.catch_warnings():  # fallbacks are listed in the report instead
                 warnings.filterwarnings("ignore", message="torch-ocl: .* no native ocl kernel")
@@ -268,6 +280,21 @@ def format_text(report: dict) -> str:
             yn = lambda v: "yes" if v else "no"  # noqa: E731
             out.append(f"      float16 {yn(p['fp16'])}, float64 {yn(p['fp64'])}, "
                        f"bfloat16 yes (storage, float arithmetic)")
+            gm = d.get("gemm")
+            if gm is not None and "providers" in gm:
+                provs = ", ".join(f"{k.lower()} {v}" for k, v in gm["providers"].items())
+                out.append(f"      GEMM: {provs}" + (f" (forced: {gm['forced']})"
+                                                       if gm["forced"] != "auto" else ""))
+                if gm["shape_rule"]:
+                    out.append(f"        by shape: {gm['shape_rule']}")
+                hb = gm["host_blas"]
+                if "host_blas" in gm["providers"].values():
+                    out.append(f"      host BLAS (native kernel): {hb['library']}, "
+                               f"{hb['threads']} threads; {hb['config']}")
+                elif gm["caps"]["native_kernel"] and gm["caps"]["host_unified_memory"]:
+                    out.append(f"      host BLAS unavailable: {hb['error']}")
+            elif gm is not None:
+                out.append(f"      GEMM providers unavailable: {gm['error']}")
             st = d.get("self_test")
             if st is not None:
                 passed = sum(t["ok"] for t in st["tests"])

@@ -26,6 +26,36 @@ def _compiles(index: int) -> dict:
     return {k: s[k] for k in ("compiles", "compile_seconds", "disk_hits", "memory_hits")}
 
 
+def warm_matrix_engine(index: int) -> dict[str, Any]:
+    """Compiles the matrix engine's kernels for every provider and dtype the device runs: which
+    provider a product uses depends on its shape, so a small model step alone may miss some."""
+    before, t0 = _compiles(index), time.perf_counter()
+    dev = torch.device("ocl", index)
+    dtypes = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64]
+    if torch.ocl.get_device_properties(index).fp64:
+        dtypes.append(torch.float64)
+    forced = _C._forced_gemm_provider()
+    # The providers the automatic choice can pick here (per dtype, and by shape).
+    wanted = set(_C._gemm_providers(index).values())
+    if _C._gemm_shape_rule(index):
+        wanted.add("cpu_tile")
+    ran: dict[str, list[str]] = {}
+    try:
+        for provider in [p for p in ("host_blas", "cpu_tile", "clblast", "tiled") if p in wanted]:
+            _C._set_gemm_provider(provider)
+            for dt in dtypes:
+                a = torch.ones(70, 70, dtype=dt, device=dev)
+                torch.mm(a, a.t())  # B transposed: cpu_tile's packing kernel too
+                if _C._last_gemm_provider() == provider:
+                    ran.setdefault(provider, []).append(str(dt).replace("torch.", ""))
+        torch.ocl.synchronize(index)
+    finally:
+        _C._set_gemm_provider(forced)
+    after = _compiles(index)
+    return {"providers": ran, "kernels_compiled": after["compiles"] - before["compiles"],
+            "seconds": time.perf_counter() - t0}
+
+
 def warmup(models: Optional[Sequence[str]] = None, *, device: str = "ocl", steps: int = 1,
            full: bool = False, progress: bool = True) -> dict[str, Any]:
     """Runs ``steps`` steps of each model on ``device``; returns what was compiled per model."""
@@ -39,6 +69,7 @@ def warmup(models: Optional[Sequence[str]] = None, *, device: str = "ocl", steps
     results = []
     t_all = time.perf_counter()
     start_stats = _compiles(index)
+    engine = warm_matrix_engine(index)
     for spec in specs:
         entry: dict[str, Any] = {"model": _models.module_name(spec)}
         bar.step(f"{spec}: loading")
@@ -84,6 +115,7 @@ def warmup(models: Optional[Sequence[str]] = None, *, device: str = "ocl", steps
     return {
         "device": f"ocl:{index} {torch.ocl.get_device_name(index)}",
         "models": results,
+        "matrix_engine": engine,
         "kernels_compiled": end_stats["compiles"] - start_stats["compiles"],
         "compile_seconds": end_stats["compile_seconds"] - start_stats["compile_seconds"],
         "seconds": time.perf_counter() - t_all,
@@ -105,6 +137,9 @@ def format_text(rep: dict) -> str:
                 out.append(f"  {r['reason'][:90]}")
         else:
             out.append(f"{r['model']:<22}{r['status']:<15}  {r['reason'][:60]}")
+    me = rep["matrix_engine"]
+    out.append(f"matrix engine: {me['kernels_compiled']} program(s) for "
+               + ", ".join(f"{p} ({'/'.join(d)})" for p, d in me["providers"].items()))
     out.append(f"compiled {rep['kernels_compiled']} kernel program(s) in "
                f"{rep['compile_seconds']:.2f} s (total {rep['seconds']:.2f} s)")
     dc = rep["disk_cache"]

@@ -1,0 +1,194 @@
+"""Matrix engine benchmark: fp32 GEMM of ours (the automatic provider, and each provider forced)
+against raw CLBlast SGEMM on the same buffers and CPU PyTorch's own mm on the same host, plus
+conv2d layers forward+backward against CPU PyTorch, all in one run.
+
+    python benchmarks/gemm.py [--device 0] [--reps 7] [--quick] [--json out.json]
+
+GEMM shapes (M x K @ K x N): 512^3, 1024^3, 2048^3, 64x784 @ 784x512 and 64x512 @ 512x512 (the
+MLP's training shapes). GFLOP/s = 2*M*N*K / median time (each rep finished before timing stops).
+Ratios: ours / CPU PyTorch (target >= 0.7) and ours / raw CLBlast (target >= 1). Conv: a small CNN
+layer (1->32 and 32->64 channels, 3x3, 28x28, batch 64) and a ResNet-style 3x3 64->64 layer on
+56x56 (batch 8), forward + backward (input and weight gradients) time, ratio = CPU time / ours
+(target >= 0.5). CPU PyTorch runs in a child process without torch-ocl loaded (our BLAS threads
+keep spinning for a while after a call and would slow CPU PyTorch's OpenMP threads in the same
+process); --cpu-in-process measures it here instead. On a machine shared with other work the
+figures are noisy: compare the ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+if "--cpu-only" not in sys.argv:  # the CPU child runs without torch-ocl (and its threads)
+    import torch_ocl  # noqa: F401  (registers the device)
+    from torch_ocl import _C
+
+PROVIDERS = ["host_blas", "cpu_tile", "clblast", "tiled"]
+
+
+def median_time(fn, reps: int, sync) -> float:
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def cpu_figures(reps, shapes):
+    """CPU PyTorch's mm GFLOP/s per shape and conv2d times, measured in this process."""
+    g = torch.Generator().manual_seed(0)
+    out = {"gemm": {}, "conv": {}}
+    for m, k, n in shapes:
+        a, b, c = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g), torch.empty(m, n)
+        out["gemm"][f"{m}x{k}x{n}"] = 2.0 * m * n * k / median_time(
+            lambda: torch.mm(a, b, out=c), reps, lambda: None) / 1e9
+    for name, nb, cin, cout, hw in CONV_LAYERS:
+        out["conv"][name] = conv_times("cpu", nb, cin, cout, hw, reps, lambda: None)
+    return out
+
+
+def cpu_figures_subprocess(reps, shapes):
+    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    cmd = [sys.executable, os.path.abspath(__file__), "--cpu-only", "--reps", str(reps),
+           "--shapes", json.dumps(shapes)]
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return json.loads(res.stdout)
+
+
+def gemm_rows(dev, sync, reps, shapes, providers, cpu):
+    rows = []
+    g = torch.Generator().manual_seed(0)
+    for m, k, n in shapes:
+        a_c = torch.randn(m, k, generator=g)
+        b_c = torch.randn(k, n, generator=g)
+        c_c = torch.empty(m, n)
+        a, b, c = a_c.to(dev), b_c.to(dev), torch.empty(m, n, device=dev)
+        flops = 2.0 * m * n * k
+        row = {"shape": f"{m}x{k} @ {k}x{n}"}
+        row["cpu_torch_gflops"] = cpu["gemm"][f"{m}x{k}x{n}"]
+        row["raw_clblast_gflops"] = flops / statistics.median(_C._raw_sgemm(a, b, c, reps)) / 1e9
+        _C._set_gemm_provider("auto")
+        row["ours_gflops"] = flops / median_time(lambda: torch.mm(a, b, out=c), reps, sync) / 1e9
+        row["ours_provider"] = _C._last_gemm_provider()
+        for p in providers:
+            _C._set_gemm_provider(p)
+            torch.mm(a, b, out=c)
+            if _C._last_gemm_provider() != p:
+                continue
+            row[f"{p}_gflops"] = flops / median_time(lambda: torch.mm(a, b, out=c), reps,
+                                                     sync) / 1e9
+        _C._set_gemm_provider("auto")
+        row["ratio_vs_cpu"] = row["ours_gflops"] / row["cpu_torch_gflops"]
+        row["ratio_vs_clblast"] = row["ours_gflops"] / row["raw_clblast_gflops"]
+        rows.append(row)
+    return rows
+
+
+CONV_LAYERS = [
+    ("cnn conv1 1->32 3x3 28x28 b64", 64, 1, 32, 28),
+    ("cnn conv2 32->64 3x3 26x26 b64", 64, 32, 64, 26),
+    ("resnet 64->64 3x3 56x56 b8", 8, 64, 64, 56),
+]
+
+
+def conv_times(where, nb, cin, cout, hw, reps, sync):
+    """(forward ms, forward+backward ms) of a 3x3 conv2d on `where`."""
+    g = torch.Generator().manual_seed(0)
+    pad = 1 if cin == cout else 0
+    x = torch.randn(nb, cin, hw, hw, generator=g).to(where).requires_grad_(True)
+    w = (torch.randn(cout, cin, 3, 3, generator=g) * 0.1).to(where).requires_grad_(True)
+    go = torch.ones_like(torch.nn.functional.conv2d(x, w, padding=pad))
+
+    def fwd():
+        torch.nn.functional.conv2d(x, w, padding=pad)
+
+    def fwd_bwd():
+        out = torch.nn.functional.conv2d(x, w, padding=pad)
+        torch.autograd.grad(out, (x, w), go)
+
+    return median_time(fwd, reps, sync) * 1e3, median_time(fwd_bwd, reps, sync) * 1e3
+
+
+def conv_rows(dev, sync, reps, cpu):
+    rows = []
+    for name, nb, cin, cout, hw in CONV_LAYERS:
+        row = {"layer": name}
+        row["cpu_fwd_ms"], row["cpu_fwd_bwd_ms"] = cpu["conv"][name]
+        row["ocl_fwd_ms"], row["ocl_fwd_bwd_ms"] = conv_times(dev, nb, cin, cout, hw, reps, sync)
+        row["ratio_fwd"] = row["cpu_fwd_ms"] / row["ocl_fwd_ms"]
+        row["ratio_fwd_bwd"] = row["cpu_fwd_bwd_ms"] / row["ocl_fwd_bwd_ms"]
+        rows.append(row)
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="skip 2048 and the forced providers")
+    ap.add_argument("--json", help="write the results here as JSON")
+    ap.add_argument("--cpu-in-process", action="store_true",
+                    help="measure CPU PyTorch in this process, not in a child")
+    ap.add_argument("--cpu-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--shapes", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.cpu_only:  # the child: CPU PyTorch alone, JSON on stdout
+        print(json.dumps(cpu_figures(args.reps, [tuple(s) for s in json.loads(args.shapes)])))
+        return 0
+    dev = torch.device("ocl", args.device)
+    props = torch.ocl.get_device_properties(args.device)
+    sync = lambda: torch.ocl.synchronize(args.device)  # noqa: E731
+    shapes = [(512, 512, 512), (1024, 1024, 1024), (64, 784, 512), (64, 512, 512)]
+    if not args.quick:
+        shapes.insert(2, (2048, 2048, 2048))
+    providers = [] if args.quick else PROVIDERS
+    cpu = (cpu_figures(args.reps, shapes) if args.cpu_in_process
+           else cpu_figures_subprocess(args.reps, shapes))
+    res = {
+        "device": f"{props.name} ({props.platform_name}, driver {props.driver_version})",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "torch_threads": torch.get_num_threads(),
+        "reps": args.reps,
+        "gemm_providers": _C._gemm_providers(args.device),
+        "cpu_torch_measured": "in this process" if args.cpu_in_process else "in a child process",
+        "gemm": gemm_rows(dev, sync, args.reps, shapes, providers, cpu),
+        "conv": conv_rows(dev, sync, args.reps, cpu),
+    }
+    print(f"torch-ocl matrix engine on ocl:{args.device}: {res['device']}")
+    print(f"{res['date']}, median of {args.reps}; providers {res['gemm_providers']}; CPU PyTorch "
+          f"on {res['torch_threads']} threads, {res['cpu_torch_measured']}\n")
+    cols = [p for p in PROVIDERS if any(f"{p}_gflops" in r for r in res["gemm"])]
+    print(f"{'fp32 GEMM GFLOP/s':<22}{'ours':>8}{'cpu mm':>8}{'CLBlast':>8}"
+          + "".join(f"{p:>10}" for p in cols) + f"{'/cpu':>7}{'/clblast':>9}  (ours = provider)")
+    for r in res["gemm"]:
+        print(f"{r['shape']:<22}{r['ours_gflops']:>8.1f}{r['cpu_torch_gflops']:>8.1f}"
+              f"{r['raw_clblast_gflops']:>8.1f}"
+              + "".join(f"{r.get(p + '_gflops', float('nan')):>10.1f}" for p in cols)
+              + f"{r['ratio_vs_cpu']:>7.2f}{r['ratio_vs_clblast']:>9.2f}  ({r['ours_provider']})")
+    print("targets: /cpu >= 0.7, /clblast >= 1\n")
+    print(f"{'conv2d (ms)':<34}{'cpu fwd':>9}{'ocl fwd':>9}{'ratio':>7}{'cpu f+b':>9}"
+          f"{'ocl f+b':>9}{'ratio':>7}")
+    for r in res["conv"]:
+        print(f"{r['layer']:<34}{r['cpu_fwd_ms']:>9.2f}{r['ocl_fwd_ms']:>9.2f}{r['ratio_fwd']:>7.2f}"
+              f"{r['cpu_fwd_bwd_ms']:>9.2f}{r['ocl_fwd_bwd_ms']:>9.2f}{r['ratio_fwd_bwd']:>7.2f}")
+    print("target: ratio (cpu time / ours) >= 0.5")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

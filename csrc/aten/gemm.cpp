@@ -1,0 +1,771 @@
+// The matrix engine (see gemm.h): one entry point, four providers, chosen per device and dtype.
+#include "aten/gemm.h"
+
+#include <ATen/ATen.h>
+#include <clblast_c.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "aten/cl_types.h"
+#include "aten/launch.h"
+#include "aten/linalg.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+namespace torch_ocl::aten {
+
+const char* gemmProviderName(GemmProvider p) {
+  switch (p) {
+    case GemmProvider::kAuto:
+      return "auto";
+    case GemmProvider::kHostBlas:
+      return "host_blas";
+    case GemmProvider::kCpuTile:
+      return "cpu_tile";
+    case GemmProvider::kClBlast:
+      return "clblast";
+    case GemmProvider::kTiled:
+      return "tiled";
+  }
+  return "?";
+}
+
+GemmProvider parseGemmProvider(const std::string& name) {
+  for (GemmProvider p : {GemmProvider::kAuto, GemmProvider::kHostBlas, GemmProvider::kCpuTile,
+                         GemmProvider::kClBlast, GemmProvider::kTiled})
+    if (name == gemmProviderName(p)) return p;
+  TORCH_CHECK_VALUE(false, "unknown GEMM provider '", name,
+                    "' (expected auto, host_blas, cpu_tile, clblast or tiled)");
+}
+
+namespace {
+
+// ---- choice ------------------------------------------------------------------------------------
+
+std::atomic<GemmProvider>& forced() {
+  static std::atomic<GemmProvider> f{[] {
+    const char* env = std::getenv("TORCH_OCL_GEMM");
+    if (!env || !*env) return GemmProvider::kAuto;
+    try {
+      return parseGemmProvider(env);
+    } catch (const c10::Error&) {
+      TORCH_WARN("torch-ocl: ignoring TORCH_OCL_GEMM=", env,
+                 " (expected auto, host_blas, cpu_tile, clblast or tiled)");
+      return GemmProvider::kAuto;
+    }
+  }()};
+  return f;
+}
+
+thread_local GemmProvider t_last = GemmProvider::kAuto;
+
+// ---- host BLAS (OpenBLAS), loaded privately ----------------------------------------------------
+
+// CBLAS enums (cblas.h): row-major, no transpose, transpose.
+constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
+                         int, double, double*, int);
+
+// The CPUs this process may run on, read when the host BLAS loads (before any driver pins).
+cpu_set_t& processCpus() {
+  static cpu_set_t set = [] {
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    if (sched_getaffinity(0, sizeof(s), &s) != 0) CPU_ZERO(&s);
+    return s;
+  }();
+  return set;
+}
+
+struct HostBlas {
+  SgemmFn sgemm = nullptr;
+  DgemmFn dgemm = nullptr;
+  HostBlasInfo info;
+};
+
+// dlopen with RTLD_LOCAL | RTLD_DEEPBIND: libtorch_cpu exports its own sgemm_ (and maybe
+// cblas_*), and the library's internal calls must bind to itself, never to those. The handle is
+// kept for the life of the process: queued native kernels may still call into it at exit.
+const HostBlas& hostBlas() {
+  static const HostBlas blas = [] {
+    HostBlas h;
+    std::vector<std::string> names;
+    if (const char* env = std::getenv("TORCH_OCL_HOST_BLAS"); env && *env) {
+      if (std::string(env) == "0") {
+        h.info.error = "disabled by TORCH_OCL_HOST_BLAS=0";
+        return h;
+      }
+      names.emplace_back(env);
+    } else {
+      names = {"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0", "libblis.so.4"};
+    }
+    processCpus();
+    std::string errors;
+    for (const std::string& name : names) {
+      void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+      if (!lib) {
+        const char* e = dlerror();
+        errors += (errors.empty() ? "" : "; ") + std::string(e ? e : name.c_str());
+        continue;
+      }
+      auto s = reinterpret_cast<SgemmFn>(dlsym(lib, "cblas_sgemm"));
+      auto d = reinterpret_cast<DgemmFn>(dlsym(lib, "cblas_dgemm"));
+      if (!s || !d) {
+        errors += (errors.empty() ? "" : "; ") + name + " has no cblas_sgemm/cblas_dgemm";
+        dlclose(lib);
+        continue;
+      }
+      h.sgemm = s, h.dgemm = d;
+      h.info.available = true;
+      h.info.library = name;
+      Dl_info where{};
+      if (dladdr(reinterpret_cast<void*>(s), &where) && where.dli_fname)
+        h.info.library = where.dli_fname;
+      if (auto cfg = reinterpret_cast<const char* (*)()>(dlsym(lib, "openblas_get_config")))
+        h.info.config = cfg();
+      // One BLAS thread per core: the call runs on one of the driver's worker threads while the
+      // queue waits for it, so the driver's other workers are idle meanwhile.
+      if (auto set = reinterpret_cast<void (*)(int)>(dlsym(lib, "openblas_set_num_threads"))) {
+        int threads = 0;
+        if (const char* env = std::getenv("OPENBLAS_NUM_THREADS"); env && *env)
+          threads = std::atoi(env);
+        if (threads <= 0) threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+        set(threads);
+      }
+      if (auto get = reinterpret_cast<int (*)()>(dlsym(lib, "openblas_get_num_threads")))
+        h.info.threads = get();
+      return h;
+    }
+    h.info.error = "no host BLAS found (" + errors + "); install libopenblas0";
+    return h;
+  }();
+  return blas;
+}
+
+bool fitsInt(std::initializer_list<int64_t> v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x >= 0 && x <= INT_MAX; });
+}
+
+bool deviceCanHostBlas(c10::DeviceIndex idx) {
+  const rt::DeviceInfo& info = device(idx).info();
+  return info.native_kernel && info.host_unified_memory && hostBlas().info.available;
+}
+
+bool isCpuDevice(c10::DeviceIndex idx) {
+  return (device(idx).info().type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
+bool supports(GemmProvider p, c10::DeviceIndex idx, c10::ScalarType t) {
+  switch (p) {
+    case GemmProvider::kHostBlas:
+      return (t == at::kFloat || t == at::kDouble) && deviceCanHostBlas(idx);
+    case GemmProvider::kCpuTile:
+      return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
+    case GemmProvider::kClBlast:
+      return t == at::kFloat || t == at::kDouble;
+    case GemmProvider::kTiled:
+      return gemmSupports(t);
+    case GemmProvider::kAuto:
+      return false;
+  }
+  return false;
+}
+
+GemmProvider autoProvider(c10::DeviceIndex idx, c10::ScalarType t) {
+  if (supports(GemmProvider::kHostBlas, idx, t)) return GemmProvider::kHostBlas;
+  if (isCpuDevice(idx) && supports(GemmProvider::kCpuTile, idx, t)) return GemmProvider::kCpuTile;
+  if (t == at::kFloat || t == at::kDouble) return GemmProvider::kClBlast;
+  return GemmProvider::kTiled;
+}
+
+// ---- operands ----------------------------------------------------------------------------------
+
+struct BlasOperand {
+  at::Tensor tensor;  // keeps a contiguous copy alive when one was needed
+  bool trans = false;
+  size_t ld = 1;
+  rt::BufferRef buf;
+};
+
+// A row-major view of a (rows x cols) matrix, or its transpose, without copying when the strides
+// allow it. For 3-D (batched) operands the batch stride is tensor.stride(0).
+BlasOperand blasOperand(const at::Tensor& t) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  const int64_t s_row = t.stride(-2), s_col = t.stride(-1);
+  BlasOperand op;
+  if ((s_col == 1 || cols == 1) && (s_row >= std::max<int64_t>(1, cols) || rows == 1)) {
+    op.tensor = t;
+    op.ld = static_cast<size_t>(std::max<int64_t>({rows == 1 ? cols : s_row, cols, 1}));
+  } else if ((s_row == 1 || rows == 1) && (s_col >= std::max<int64_t>(1, rows) || cols == 1)) {
+    op.tensor = t;
+    op.trans = true;
+    op.ld = static_cast<size_t>(std::max<int64_t>({cols == 1 ? rows : s_col, rows, 1}));
+  } else {
+    op.tensor = t.contiguous();
+    op.ld = static_cast<size_t>(std::max<int64_t>(cols, 1));
+  }
+  op.buf = bufferOf(op.tensor);
+  return op;
+}
+
+// True when a BLAS can write out directly: row-major rows with a leading dimension >= cols, and
+// batches that do not overlap.
+bool blasWritable(const at::Tensor& out) {
+  const int64_t rows = out.size(-2), cols = out.size(-1);
+  const bool rows_ok = (out.stride(-1) == 1 || cols == 1) &&
+                       (out.stride(-2) >= std::max<int64_t>(cols, 1) || rows == 1);
+  if (out.dim() == 2) return rows_ok;
+  return rows_ok && (out.size(0) == 1 || out.stride(0) >= rows * cols);
+}
+
+size_t ldcOf(const at::Tensor& out) {
+  const int64_t n = out.size(-2), m = out.size(-1);
+  return static_cast<size_t>(n == 1 ? std::max<int64_t>(m, 1)
+                                    : std::max<int64_t>(out.stride(-2), 1));
+}
+
+int64_t batchStride(const BlasOperand& op) {
+  return op.tensor.dim() == 3 ? op.tensor.stride(0) : 0;
+}
+
+// ---- provider: CLBlast -------------------------------------------------------------------------
+
+void checkClBlast(CLBlastStatusCode status, const char* call) {
+  if (status == CLBlastSuccess) return;
+  if (status == CLBlastTempBufferAllocFailure || status == CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "OpenCL out of memory in ", call, " (CLBlast status ",
+                     static_cast<int>(status), ")");
+  TORCH_CHECK(false, call, " failed with CLBlast status ", static_cast<int>(status),
+              status < 0 && status > -100 ? " (" + rt::clErrorName(status) + ")" : std::string());
+}
+
+// out (blasWritable) = alpha * a @ b + beta * out.
+template <typename T>
+void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, T alpha, T beta) {
+  const bool batched = out.dim() == 3;
+  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
+  const int64_t batch = batched ? out.size(0) : 1;
+  const BlasOperand A = blasOperand(a), B = blasOperand(b);
+  const rt::BufferRef C = bufferOf(out);
+  const size_t ldc = ldcOf(out);
+  const auto ta = A.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
+  const auto tb = B.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
+  constexpr size_t es = sizeof(T);
+  cl_command_queue q = currentQueue(out.device().index());
+  std::lock_guard<std::mutex> lock(clblastMutex());
+  if constexpr (std::is_same_v<T, float>) {
+    if (!batched) {
+      checkClBlast(CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
+                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
+                                C.mem, C.offset / es, ldc, &q, nullptr),
+                   "CLBlastSgemm");
+    } else {
+      // Batched operands: the batch stride of a broadcast (expanded) operand is 0.
+      checkClBlast(CLBlastSgemmStridedBatched(
+                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
+                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
+                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr),
+                   "CLBlastSgemmStridedBatched");
+    }
+  } else {
+    if (!batched) {
+      checkClBlast(CLBlastDgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
+                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
+                                C.mem, C.offset / es, ldc, &q, nullptr),
+                   "CLBlastDgemm");
+    } else {
+      checkClBlast(CLBlastDgemmStridedBatched(
+                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
+                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
+                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr),
+                   "CLBlastDgemmStridedBatched");
+    }
+  }
+  afterLaunch(q);
+}
+
+// ---- provider: host BLAS through clEnqueueNativeKernel -----------------------------------------
+
+// Host address of a buffer's storage on this device. PoCL 3.1 replaces the handles of a native
+// kernel with host pointers in its own (sorted) order of the buffers, not in the order of
+// args_mem_loc, so with two or more buffers the pointers can land in the wrong slots (seen here:
+// A and C swapped, a segfault). A native kernel with a single buffer is unambiguous: the address
+// of each cl_mem is learned once that way and cached until the driver destroys the object (its
+// destructor callback drops the entry, so a recycled handle is never mistaken for the old one).
+class HostAddresses {
+ public:
+  static HostAddresses& get() {
+    static HostAddresses* h = new HostAddresses();  // NOLINT: lives as long as the process
+    return *h;
+  }
+  char* of(cl_command_queue q, cl_mem mem) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = map_.find(mem);
+      if (it != map_.end()) return it->second;
+    }
+    struct Probe {
+      void* ptr;  // the handle, replaced by the driver
+      void** out;
+    };
+    void* found = nullptr;
+    Probe probe{mem, &found};
+    const void* loc = &probe.ptr;
+    rt::ClEvent ev;
+    OCL_CHECK(clEnqueueNativeKernel(
+        q, [](void* p) { *static_cast<Probe*>(p)->out = static_cast<Probe*>(p)->ptr; }, &probe,
+        sizeof(probe), 1, &mem, &loc, 0, nullptr, ev.out()));
+    const cl_event e = ev.get();
+    OCL_CHECK(clWaitForEvents(1, &e));  // once per buffer: the queue drains up to here
+    TORCH_CHECK(found != nullptr, "clEnqueueNativeKernel gave no host address for a buffer");
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (map_.emplace(mem, static_cast<char*>(found)).second)
+      OCL_CHECK(clSetMemObjectDestructorCallback(mem, &HostAddresses::forget, this));
+    return static_cast<char*>(found);
+  }
+
+ private:
+  static void CL_CALLBACK forget(cl_mem mem, void* self) {
+    auto* h = static_cast<HostAddresses*>(self);
+    std::lock_guard<std::mutex> lock(h->mutex_);
+    h->map_.erase(mem);
+  }
+  std::mutex mutex_;
+  std::unordered_map<cl_mem, char*> map_;
+};
+
+// The argument block the driver copies: host addresses of the operands (bytes offsets added).
+// The buffers also go in the native kernel's mem_list, so the driver keeps them alive and ordered
+// with the queue; their slots (unused) are handles[].
+struct HostGemmArgs {
+  void* handles[3];
+  char *a, *b, *c;
+  int64_t sa, sb, sc;  // batch strides, elements
+  int batch, n, m, k, lda, ldb, ldc, ta, tb;
+  bool is_double;
+  double alpha, beta;
+  SgemmFn sgemm;
+  DgemmFn dgemm;
+};
+
+// While the BLAS runs on the driver's worker thread, that thread may use every core: PoCL with
+// POCL_AFFINITY=1 pins each worker to one core, and the BLAS's own threads, woken from there,
+// were then often scheduled onto the same core (measured: half speed). Restores the mask after.
+class WidenedAffinity {
+ public:
+  WidenedAffinity() {
+    const cpu_set_t& all = processCpus();
+    if (CPU_COUNT(&all) == 0) return;
+    if (pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) != 0) return;
+    if (CPU_EQUAL(&saved_, &all)) return;
+    changed_ = pthread_setaffinity_np(pthread_self(), sizeof(all), &all) == 0;
+  }
+  ~WidenedAffinity() {
+    if (changed_) pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
+  }
+  WidenedAffinity(const WidenedAffinity&) = delete;
+  WidenedAffinity& operator=(const WidenedAffinity&) = delete;
+
+ private:
+  cpu_set_t saved_;
+  bool changed_ = false;
+};
+
+void CL_CALLBACK hostGemmKernel(void* p) {
+  const auto& g = *static_cast<const HostGemmArgs*>(p);
+  const WidenedAffinity widen;
+  // A batch stride of 0 for C sums the products into it (gemmBatchSum): beta after the first.
+  const bool sum = g.sc == 0 && g.batch > 1;
+  for (int i = 0; i < g.batch; ++i) {
+    const double beta = sum && i > 0 ? 1.0 : g.beta;
+    if (g.is_double) {
+      const double* A = reinterpret_cast<const double*>(g.a) + i * g.sa;
+      const double* B = reinterpret_cast<const double*>(g.b) + i * g.sb;
+      double* C = reinterpret_cast<double*>(g.c) + i * g.sc;
+      g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, beta, C,
+              g.ldc);
+    } else {
+      const float* A = reinterpret_cast<const float*>(g.a) + i * g.sa;
+      const float* B = reinterpret_cast<const float*>(g.b) + i * g.sb;
+      float* C = reinterpret_cast<float*>(g.c) + i * g.sc;
+      g.sgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, static_cast<float>(g.alpha), A, g.lda, B,
+              g.ldb, static_cast<float>(beta), C, g.ldc);
+    }
+  }
+}
+
+bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B) {
+  return fitsInt({out.size(-2), out.size(-1), A.tensor.size(-1), static_cast<int64_t>(A.ld),
+                  static_cast<int64_t>(B.ld), static_cast<int64_t>(ldcOf(out)),
+                  out.dim() == 3 ? out.size(0) : 1});
+}
+
+// out (blasWritable) = alpha * a @ b + beta * out, as a native kernel on out's current queue.
+// With sum_batch > 0, out is one matrix and receives the sum of the sum_batch products.
+void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B, double alpha,
+                  double beta, int64_t sum_batch = 0) {
+  const HostBlas& blas = hostBlas();
+  cl_command_queue q = currentQueue(out.device().index());
+  HostGemmArgs g{};
+  const rt::BufferRef C = bufferOf(out);
+  cl_mem mems[3] = {nullptr, nullptr, nullptr};
+  cl_uint nmem = 0;
+  for (cl_mem m : {A.buf.mem, B.buf.mem, C.mem})
+    if (std::find(mems, mems + nmem, m) == mems + nmem) mems[nmem++] = m;
+  HostAddresses& host = HostAddresses::get();
+  g.a = host.of(q, A.buf.mem) + A.buf.offset;
+  g.b = host.of(q, B.buf.mem) + B.buf.offset;
+  g.c = host.of(q, C.mem) + C.offset;
+  for (cl_uint i = 0; i < nmem; ++i) g.handles[i] = mems[i];
+  g.sa = batchStride(A), g.sb = batchStride(B), g.sc = out.dim() == 3 ? out.stride(0) : 0;
+  g.batch = static_cast<int>(out.dim() == 3 ? out.size(0) : 1);
+  if (sum_batch > 0) g.batch = static_cast<int>(sum_batch), g.sc = 0;
+  g.n = static_cast<int>(out.size(-2)), g.m = static_cast<int>(out.size(-1));
+  g.k = static_cast<int>(A.tensor.size(-1));
+  g.lda = static_cast<int>(A.ld), g.ldb = static_cast<int>(B.ld);
+  g.ldc = static_cast<int>(ldcOf(out));
+  g.ta = A.trans ? kCblasTrans : kCblasNoTrans, g.tb = B.trans ? kCblasTrans : kCblasNoTrans;
+  g.is_double = out.scalar_type() == at::kDouble;
+  g.alpha = alpha, g.beta = beta;
+  g.sgemm = blas.sgemm, g.dgemm = blas.dgemm;
+  const void* locs[3] = {&g.handles[0], &g.handles[1], &g.handles[2]};
+  OCL_CHECK(clEnqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
+                                  nullptr));
+  afterLaunch(q);
+}
+
+// ---- programs: tiled (gemm.cl) and cpu_tile (gemm_cpu.cl) --------------------------------------
+
+constexpr int kTile = 16;
+const char kTiledFamily = 0;
+const char kCpuTileFamily = 0;
+
+std::string typeHeader(c10::ScalarType t, bool float_acc) {
+  const bool reduced = t == at::kHalf || t == at::kBFloat16;
+  std::string h = "typedef " + std::string(clStorageType(t)) + " ST;\n";
+  h += "typedef " + std::string(reduced || float_acc ? "float" : clComputeType(t)) + " ACC;\n";
+  h += "#define LOAD(p, i) (" + loadExpr(t, "(p)", "(i)") + ")\n";
+  h += "#define STORE(p, i, v) " + storeStmt(t, "(p)", "(i)", "(v)") + "\n";
+  return h;
+}
+
+cl_program tiledProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return programs(idx).get({&kTiledFamily, dtypeCode(t)}, [&] {
+    std::string h = typeHeader(t, false) + "#define OCL_GEMM_TS " + std::to_string(kTile) + "\n";
+    return rt::ProgramSource{std::string("gemm<") + c10::toString(t) + ">",
+                             withPrelude(h + kernels::source("gemm.cl")), ""};
+  });
+}
+
+cl_program cpuTileProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return programs(idx).get({&kCpuTileFamily, dtypeCode(t)}, [&] {
+    return rt::ProgramSource{std::string("gemm_cpu<") + c10::toString(t) + ">",
+                             withPrelude(typeHeader(t, true) + kernels::source("gemm_cpu.cl")), ""};
+  });
+}
+
+// Element strides of a [batch x] rows x cols operand, batch stride 0 for 2-D operands.
+std::array<cl_long, 3> elemStrides(const at::Tensor& t) {
+  return {t.dim() == 3 ? t.stride(0) : 0, t.stride(-2), t.stride(-1)};
+}
+
+void setScalarArg(cl_kernel kern, cl_uint& i, c10::ScalarType t, const c10::Scalar& v) {
+  switch (t) {
+    case at::kByte:
+      return setArg(kern, i, static_cast<cl_uchar>(v.toLong()));
+    case at::kChar:
+      return setArg(kern, i, static_cast<cl_char>(v.toLong()));
+    case at::kShort:
+      return setArg(kern, i, static_cast<cl_short>(v.toLong()));
+    case at::kInt:
+      return setArg(kern, i, static_cast<cl_int>(v.toLong()));
+    case at::kLong:
+      return setArg(kern, i, static_cast<cl_long>(v.toLong()));
+    case at::kDouble:
+      return setArg(kern, i, v.toDouble());
+    default:
+      return setArg(kern, i, v.toFloat());
+  }
+}
+
+void tiledGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+               const c10::Scalar& alpha, const c10::Scalar& beta) {
+  const c10::ScalarType t = out.scalar_type();
+  const c10::DeviceIndex idx = out.device().index();
+  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
+  const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
+  cl_program prog = tiledProgram(idx, t);
+  OCL_TRY
+  cl_kernel kern = programs(idx).kernel(prog, "gemm");
+  const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
+  cl_uint i = 0;
+  setArg(kern, i, bufferOf(a));
+  setArg(kern, i, bufferOf(b));
+  setArg(kern, i, bufferOf(out));
+  setArg(kern, i, static_cast<cl_long>(n));
+  setArg(kern, i, static_cast<cl_long>(m));
+  setArg(kern, i, static_cast<cl_long>(k));
+  for (const auto* s : {&sa, &sb, &sc})
+    for (cl_long v : *s) setArg(kern, i, v);
+  // Integer accumulation in the dtype itself (wrapping), as CPU PyTorch does.
+  setScalarArg(kern, i, t, alpha);
+  setScalarArg(kern, i, t, beta);
+  const size_t local[3] = {kTile, kTile, 1};
+  const size_t global[3] = {static_cast<size_t>((m + kTile - 1) / kTile * kTile),
+                            static_cast<size_t>((n + kTile - 1) / kTile * kTile),
+                            static_cast<size_t>(batch)};
+  launchKernel(currentQueue(idx), kern, 3, global, local);
+  OCL_CATCH
+}
+
+constexpr int64_t kTm = 6, kTn = 64;
+
+// B is already a float panel matrix: unit column stride, whole panels, and a row stride that is not
+// a multiple of 4 KB (that one thrashes the caches).
+bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols) {
+  const auto sb = elemStrides(b);
+  return b.scalar_type() == at::kFloat && sb[2] == 1 && cols % kTn == 0 && sb[1] % 1024 != 0;
+}
+
+void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                 const c10::Scalar& alpha, const c10::Scalar& beta) {
+  const c10::ScalarType t = out.scalar_type();
+  const c10::DeviceIndex idx = out.device().index();
+  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
+  const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
+  const int64_t panels = (m + kTn - 1) / kTn;
+  const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
+  const bool direct = cpuTileReadsBInPlace(b, m);
+  // A packed B costs K x N; when C has fewer rows than columns, out^T = b^T @ a^T packs a^T
+  // (K x M) instead, e.g. linear's x @ W^T at batch 64. (The swapped call has rows >= columns,
+  // so it never swaps back.)
+  if (!direct && n < m)
+    return cpuTileGemm(out.transpose(-1, -2), b.transpose(-1, -2), a.transpose(-1, -2), alpha,
+                       beta);
+  cl_program prog = cpuTileProgram(idx, t);
+  OCL_TRY
+  cl_command_queue q = currentQueue(idx);
+  // B as float panels: itself when it already is one (float32, unit column stride, whole panels,
+  // a row stride that is not a multiple of 4 KB), else a packed copy.
+  at::Tensor panel_buf;
+  rt::BufferRef bp;
+  cl_long pb_b = 0, pb_k = 0, pb_p = 0;
+  if (direct) {
+    bp = bufferOf(b);
+    pb_b = sb[0], pb_k = sb[1], pb_p = kTn;
+  } else {
+    const int64_t b_batches = (b.dim() == 3 && sb[0] != 0) ? batch : 1;
+    panel_buf = at::empty({b_batches, panels, k, kTn}, out.options().dtype(at::kFloat));
+    cl_kernel pack = programs(idx).kernel(prog, "pack_b");
+    cl_uint i = 0;
+    setArg(pack, i, bufferOf(panel_buf));
+    setArg(pack, i, bufferOf(b));
+    setArg(pack, i, static_cast<cl_long>(m));
+    setArg(pack, i, static_cast<cl_long>(k));
+    for (cl_long v : sb) setArg(pack, i, v);
+    const size_t global[3] = {static_cast<size_t>(panels * kTn), static_cast<size_t>(k),
+                              static_cast<size_t>(b_batches)};
+    launchKernel(q, pack, 3, global, nullptr);
+    bp = bufferOf(panel_buf);
+    pb_b = b_batches == 1 ? 0 : panels * k * kTn, pb_k = kTn, pb_p = k * kTn;
+  }
+  cl_kernel kern = programs(idx).kernel(prog, "gemm_6x64");
+  cl_uint i = 0;
+  setArg(kern, i, bufferOf(a));
+  setArg(kern, i, bp);
+  setArg(kern, i, bufferOf(out));
+  setArg(kern, i, static_cast<cl_long>(n));
+  setArg(kern, i, static_cast<cl_long>(m));
+  setArg(kern, i, static_cast<cl_long>(k));
+  for (cl_long v : sa) setArg(kern, i, v);
+  setArg(kern, i, pb_b);
+  setArg(kern, i, pb_k);
+  setArg(kern, i, pb_p);
+  for (cl_long v : sc) setArg(kern, i, v);
+  setArg(kern, i, alpha.toFloat());
+  setArg(kern, i, beta.toFloat());
+  const size_t local[3] = {1, 1, 1};
+  const size_t global[3] = {static_cast<size_t>((n + kTm - 1) / kTm), static_cast<size_t>(panels),
+                            static_cast<size_t>(batch)};
+  launchKernel(q, kern, 3, global, local);
+  OCL_CATCH
+}
+
+bool isZero(const c10::Scalar& s) {
+  return s.isFloatingPoint() ? s.toDouble() == 0 : s.toLong() == 0;
+}
+
+}  // namespace
+
+bool gemmSupports(c10::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+    case at::kDouble:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kByte:
+    case at::kChar:
+    case at::kShort:
+    case at::kInt:
+    case at::kLong:
+      return true;
+    default:
+      return false;  // complex, bool
+  }
+}
+
+GemmProvider gemmProviderFor(c10::DeviceIndex idx, c10::ScalarType t) {
+  const GemmProvider f = forced().load(std::memory_order_relaxed);
+  if (f != GemmProvider::kAuto && supports(f, idx, t)) return f;
+  return autoProvider(idx, t);
+}
+
+namespace {
+
+// The shape rule between host_blas and cpu_tile where a device has both (PoCL, float32). Measured
+// on 2 AVX-512 cores shared with other work (benchmarks/gemm.py and an interleaved A/B of the two,
+// best of 10, GFLOP/s host_blas / cpu_tile): 512^3 308/324, 1024^3 79/199, 2048^3 89/102,
+// 64x512 @ 512x512 219/245 (B read in place), but with B packed first the MLP's training shapes
+// favour the BLAS: 64x784 @ (512x784)^T 212/176, 64x512 @ 512x784 234/144, (64x512)^T @ 64x784
+// 192/147, 64x9216 @ (128x9216)^T 195/109. The BLAS splits the work statically between its
+// threads, so it also suffers most when another process takes a core; our kernel's work-groups
+// are shared out dynamically by the driver.
+GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  const c10::DeviceIndex idx = out.device().index();
+  const c10::ScalarType t = out.scalar_type();
+  const GemmProvider p = gemmProviderFor(idx, t);
+  if (p != GemmProvider::kHostBlas || t != at::kFloat ||
+      forced().load(std::memory_order_relaxed) == GemmProvider::kHostBlas || !isCpuDevice(idx))
+    return p;
+  const int64_t rows = out.size(-2), cols = out.size(-1), k = a.size(-1);
+  const double work = static_cast<double>(rows) * cols * k * (out.dim() == 3 ? out.size(0) : 1);
+  // Our kernel keeps a whole K x 64 panel of B per tile row and does not split K: beyond ~2048 the
+  // panel leaves the L2 cache and every tile streams it from memory again (the weight gradient of
+  // a convolution, K = batch * pixels), where the BLAS's K blocking wins.
+  if (k > 2048) return p;
+  if ((rows >= 16 && cpuTileReadsBInPlace(b, cols)) || work >= 134217728.0 /* 512^3 */)
+    return GemmProvider::kCpuTile;
+  return p;
+}
+
+}  // namespace
+
+std::string gemmShapeRule(c10::DeviceIndex idx) {
+  if (gemmProviderFor(idx, at::kFloat) != GemmProvider::kHostBlas || !isCpuDevice(idx) ||
+      forced().load() == GemmProvider::kHostBlas)
+    return "";
+  return "float32 runs cpu_tile instead of host_blas from 512^3 multiply-adds up, and when B is "
+         "read in place (unit column stride, columns a multiple of 64), for K <= 2048";
+}
+
+void setForcedGemmProvider(GemmProvider p) {
+  forced().store(p);
+}
+GemmProvider forcedGemmProvider() {
+  return forced().load();
+}
+GemmProvider lastGemmProvider() {
+  return t_last;
+}
+
+HostBlasInfo hostBlasInfo() {
+  return hostBlas().info;
+}
+
+void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
+          const c10::Scalar& beta) {
+  TORCH_INTERNAL_ASSERT(gemmSupports(out.scalar_type()));
+  if (out.numel() == 0) return;
+  const bool beta_zero = isZero(beta);
+  if (a.size(-1) == 0) {
+    if (beta_zero)
+      out.zero_();
+    else
+      out.mul_(beta);
+    return;
+  }
+  const c10::ScalarType t = out.scalar_type();
+  GemmProvider p = chooseProvider(out, a, b);
+  const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
+  switch (p) {
+    case GemmProvider::kCpuTile:
+      t_last = p;
+      return cpuTileGemm(out, a, b, alpha, beta_eff);
+    case GemmProvider::kTiled:
+      t_last = p;
+      return tiledGemm(out, a, b, alpha, beta_eff);
+    default:
+      break;
+  }
+  // BLAS-style providers write row-major C only.
+  if (!blasWritable(out)) {
+    at::Tensor tmp = beta_zero ? at::empty(out.sizes(), out.options()) : out.contiguous();
+    gemm(tmp, a, b, alpha, beta_eff);
+    out.copy_(tmp);
+    return;
+  }
+  if (p == GemmProvider::kHostBlas) {
+    const BlasOperand A = blasOperand(a), B = blasOperand(b);
+    if (hostBlasShapeOk(out, A, B)) {
+      t_last = p;
+      OCL_TRY
+      hostBlasGemm(out, A, B, alpha.toDouble(), beta_eff.toDouble());
+      OCL_CATCH
+      return;
+    }
+    p = GemmProvider::kClBlast;  // sizes beyond a 32-bit BLAS
+  }
+  t_last = GemmProvider::kClBlast;
+  if (t == at::kFloat)
+    clblastGemm<float>(out, a, b, alpha.toFloat(), beta_eff.toFloat());
+  else
+    clblastGemm<double>(out, a, b, alpha.toDouble(), beta_eff.toDouble());
+}
+
+void gemmBatchSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                  const c10::Scalar& alpha, const c10::Scalar& beta) {
+  TORCH_INTERNAL_ASSERT(out.dim() == 2 && a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0));
+  if (out.numel() == 0) return;
+  const int64_t nbatch = a.size(0);
+  const bool beta_zero = isZero(beta);
+  if (nbatch == 0 || a.size(-1) == 0) {  // an empty sum: beta * out
+    if (beta_zero)
+      out.zero_();
+    else
+      out.mul_(beta);
+    return;
+  }
+  if (nbatch == 1) return gemm(out, a.select(0, 0), b.select(0, 0), alpha, beta);
+  const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
+  if (chooseProvider(out, a, b) == GemmProvider::kHostBlas && blasWritable(out) &&
+      fitsInt({nbatch})) {
+    const BlasOperand A = blasOperand(a), B = blasOperand(b);
+    if (hostBlasShapeOk(out, A, B)) {
+      t_last = GemmProvider::kHostBlas;
+      OCL_TRY
+      hostBlasGemm(out, A, B, alpha.toDouble(), beta_eff.toDouble(), nbatch);
+      OCL_CATCH
+      return;
+    }
+  }
+  // Other providers: the batched products, then their sum.
+  at::Tensor prod = at::empty({nbatch, out.size(0), out.size(1)}, out.options());
+  gemm(prod, a, b, alpha, 0);
+  const at::Tensor total = prod.sum(0);
+  if (beta_zero)
+    out.copy_(total);
+  else
+    out.mul_(beta).add_(total);
+}
+
+}  // namespace torch_ocl::aten

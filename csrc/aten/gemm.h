@@ -1,0 +1,62 @@
+// The matrix engine: one GEMM entry point over strided, batched operands, and the providers
+// behind it, chosen per device, dtype and shape:
+//   host_blas  a host BLAS (OpenBLAS, dlopen'ed privately) run as the device's own kernel through
+//              clEnqueueNativeKernel on devices with host-unified memory and CL_EXEC_NATIVE_KERNEL
+//              (PoCL): ordered on the stream, on the device's buffers, no copies;
+//   cpu_tile   our register-blocked OpenCL C kernel for CPU drivers (kernels/gemm_cpu.cl: 6x64
+//              tiles of C in float16 vector accumulators; float32, float16, bfloat16);
+//   clblast    CLBlast S/DGEMM (tuned for many GPUs);
+//   tiled      our generic local-memory kernel (kernels/gemm.cl): every dtype, any strides.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+#include <string>
+
+namespace torch_ocl::aten {
+
+enum class GemmProvider { kAuto, kHostBlas, kCpuTile, kClBlast, kTiled };
+
+const char* gemmProviderName(GemmProvider p);
+// "auto", "host_blas", "cpu_tile", "clblast", "tiled"; throws ValueError otherwise.
+GemmProvider parseGemmProvider(const std::string& name);
+
+// out ([batch x] n x m) = alpha * a @ b + beta * out, with a ([batch x] n x k) and b
+// ([batch x] k x m) of any strides (a batch stride of 0 broadcasts). beta == 0 ignores out's
+// contents (NaN included); k == 0 gives beta * out. All three share out's dtype and device.
+void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
+          const c10::Scalar& beta);
+
+// out (n x m) = alpha * sum_i a[i] @ b[i] + beta * out, a (batch x n x k), b (batch x k x m): a
+// GEMM whose inner dimension runs over the batch too (a convolution's weight gradient), without
+// gathering the operands into one matrix first.
+void gemmBatchSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                  const c10::Scalar& alpha, const c10::Scalar& beta);
+
+// Whether gemm runs this dtype natively (false: complex and bool, for the caller's fallback).
+bool gemmSupports(c10::ScalarType t);
+
+// The provider gemm picks for (device, dtype) at a typical large shape, with the forced one
+// applied.
+GemmProvider gemmProviderFor(c10::DeviceIndex idx, c10::ScalarType t);
+// A sentence on how the provider changes with the shape on this device ("" when it does not).
+std::string gemmShapeRule(c10::DeviceIndex idx);
+// Forces a provider where it supports the dtype and device (others keep the automatic choice):
+// for tests and benchmarks. Initially from TORCH_OCL_GEMM (default auto).
+void setForcedGemmProvider(GemmProvider p);
+GemmProvider forcedGemmProvider();
+// The provider the last gemm call on this thread ran (kAuto before any): lets tests check that a
+// forced provider really ran.
+GemmProvider lastGemmProvider();
+
+// The host BLAS the host_blas provider calls: library path and its own configuration string, or
+// why there is none.
+struct HostBlasInfo {
+  bool available = false;
+  std::string library, config, error;
+  int threads = 0;
+};
+HostBlasInfo hostBlasInfo();
+
+}  // namespace torch_ocl::aten

@@ -1,0 +1,261 @@
+"""The matrix engine: every GEMM provider, forced in turn, against CPU PyTorch.
+
+Each test forces one provider (torch_ocl._C._set_gemm_provider) and checks with
+_C._last_gemm_provider() that it really ran, so a provider that silently hands its work to another
+one fails here. Providers: host_blas (OpenBLAS through clEnqueueNativeKernel: float32/float64 on
+devices with native kernels and host-unified memory), cpu_tile (our 6x64 vector kernel: float32,
+float16, bfloat16), clblast (float32/float64), tiled (every dtype).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torch_ocl
+from torch_ocl import _C
+
+DEV = "ocl"
+DTYPES = {
+    "host_blas": [torch.float32, torch.float64],
+    "cpu_tile": [torch.float32, torch.float16, torch.bfloat16],
+    "clblast": [torch.float32, torch.float64],
+    "tiled": [torch.float32, torch.float64, torch.float16, torch.bfloat16],
+}
+CASES = [(p, dt) for p, dts in DTYPES.items() for dt in dts]
+
+
+def _is_pocl() -> bool:
+    return "Portable Computing Language" in torch.ocl.get_device_properties(0).platform_name
+
+
+def _usable(provider: str, dtype: torch.dtype) -> bool:
+    if dtype == torch.float64 and not torch.ocl.get_device_properties(0).fp64:
+        return False
+    if provider == "host_blas":
+        caps = _C._gemm_device_caps(0)
+        # On PoCL it must be usable: a missing OpenBLAS fails the tests below, not skips them.
+        return _is_pocl() or (caps["native_kernel"] and caps["host_unified_memory"]
+                              and _C._host_blas_info()["available"])
+    return True
+
+
+@pytest.fixture(params=CASES, ids=[f"{p}-{str(dt)[6:]}" for p, dt in CASES])
+def provider(request):
+    p, dt = request.param
+    if not _usable(p, dt):
+        pytest.skip(f"{p} does not run {dt} on this device")
+    _C._set_gemm_provider(p)
+    yield p, dt
+    _C._set_gemm_provider("auto")
+
+
+def _tol(dt):
+    return {torch.float32: (1e-4, 1e-4), torch.float64: (1e-10, 1e-10),
+            torch.float16: (1e-2, 1e-2), torch.bfloat16: (3e-2, 3e-2)}[dt]
+
+
+def _rand(*shape, dtype, gen):
+    return torch.randn(*shape, generator=gen).to(dtype)
+
+
+def _check(actual, expected, dt, provider):
+    assert _C._last_gemm_provider() == provider, (
+        f"forced {provider}, but {_C._last_gemm_provider()} ran")
+    rtol, atol = _tol(dt)
+    # Reference in float64 from the same (rounded) inputs; compare in float32 at the dtype's
+    # tolerance scaled by the size of the result.
+    scale = max(1.0, expected.abs().max().item())
+    torch.testing.assert_close(actual.cpu().double(), expected.double(), rtol=rtol,
+                               atol=atol * scale)
+
+
+@pytest.mark.parametrize("n,k,m", [(1, 1, 1), (7, 65, 129), (129, 7, 65), (65, 129, 1),
+                                   (1, 129, 7), (130, 64, 128)])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_mm_sizes_and_transposes(provider, n, k, m, ta, tb):
+    p, dt = provider
+    g = torch.Generator().manual_seed(n * 1000 + k * 10 + m)
+    a = _rand(k, n, dtype=dt, gen=g).t() if ta else _rand(n, k, dtype=dt, gen=g)
+    b = _rand(m, k, dtype=dt, gen=g).t() if tb else _rand(k, m, dtype=dt, gen=g)
+    r = torch.mm(a.to(DEV), b.to(DEV))
+    _check(r, a.double() @ b.double(), dt, p)
+
+
+def test_addmm_alpha_beta_and_out_forms(provider):
+    p, dt = provider
+    g = torch.Generator().manual_seed(1)
+    a, b, c = _rand(33, 70, dtype=dt, gen=g), _rand(70, 65, dtype=dt, gen=g), _rand(33, 65,
+                                                                                   dtype=dt, gen=g)
+    expected = 0.5 * c.double() + 1.5 * (a.double() @ b.double())
+    r = torch.addmm(c.to(DEV), a.to(DEV), b.to(DEV), beta=0.5, alpha=1.5)
+    _check(r, expected, dt, p)
+    out = torch.empty(33, 65, dtype=dt, device=DEV)
+    torch.addmm(c.to(DEV), a.to(DEV), b.to(DEV), beta=0.5, alpha=1.5, out=out)
+    _check(out, expected, dt, p)
+    # A bias row broadcast over the rows, as linear does.
+    bias = _rand(65, dtype=dt, gen=g)
+    r = torch.addmm(bias.to(DEV), a.to(DEV), b.to(DEV))
+    _check(r, bias.double() + a.double() @ b.double(), dt, p)
+    # In place, into a transposed (column-major) result.
+    ct = _rand(65, 33, dtype=dt, gen=g)
+    ct_dev = ct.to(DEV)
+    ct_dev.t().addmm_(a.to(DEV), b.to(DEV), beta=2.0, alpha=-1.0)
+    _check(ct_dev, (2.0 * ct.double().t() - a.double() @ b.double()).t(), dt, p)
+
+
+def test_beta_zero_ignores_nan(provider):
+    p, dt = provider
+    g = torch.Generator().manual_seed(2)
+    a, b = _rand(9, 17, dtype=dt, gen=g), _rand(17, 70, dtype=dt, gen=g)
+    c = torch.full((9, 70), float("nan"), dtype=dt, device=DEV)
+    r = torch.addmm(c, a.to(DEV), b.to(DEV), beta=0.0)
+    _check(r, a.double() @ b.double(), dt, p)
+
+
+def test_bmm_baddbmm_batched_strided_and_broadcast(provider):
+    p, dt = provider
+    g = torch.Generator().manual_seed(3)
+    # Non-contiguous batches (every other one, sliced on the device), transposed matrices inside.
+    a_full = _rand(6, 23, 13, dtype=dt, gen=g)
+    a, a_dev = a_full[::2], a_full.to(DEV)[::2]
+    b = _rand(3, 67, 13, dtype=dt, gen=g).transpose(1, 2)
+    b_dev = b.transpose(1, 2).to(DEV).transpose(1, 2)
+    assert not a_dev.is_contiguous() and not b_dev.is_contiguous()
+    r = torch.bmm(a_dev, b_dev)
+    _check(r, a.double() @ b.double(), dt, p)
+    # A broadcast (stride-0) batch operand.
+    w = _rand(13, 65, dtype=dt, gen=g)
+    r = torch.bmm(a_dev, w.to(DEV).expand(3, 13, 65))
+    _check(r, a.double() @ w.double(), dt, p)
+    c = _rand(3, 23, 67, dtype=dt, gen=g)
+    r = torch.baddbmm(c.to(DEV), a_dev, b_dev, beta=-0.5, alpha=2.0)
+    _check(r, -0.5 * c.double() + 2.0 * (a.double() @ b.double()), dt, p)
+    out = torch.empty(3, 23, 67, dtype=dt, device=DEV)
+    torch.bmm(a_dev, b_dev, out=out)
+    _check(out, a.double() @ b.double(), dt, p)
+    # Into a non-contiguous result (batch-last layout).
+    out_t = torch.empty(23, 67, 3, dtype=dt, device=DEV).permute(2, 0, 1)
+    torch.bmm(a_dev, b_dev, out=out_t)
+    _check(out_t, a.double() @ b.double(), dt, p)
+
+
+def test_non_contiguous_views(provider):
+    p, dt = provider
+    g = torch.Generator().manual_seed(4)
+    big_a = _rand(40, 90, dtype=dt, gen=g)
+    big_b = _rand(90, 150, dtype=dt, gen=g)
+    a = big_a[3:36:2, 5:70:3]  # neither stride is 1: copied for BLAS providers
+    b = big_b[5:70:3, 7:140]   # row stride 150, a column slice
+    r = torch.mm(big_a.to(DEV)[3:36:2, 5:70:3], big_b.to(DEV)[5:70:3, 7:140])
+    _check(r, a.double() @ b.double(), dt, p)
+    # Output into a strided slice of a bigger tensor.
+    host = torch.zeros(40, 300, dtype=dt)
+    dev = host.to(DEV)
+    torch.mm(big_a.to(DEV)[3:36:2, 5:70:3], big_b.to(DEV)[5:70:3, 7:140], out=dev[:17, 1:267:2])
+    _check(dev[:17, 1:267:2], a.double() @ b.double(), dt, p)
+
+
+def test_addmv_addbmm_matmul_linear(provider):
+    p, dt = provider
+    g = torch.Generator().manual_seed(5)
+    mat, vec, y = _rand(65, 129, dtype=dt, gen=g), _rand(129, dtype=dt, gen=g), _rand(65,
+                                                                                   dtype=dt, gen=g)
+    r = torch.addmv(y.to(DEV), mat.to(DEV), vec.to(DEV), beta=0.25, alpha=3.0)
+    _check(r, 0.25 * y.double() + 3.0 * (mat.double() @ vec.double()), dt, p)
+    b1, b2, c = _rand(4, 7, 9, dtype=dt, gen=g), _rand(4, 9, 65, dtype=dt, gen=g), _rand(
+        7, 65, dtype=dt, gen=g)
+    r = torch.addbmm(c.to(DEV), b1.to(DEV), b2.to(DEV), beta=0.5, alpha=0.75)
+    _check(r, 0.5 * c.double() + 0.75 * (b1.double() @ b2.double()).sum(0), dt, p)
+    x, w, bias = _rand(2, 5, 129, dtype=dt, gen=g), _rand(65, 129, dtype=dt, gen=g), _rand(
+        65, dtype=dt, gen=g)
+    r = torch.nn.functional.linear(x.to(DEV), w.to(DEV), bias.to(DEV))
+    _check(r, x.double() @ w.double().t() + bias.double(), dt, p)
+
+
+def test_zero_sizes(provider):
+    p, dt = provider
+    c = torch.randn(5, 6).to(dt)
+    # k == 0: the product is empty, so addmm gives beta * C exactly.
+    r = torch.addmm(c.to(DEV), torch.empty(5, 0, dtype=dt, device=DEV),
+                    torch.empty(0, 6, dtype=dt, device=DEV), beta=0.5)
+    torch.testing.assert_close(r.cpu(), (0.5 * c.double()).to(dt))
+    r = torch.mm(torch.empty(5, 0, dtype=dt, device=DEV), torch.empty(0, 6, dtype=dt, device=DEV))
+    assert r.shape == (5, 6) and (r.cpu() == 0).all()
+    assert torch.mm(torch.empty(0, 3, dtype=dt, device=DEV),
+                    torch.empty(3, 4, dtype=dt, device=DEV)).shape == (0, 4)
+    assert torch.bmm(torch.empty(0, 3, 2, dtype=dt, device=DEV),
+                     torch.empty(0, 2, 4, dtype=dt, device=DEV)).shape == (0, 3, 4)
+
+
+def test_conv_backward_through_engine(provider):
+    p, dt = provider
+    if dt not in (torch.float32, torch.float64):
+        pytest.skip("conv is checked in float32/float64 here (test_conv covers the dtypes)")
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(3, 4, 9, 9, generator=g).to(dt)
+    w = torch.randn(6, 4, 3, 3, generator=g).to(dt)
+    xd, wd = x.to(DEV).requires_grad_(True), w.to(DEV).requires_grad_(True)
+    xc, wc = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    yd = torch.nn.functional.conv2d(xd, wd, padding=1, stride=2)
+    yc = torch.nn.functional.conv2d(xc, wc, padding=1, stride=2)
+    assert _C._last_gemm_provider() == p
+    go = torch.randn(yc.shape, generator=g).to(dt)
+    gd = torch.autograd.grad(yd, (xd, wd), go.to(DEV))
+    gc = torch.autograd.grad(yc, (xc, wc), go)
+    rtol, atol = _tol(dt)
+    torch.testing.assert_close(yd.detach().cpu(), yc.detach(), rtol=rtol, atol=atol * 10)
+    for a, e in zip(gd, gc):
+        torch.testing.assert_close(a.cpu(), e, rtol=rtol, atol=atol * 10)
+
+
+def test_auto_choice_and_doctor_names_provider():
+    provs = _C._gemm_providers(0)
+    assert set(provs) >= {"Float", "Half", "BFloat16", "Int"}
+    if _is_pocl():
+        # PoCL runs native kernels on host memory: the host BLAS is its own GEMM there.
+        assert _C._host_blas_info()["available"], _C._host_blas_info()["error"]
+        assert provs["Float"] == "host_blas"
+        assert provs["Half"] == "cpu_tile"
+        # The measured shape rule: large products and in-place B go to cpu_tile, the MLP's packed
+        # shapes stay on the BLAS.
+        _C._set_gemm_provider("auto")
+        torch.mm(torch.randn(512, 512, device=DEV), torch.randn(512, 512, device=DEV))
+        assert _C._last_gemm_provider() == "cpu_tile"
+        torch.mm(torch.randn(64, 784, device=DEV), torch.randn(512, 784, device=DEV).t())
+        assert _C._last_gemm_provider() == "host_blas"
+        assert _C._gemm_shape_rule(0)
+    from torch_ocl.cli import doctor
+    report = doctor.doctor(run_self_test=False)
+    dev0 = [d for d in report["devices"] if d["ocl_index"] == 0][0]
+    assert dev0["gemm"]["providers"] == provs
+    assert "GEMM" in doctor.format_text(report)
+
+
+def test_host_blas_is_not_a_fallback():
+    if not _is_pocl():
+        pytest.skip("host_blas runs on PoCL-like devices")
+    torch_ocl.reset_fallback_report()
+    _C._set_gemm_provider("host_blas")
+    try:
+        a = torch.randn(64, 64, device=DEV)
+        (a @ a).sum().item()
+        assert _C._last_gemm_provider() == "host_blas"
+    finally:
+        _C._set_gemm_provider("auto")
+    assert not any("mm" in str(op) for op in torch_ocl.fallback_report())
+
+
+def test_host_blas_uses_openblas_not_torch_symbols():
+    info = _C._host_blas_info()
+    if not info["available"]:
+        pytest.skip(info["error"])
+    # Resolved inside the library we opened (RTLD_DEEPBIND), not libtorch_cpu's sgemm_.
+    assert "torch" not in info["library"], info
+    assert info["threads"] >= 1
+
+
+def test_forcing_unknown_provider_is_an_error():
+    with pytest.raises(ValueError, match="unknown GEMM provider"):
+        _C._set_gemm_provider("cuBLAS")
+    assert _C._forced_gemm_provider() == "auto"
