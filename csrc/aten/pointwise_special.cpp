@@ -3,13 +3,45 @@
 // PyTorch's meta functions.
 #include <ATen/ATen.h>
 #include <ATen/TensorIterator.h>
+#include <ATen/ops/i0_meta.h>
 #include <ATen/ops/sinc_meta.h>
+#include <ATen/ops/special_airy_ai_meta.h>
+#include <ATen/ops/special_bessel_j0_meta.h>
+#include <ATen/ops/special_bessel_j1_meta.h>
+#include <ATen/ops/special_bessel_y0_meta.h>
+#include <ATen/ops/special_bessel_y1_meta.h>
+#include <ATen/ops/special_chebyshev_polynomial_t_meta.h>
+#include <ATen/ops/special_chebyshev_polynomial_u_meta.h>
+#include <ATen/ops/special_chebyshev_polynomial_v_meta.h>
+#include <ATen/ops/special_chebyshev_polynomial_w_meta.h>
 #include <ATen/ops/special_entr_meta.h>
+#include <ATen/ops/special_erfcx_meta.h>
+#include <ATen/ops/special_hermite_polynomial_h_meta.h>
+#include <ATen/ops/special_hermite_polynomial_he_meta.h>
+#include <ATen/ops/special_i0e_meta.h>
+#include <ATen/ops/special_i1_meta.h>
+#include <ATen/ops/special_i1e_meta.h>
+#include <ATen/ops/special_laguerre_polynomial_l_meta.h>
+#include <ATen/ops/special_legendre_polynomial_p_meta.h>
+#include <ATen/ops/special_log_ndtr_meta.h>
+#include <ATen/ops/special_modified_bessel_i0_meta.h>
+#include <ATen/ops/special_modified_bessel_i1_meta.h>
+#include <ATen/ops/special_modified_bessel_k0_meta.h>
+#include <ATen/ops/special_modified_bessel_k1_meta.h>
+#include <ATen/ops/special_ndtri_meta.h>
+#include <ATen/ops/special_scaled_modified_bessel_k0_meta.h>
+#include <ATen/ops/special_scaled_modified_bessel_k1_meta.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_t_meta.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_u_meta.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_v_meta.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_w_meta.h>
+#include <ATen/ops/special_spherical_bessel_j0_meta.h>
 #include <ATen/ops/special_xlog1py_meta.h>
 #include <torch/library.h>
 
 #include "aten/launch.h"
 #include "aten/pointwise_run.h"
+#include "aten/special_math.h"
 
 namespace torch_ocl::aten {
 namespace {
@@ -34,6 +66,215 @@ const PointwiseOp kXlog1py{"special_xlog1py", "b != b ? (T)NAN : (a == (T)0 ? (T
 const PointwiseOp kAngle{"angle", "a != a ? a : (a < (T)0 ? (T)3.14159265358979323846 : (T)0)",
                          nullptr, Domain::kFloating};
 
+// ---- Special functions ported from ATen's Math.h (special_math.h) ----------------------------
+// i0 and the i0e/i1/i1e family compute half and bfloat16 in float as CPU does; the others exist on
+// CPU for float and double only, so half and bfloat16 go to the counted fallback (and its error).
+const PointwiseOp k_i0{
+    "i0", "ocl_calc_i0(a)", nullptr, Domain::kFloating, false, OCL_SM_DEPS_calc_i0 OCL_SM_calc_i0};
+const PointwiseOp k_special_i0e{"special_i0e", "ocl_calc_i0e(a)",
+                                nullptr,       Domain::kFloating,
+                                false,         OCL_SM_DEPS_calc_i0e OCL_SM_calc_i0e};
+const PointwiseOp k_special_i1{"special_i1", "ocl_calc_i1(a)",
+                               nullptr,      Domain::kFloating,
+                               false,        OCL_SM_DEPS_calc_i1 OCL_SM_calc_i1};
+const PointwiseOp k_special_i1e{"special_i1e", "ocl_calc_i1e(a)",
+                                nullptr,       Domain::kFloating,
+                                false,         OCL_SM_DEPS_calc_i1e OCL_SM_calc_i1e};
+const PointwiseOp k_special_ndtri{"special_ndtri", "ocl_calc_ndtri(a)",
+                                  nullptr,         Domain::kFloatDouble,
+                                  false,           OCL_SM_DEPS_calc_ndtri OCL_SM_calc_ndtri};
+const PointwiseOp k_special_log_ndtr{"special_log_ndtr",
+                                     "ocl_calc_log_ndtr(a)",
+                                     nullptr,
+                                     Domain::kFloatDouble,
+                                     false,
+                                     OCL_SM_DEPS_calc_log_ndtr OCL_SM_calc_log_ndtr};
+const PointwiseOp k_special_erfcx{"special_erfcx", "ocl_calc_erfcx(a)",
+                                  nullptr,         Domain::kFloatDouble,
+                                  false,           OCL_SM_DEPS_calc_erfcx OCL_SM_calc_erfcx};
+const PointwiseOp k_special_airy_ai{"special_airy_ai",
+                                    "ocl_airy_ai_forward(a)",
+                                    nullptr,
+                                    Domain::kFloatDouble,
+                                    false,
+                                    OCL_SM_DEPS_airy_ai_forward OCL_SM_airy_ai_forward};
+const PointwiseOp k_special_bessel_j0{"special_bessel_j0",
+                                      "ocl_bessel_j0_forward(a)",
+                                      nullptr,
+                                      Domain::kFloatDouble,
+                                      false,
+                                      OCL_SM_DEPS_bessel_j0_forward OCL_SM_bessel_j0_forward};
+const PointwiseOp k_special_bessel_j1{"special_bessel_j1",
+                                      "ocl_bessel_j1_forward(a)",
+                                      nullptr,
+                                      Domain::kFloatDouble,
+                                      false,
+                                      OCL_SM_DEPS_bessel_j1_forward OCL_SM_bessel_j1_forward};
+const PointwiseOp k_special_bessel_y0{"special_bessel_y0",
+                                      "ocl_bessel_y0_forward(a)",
+                                      nullptr,
+                                      Domain::kFloatDouble,
+                                      false,
+                                      OCL_SM_DEPS_bessel_y0_forward OCL_SM_bessel_y0_forward};
+const PointwiseOp k_special_bessel_y1{"special_bessel_y1",
+                                      "ocl_bessel_y1_forward(a)",
+                                      nullptr,
+                                      Domain::kFloatDouble,
+                                      false,
+                                      OCL_SM_DEPS_bessel_y1_forward OCL_SM_bessel_y1_forward};
+const PointwiseOp k_special_modified_bessel_i0{
+    "special_modified_bessel_i0",
+    "ocl_modified_bessel_i0_forward(a)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_modified_bessel_i0_forward OCL_SM_modified_bessel_i0_forward};
+const PointwiseOp k_special_modified_bessel_i1{
+    "special_modified_bessel_i1",
+    "ocl_modified_bessel_i1_forward(a)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_modified_bessel_i1_forward OCL_SM_modified_bessel_i1_forward};
+const PointwiseOp k_special_modified_bessel_k0{
+    "special_modified_bessel_k0",
+    "ocl_modified_bessel_k0_forward(a)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_modified_bessel_k0_forward OCL_SM_modified_bessel_k0_forward};
+const PointwiseOp k_special_modified_bessel_k1{
+    "special_modified_bessel_k1",
+    "ocl_modified_bessel_k1_forward(a)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_modified_bessel_k1_forward OCL_SM_modified_bessel_k1_forward};
+const PointwiseOp k_special_scaled_modified_bessel_k0{
+    "special_scaled_modified_bessel_k0",
+    "ocl_scaled_modified_bessel_k0_forward(a)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_scaled_modified_bessel_k0_forward OCL_SM_scaled_modified_bessel_k0_forward};
+const PointwiseOp k_special_scaled_modified_bessel_k1{
+    "special_scaled_modified_bessel_k1",
+    "ocl_scaled_modified_bessel_k1_forward(a)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_scaled_modified_bessel_k1_forward OCL_SM_scaled_modified_bessel_k1_forward};
+const PointwiseOp k_special_spherical_bessel_j0{
+    "special_spherical_bessel_j0",
+    "ocl_spherical_bessel_j0_forward(a)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_spherical_bessel_j0_forward OCL_SM_spherical_bessel_j0_forward};
+
+// The polynomials' degree n arrives as a tensor in the compute type; CPU casts it to int64_t (on
+// x86 NaN, infinities and out-of-range values become INT64_MIN, a negative degree).
+const PointwiseOp k_chebyshev_polynomial_t{
+    "special_chebyshev_polynomial_t",
+    "ocl_chebyshev_polynomial_t_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) ? "
+    "LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_chebyshev_polynomial_t_forward OCL_SM_chebyshev_polynomial_t_forward};
+const PointwiseOp k_chebyshev_polynomial_u{
+    "special_chebyshev_polynomial_u",
+    "ocl_chebyshev_polynomial_u_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) ? "
+    "LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_chebyshev_polynomial_u_forward OCL_SM_chebyshev_polynomial_u_forward};
+const PointwiseOp k_chebyshev_polynomial_v{
+    "special_chebyshev_polynomial_v",
+    "ocl_chebyshev_polynomial_v_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) ? "
+    "LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_chebyshev_polynomial_v_forward OCL_SM_chebyshev_polynomial_v_forward};
+const PointwiseOp k_chebyshev_polynomial_w{
+    "special_chebyshev_polynomial_w",
+    "ocl_chebyshev_polynomial_w_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) ? "
+    "LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_chebyshev_polynomial_w_forward OCL_SM_chebyshev_polynomial_w_forward};
+const PointwiseOp k_shifted_chebyshev_polynomial_t{
+    "special_shifted_chebyshev_polynomial_t",
+    "ocl_shifted_chebyshev_polynomial_t_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) "
+    "? LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_shifted_chebyshev_polynomial_t_forward
+        OCL_SM_shifted_chebyshev_polynomial_t_forward};
+const PointwiseOp k_shifted_chebyshev_polynomial_u{
+    "special_shifted_chebyshev_polynomial_u",
+    "ocl_shifted_chebyshev_polynomial_u_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) "
+    "? LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_shifted_chebyshev_polynomial_u_forward
+        OCL_SM_shifted_chebyshev_polynomial_u_forward};
+const PointwiseOp k_shifted_chebyshev_polynomial_v{
+    "special_shifted_chebyshev_polynomial_v",
+    "ocl_shifted_chebyshev_polynomial_v_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) "
+    "? LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_shifted_chebyshev_polynomial_v_forward
+        OCL_SM_shifted_chebyshev_polynomial_v_forward};
+const PointwiseOp k_shifted_chebyshev_polynomial_w{
+    "special_shifted_chebyshev_polynomial_w",
+    "ocl_shifted_chebyshev_polynomial_w_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) "
+    "? LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_shifted_chebyshev_polynomial_w_forward
+        OCL_SM_shifted_chebyshev_polynomial_w_forward};
+const PointwiseOp k_hermite_polynomial_h{
+    "special_hermite_polynomial_h",
+    "ocl_hermite_polynomial_h_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) ? "
+    "LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_hermite_polynomial_h_forward OCL_SM_hermite_polynomial_h_forward};
+const PointwiseOp k_hermite_polynomial_he{
+    "special_hermite_polynomial_he",
+    "ocl_hermite_polynomial_he_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) ? "
+    "LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_hermite_polynomial_he_forward OCL_SM_hermite_polynomial_he_forward};
+const PointwiseOp k_laguerre_polynomial_l{
+    "special_laguerre_polynomial_l",
+    "ocl_laguerre_polynomial_l_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) ? "
+    "LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_laguerre_polynomial_l_forward OCL_SM_laguerre_polynomial_l_forward};
+const PointwiseOp k_legendre_polynomial_p{
+    "special_legendre_polynomial_p",
+    "ocl_legendre_polynomial_p_forward(a, (b != b || fabs(b) >= (T)9.2233720368547758e18) ? "
+    "LONG_MIN : (long)b)",
+    nullptr,
+    Domain::kFloatDouble,
+    false,
+    OCL_SM_DEPS_legendre_polynomial_p_forward OCL_SM_legendre_polynomial_p_forward};
+
 // angle is not structured: CPU's unary float op (integers give the default float dtype).
 at::Tensor& angleInto(const at::Tensor& self, at::Tensor& out, bool functional) {
   if (self.is_complex()) {
@@ -56,6 +297,65 @@ at::Tensor& angleOut(const at::Tensor& self, at::Tensor& out) {
   return angleInto(self, out, false);
 }
 
+OCL_UNARY_S(i0, k_i0)
+OCL_UNARY_S(special_i0e, k_special_i0e)
+OCL_UNARY_S(special_i1, k_special_i1)
+OCL_UNARY_S(special_i1e, k_special_i1e)
+OCL_UNARY_S(special_ndtri, k_special_ndtri)
+OCL_UNARY_S(special_log_ndtr, k_special_log_ndtr)
+OCL_UNARY_S(special_erfcx, k_special_erfcx)
+OCL_UNARY_S(special_airy_ai, k_special_airy_ai)
+OCL_UNARY_S(special_bessel_j0, k_special_bessel_j0)
+OCL_UNARY_S(special_bessel_j1, k_special_bessel_j1)
+OCL_UNARY_S(special_bessel_y0, k_special_bessel_y0)
+OCL_UNARY_S(special_bessel_y1, k_special_bessel_y1)
+OCL_UNARY_S(special_modified_bessel_i0, k_special_modified_bessel_i0)
+OCL_UNARY_S(special_modified_bessel_i1, k_special_modified_bessel_i1)
+OCL_UNARY_S(special_modified_bessel_k0, k_special_modified_bessel_k0)
+OCL_UNARY_S(special_modified_bessel_k1, k_special_modified_bessel_k1)
+OCL_UNARY_S(special_scaled_modified_bessel_k0, k_special_scaled_modified_bessel_k0)
+OCL_UNARY_S(special_scaled_modified_bessel_k1, k_special_scaled_modified_bessel_k1)
+OCL_UNARY_S(special_spherical_bessel_j0, k_special_spherical_bessel_j0)
+OCL_STRUCTURED(chebyshev_polynomial_t, at::meta::structured_special_chebyshev_polynomial_t,
+               k_chebyshev_polynomial_t, "special_chebyshev_polynomial_t", "", "out", (),
+               (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(chebyshev_polynomial_u, at::meta::structured_special_chebyshev_polynomial_u,
+               k_chebyshev_polynomial_u, "special_chebyshev_polynomial_u", "", "out", (),
+               (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(chebyshev_polynomial_v, at::meta::structured_special_chebyshev_polynomial_v,
+               k_chebyshev_polynomial_v, "special_chebyshev_polynomial_v", "", "out", (),
+               (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(chebyshev_polynomial_w, at::meta::structured_special_chebyshev_polynomial_w,
+               k_chebyshev_polynomial_w, "special_chebyshev_polynomial_w", "", "out", (),
+               (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(shifted_chebyshev_polynomial_t,
+               at::meta::structured_special_shifted_chebyshev_polynomial_t,
+               k_shifted_chebyshev_polynomial_t, "special_shifted_chebyshev_polynomial_t", "",
+               "out", (), (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(shifted_chebyshev_polynomial_u,
+               at::meta::structured_special_shifted_chebyshev_polynomial_u,
+               k_shifted_chebyshev_polynomial_u, "special_shifted_chebyshev_polynomial_u", "",
+               "out", (), (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(shifted_chebyshev_polynomial_v,
+               at::meta::structured_special_shifted_chebyshev_polynomial_v,
+               k_shifted_chebyshev_polynomial_v, "special_shifted_chebyshev_polynomial_v", "",
+               "out", (), (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(shifted_chebyshev_polynomial_w,
+               at::meta::structured_special_shifted_chebyshev_polynomial_w,
+               k_shifted_chebyshev_polynomial_w, "special_shifted_chebyshev_polynomial_w", "",
+               "out", (), (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(hermite_polynomial_h, at::meta::structured_special_hermite_polynomial_h,
+               k_hermite_polynomial_h, "special_hermite_polynomial_h", "", "out", (),
+               (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(hermite_polynomial_he, at::meta::structured_special_hermite_polynomial_he,
+               k_hermite_polynomial_he, "special_hermite_polynomial_he", "", "out", (),
+               (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(laguerre_polynomial_l, at::meta::structured_special_laguerre_polynomial_l,
+               k_laguerre_polynomial_l, "special_laguerre_polynomial_l", "", "out", (),
+               (, const at::Tensor& n), (, n))
+OCL_STRUCTURED(legendre_polynomial_p, at::meta::structured_special_legendre_polynomial_p,
+               k_legendre_polynomial_p, "special_legendre_polynomial_p", "", "out", (),
+               (, const at::Tensor& n), (, n))
 OCL_UNARY_S(sinc, kSinc)
 OCL_UNARY_S(special_entr, kEntr)
 OCL_BINARY_S(xlog1py, at::meta::structured_special_xlog1py, kXlog1py, "special_xlog1py", "", "out")
@@ -72,6 +372,69 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("special_entr.out", TORCH_FN(special_entrOut));
   m.impl("special_xlog1py", TORCH_FN(xlog1pyFn));
   m.impl("special_xlog1py.out", TORCH_FN(xlog1pyOut));
+  m.impl("i0", TORCH_FN(i0Fn));
+  m.impl("i0.out", TORCH_FN(i0Out));
+  m.impl("i0_", TORCH_FN(i0Inplace));
+  m.impl("special_i0e", TORCH_FN(special_i0eFn));
+  m.impl("special_i0e.out", TORCH_FN(special_i0eOut));
+  m.impl("special_i1", TORCH_FN(special_i1Fn));
+  m.impl("special_i1.out", TORCH_FN(special_i1Out));
+  m.impl("special_i1e", TORCH_FN(special_i1eFn));
+  m.impl("special_i1e.out", TORCH_FN(special_i1eOut));
+  m.impl("special_ndtri", TORCH_FN(special_ndtriFn));
+  m.impl("special_ndtri.out", TORCH_FN(special_ndtriOut));
+  m.impl("special_log_ndtr", TORCH_FN(special_log_ndtrFn));
+  m.impl("special_log_ndtr.out", TORCH_FN(special_log_ndtrOut));
+  m.impl("special_erfcx", TORCH_FN(special_erfcxFn));
+  m.impl("special_erfcx.out", TORCH_FN(special_erfcxOut));
+  m.impl("special_airy_ai", TORCH_FN(special_airy_aiFn));
+  m.impl("special_airy_ai.out", TORCH_FN(special_airy_aiOut));
+  m.impl("special_bessel_j0", TORCH_FN(special_bessel_j0Fn));
+  m.impl("special_bessel_j0.out", TORCH_FN(special_bessel_j0Out));
+  m.impl("special_bessel_j1", TORCH_FN(special_bessel_j1Fn));
+  m.impl("special_bessel_j1.out", TORCH_FN(special_bessel_j1Out));
+  m.impl("special_bessel_y0", TORCH_FN(special_bessel_y0Fn));
+  m.impl("special_bessel_y0.out", TORCH_FN(special_bessel_y0Out));
+  m.impl("special_bessel_y1", TORCH_FN(special_bessel_y1Fn));
+  m.impl("special_bessel_y1.out", TORCH_FN(special_bessel_y1Out));
+  m.impl("special_modified_bessel_i0", TORCH_FN(special_modified_bessel_i0Fn));
+  m.impl("special_modified_bessel_i0.out", TORCH_FN(special_modified_bessel_i0Out));
+  m.impl("special_modified_bessel_i1", TORCH_FN(special_modified_bessel_i1Fn));
+  m.impl("special_modified_bessel_i1.out", TORCH_FN(special_modified_bessel_i1Out));
+  m.impl("special_modified_bessel_k0", TORCH_FN(special_modified_bessel_k0Fn));
+  m.impl("special_modified_bessel_k0.out", TORCH_FN(special_modified_bessel_k0Out));
+  m.impl("special_modified_bessel_k1", TORCH_FN(special_modified_bessel_k1Fn));
+  m.impl("special_modified_bessel_k1.out", TORCH_FN(special_modified_bessel_k1Out));
+  m.impl("special_scaled_modified_bessel_k0", TORCH_FN(special_scaled_modified_bessel_k0Fn));
+  m.impl("special_scaled_modified_bessel_k0.out", TORCH_FN(special_scaled_modified_bessel_k0Out));
+  m.impl("special_scaled_modified_bessel_k1", TORCH_FN(special_scaled_modified_bessel_k1Fn));
+  m.impl("special_scaled_modified_bessel_k1.out", TORCH_FN(special_scaled_modified_bessel_k1Out));
+  m.impl("special_spherical_bessel_j0", TORCH_FN(special_spherical_bessel_j0Fn));
+  m.impl("special_spherical_bessel_j0.out", TORCH_FN(special_spherical_bessel_j0Out));
+  m.impl("special_chebyshev_polynomial_t", TORCH_FN(chebyshev_polynomial_tFn));
+  m.impl("special_chebyshev_polynomial_t.out", TORCH_FN(chebyshev_polynomial_tOut));
+  m.impl("special_chebyshev_polynomial_u", TORCH_FN(chebyshev_polynomial_uFn));
+  m.impl("special_chebyshev_polynomial_u.out", TORCH_FN(chebyshev_polynomial_uOut));
+  m.impl("special_chebyshev_polynomial_v", TORCH_FN(chebyshev_polynomial_vFn));
+  m.impl("special_chebyshev_polynomial_v.out", TORCH_FN(chebyshev_polynomial_vOut));
+  m.impl("special_chebyshev_polynomial_w", TORCH_FN(chebyshev_polynomial_wFn));
+  m.impl("special_chebyshev_polynomial_w.out", TORCH_FN(chebyshev_polynomial_wOut));
+  m.impl("special_shifted_chebyshev_polynomial_t", TORCH_FN(shifted_chebyshev_polynomial_tFn));
+  m.impl("special_shifted_chebyshev_polynomial_t.out", TORCH_FN(shifted_chebyshev_polynomial_tOut));
+  m.impl("special_shifted_chebyshev_polynomial_u", TORCH_FN(shifted_chebyshev_polynomial_uFn));
+  m.impl("special_shifted_chebyshev_polynomial_u.out", TORCH_FN(shifted_chebyshev_polynomial_uOut));
+  m.impl("special_shifted_chebyshev_polynomial_v", TORCH_FN(shifted_chebyshev_polynomial_vFn));
+  m.impl("special_shifted_chebyshev_polynomial_v.out", TORCH_FN(shifted_chebyshev_polynomial_vOut));
+  m.impl("special_shifted_chebyshev_polynomial_w", TORCH_FN(shifted_chebyshev_polynomial_wFn));
+  m.impl("special_shifted_chebyshev_polynomial_w.out", TORCH_FN(shifted_chebyshev_polynomial_wOut));
+  m.impl("special_hermite_polynomial_h", TORCH_FN(hermite_polynomial_hFn));
+  m.impl("special_hermite_polynomial_h.out", TORCH_FN(hermite_polynomial_hOut));
+  m.impl("special_hermite_polynomial_he", TORCH_FN(hermite_polynomial_heFn));
+  m.impl("special_hermite_polynomial_he.out", TORCH_FN(hermite_polynomial_heOut));
+  m.impl("special_laguerre_polynomial_l", TORCH_FN(laguerre_polynomial_lFn));
+  m.impl("special_laguerre_polynomial_l.out", TORCH_FN(laguerre_polynomial_lOut));
+  m.impl("special_legendre_polynomial_p", TORCH_FN(legendre_polynomial_pFn));
+  m.impl("special_legendre_polynomial_p.out", TORCH_FN(legendre_polynomial_pOut));
 }
 
 }  // namespace torch_ocl::aten

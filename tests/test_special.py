@@ -1,0 +1,164 @@
+"""torch.special functions on ocl against CPU PyTorch on the same inputs, in strict mode: any CPU
+fallback fails the test. The kernels are OpenCL C ports of ATen's Math.h (csrc/aten/special_math.h),
+so results agree to a few ulps; where the CPU's float32 result is itself inexact the float64 CPU
+result bounds the error instead."""
+
+import pytest
+import torch
+
+import torch_ocl
+from conftest import fp64_supported
+
+FP64 = fp64_supported()
+EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-30, -1e-30, 8.0, -8.0, 30.0, -30.0, 100.0, -100.0,
+         1e4, -1e4, float("inf"), float("-inf"), float("nan")]
+
+
+def sample(n=300, lo=-12.0, hi=12.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.rand(n, generator=g, dtype=torch.float64) * (hi - lo) + lo
+    return torch.cat([torch.tensor(EDGES, dtype=torch.float64), t])
+
+
+def get(name):
+    fn = torch
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    return fn
+
+
+UNARY_REDUCED = ["i0", "special.i0e", "special.i1", "special.i1e"]
+UNARY = UNARY_REDUCED + [
+    "special.ndtri",
+    "special.log_ndtr",
+    "special.erfcx",
+    "special.airy_ai",
+    "special.bessel_j0",
+    "special.bessel_j1",
+    "special.bessel_y0",
+    "special.bessel_y1",
+    "special.modified_bessel_i0",
+    "special.modified_bessel_i1",
+    "special.modified_bessel_k0",
+    "special.modified_bessel_k1",
+    "special.scaled_modified_bessel_k0",
+    "special.scaled_modified_bessel_k1",
+    "special.spherical_bessel_j0",
+]
+POLYS = [
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+]
+
+
+def close(ocl, cpu, rtol, atol, ref=None):
+    """ocl equals CPU within rtol/atol, or (where CPU float32 is inexact) is as close to the
+    float64 reference as CPU is, within the tolerance."""
+    assert ocl.device.type == "ocl" and ocl.dtype == cpu.dtype and ocl.shape == cpu.shape
+    o = ocl.cpu().double()
+    c = cpu.double()
+    same_class = (o.isnan() == c.isnan()) & (o.isinf() == c.isinf())
+    assert bool(same_class.all()), f"NaN/inf differ at {(~same_class).nonzero().flatten()[:8]}"
+    fin = torch.isfinite(c)
+    assert torch.equal(o[~fin & ~c.isnan()], c[~fin & ~c.isnan()])  # infinities with their sign
+    err = (o - c).abs()
+    bad = fin & (err > atol + rtol * c.abs())
+    if ref is not None and bad.any():
+        r = ref.double()
+        bad &= (o - r).abs() > (c - r).abs() + atol + rtol * r.abs()
+    assert not bool(bad.any()), (
+        f"mismatch at {bad.nonzero().flatten()[:8].tolist()}: "
+        f"ocl {o[bad][:4].tolist()} cpu {c[bad][:4].tolist()}"
+    )
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_float32_and_float64(name):
+    fn = get(name)
+    x = sample(lo=-0.2, hi=1.2) if name == "special.ndtri" else sample()
+    for dtype, rtol, atol in [(torch.float32, 4e-6, 1e-30)] + (
+        [(torch.float64, 1e-13, 1e-300)] if FP64 else []
+    ):
+        xc = x.to(dtype)
+        cpu = fn(xc)
+        with torch_ocl.strict():
+            ocl = fn(xc.to("ocl"))
+        close(ocl, cpu, rtol, atol, ref=fn(x).to(dtype) if dtype == torch.float32 else None)
+
+
+@pytest.mark.parametrize("name", UNARY_REDUCED)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_i0_family_half_and_bfloat16(name, dtype):
+    fn = get(name)
+    x = sample(lo=-6, hi=6).to(dtype)
+    cpu = fn(x)
+    with torch_ocl.strict():
+        ocl = fn(x.to("ocl"))
+    # CPU's scalar half path rounds intermediates; the float64 result decides those elements.
+    ref = fn(x.double()).to(dtype)
+    close(ocl, cpu, rtol=1e-2 if dtype == torch.bfloat16 else 1e-3, atol=1e-5, ref=ref)
+
+
+@pytest.mark.parametrize("name", ["special.bessel_j0", "special.erfcx", "special.ndtri"])
+def test_half_falls_back_to_cpus_error(name):
+    # CPU has no half kernels for these: the fallback (counted, so strict raises) is the honest path.
+    x = torch.ones(3, dtype=torch.float16, device="ocl")
+    with torch_ocl.strict(), pytest.raises(RuntimeError):
+        get(name)(x)
+
+
+@pytest.mark.parametrize("name", ["i0", "special.i1e", "special.bessel_j1", "special.erfcx"])
+def test_integer_inputs_layouts_and_out(name):
+    fn = get(name)
+    ints = torch.arange(-20, 20, dtype=torch.int32).reshape(5, 8)
+    with torch_ocl.strict():
+        ocl = fn(ints.to("ocl"))
+    close(ocl, fn(ints), 4e-6, 1e-30)
+    x = sample(n=60).float()[:60].reshape(6, 10).t()  # non-contiguous
+    with torch_ocl.strict():
+        d = x.to("ocl")
+        close(fn(d), fn(x), 4e-6, 1e-30, ref=fn(x.double()).float())
+        out = torch.empty(0, device="ocl")
+        fn(d, out=out)
+        close(out, fn(x), 4e-6, 1e-30, ref=fn(x.double()).float())
+        assert fn(torch.empty(0, 3, device="ocl")).shape == (0, 3)
+
+
+def test_i0_inplace():
+    x = sample(n=40).float()
+    with torch_ocl.strict():
+        d = x.to("ocl")
+        d.i0_()
+        close(d, x.clone().i0_(), 4e-6, 1e-30)
+
+
+@pytest.mark.parametrize("name", POLYS)
+def test_polynomials(name):
+    fn = get("special." + name)
+    lo, hi = (-0.2, 1.2) if name.startswith("shifted") else (-1.5, 1.5)
+    x = sample(n=80, lo=lo, hi=hi).float()
+    x = torch.cat([x, torch.tensor([1.0, -1.0, 0.0, 0.5])])
+    xs = x[:, None]  # broadcast against the degrees
+    n = torch.tensor([-1.0, 0, 1, 2, 3, 5, 6, 7, 12, 30, float("nan"), float("inf")])
+    for dtype, rtol, atol in [(torch.float32, 2e-5, 1e-5)] + (
+        [(torch.float64, 1e-11, 1e-11)] if FP64 else []
+    ):
+        a, b = xs.to(dtype), n.to(dtype)
+        cpu = fn(a, b)
+        with torch_ocl.strict():
+            ocl = fn(a.to("ocl"), b.to("ocl"))
+        close(ocl, cpu, rtol, atol, ref=fn(xs.double(), n.double()).to(dtype))
+    # integer degrees promote with x, as on CPU
+    with torch_ocl.strict():
+        ocl = fn(xs.to("ocl"), torch.arange(4).to("ocl"))
+    close(ocl, fn(xs, torch.arange(4)), 2e-5, 1e-5)
