@@ -162,3 +162,60 @@ def test_polynomials(name):
     with torch_ocl.strict():
         ocl = fn(xs.to("ocl"), torch.arange(4).to("ocl"))
     close(ocl, fn(xs, torch.arange(4)), 2e-5, 1e-5)
+
+
+PG_EDGES = [0.0, -0.0, -1.0, -2.5, 1e-8, 1.0, 2.0, 1e10, float("inf"), float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
+def test_polygamma(n):
+    x = torch.cat([torch.tensor(PG_EDGES, dtype=torch.float64), sample(n=120, lo=-10, hi=10)])
+    for dtype, rtol, atol in [(torch.float32, 1e-5, 1e-30), (torch.float16, 2e-3, 1e-5)] + (
+        [(torch.float64, 1e-12, 1e-300)] if FP64 else []
+    ):
+        xc = x.to(dtype)
+        with torch_ocl.strict():
+            ocl = torch.polygamma(n, xc.to("ocl"))
+        close(ocl, torch.polygamma(n, xc), rtol, atol, ref=torch.polygamma(n, x).to(dtype))
+    with torch_ocl.strict():  # integers promote; in-place and out=
+        ints = torch.arange(1, 9)
+        close(torch.polygamma(n, ints.to("ocl")), torch.polygamma(n, ints), 1e-5, 1e-30)
+        d = x.float()[20:40].to("ocl")
+        out = torch.empty(0, device="ocl")
+        torch.polygamma(n, d, out=out)
+        d.polygamma_(n)
+        ref = torch.polygamma(n, x.float()[20:40])
+        close(out, ref, 1e-5, 1e-30)
+        close(d, ref, 1e-5, 1e-30)
+
+
+def test_digamma_and_polygamma_gradients():
+    x = sample(n=50, lo=0.1, hi=6).float()[len(EDGES):]
+    for fn in (torch.digamma, lambda t: torch.polygamma(2, t), torch.special.i0,
+               torch.special.i1, torch.special.erfcx, torch.special.log_ndtr):
+        c = x.clone().requires_grad_(True)
+        fn(c).sum().backward()
+        with torch_ocl.strict():
+            d = x.to("ocl").requires_grad_(True)
+            fn(d).sum().backward()
+        close(d.grad, c.grad, 2e-5, 1e-6)
+
+
+def test_zeta_and_nextafter():
+    xs = torch.tensor([2.0, 1.0, 0.5, 3.0, 4.0, 2.5, 2.0, 1.5, 7.0, float("nan"), float("inf")])
+    qs = torch.tensor([0.5, 1.0, 2.0, -1.0, -1.5, 10.0, float("nan"), 1e-3, 3.0, 1.0, 2.0])
+    grid_x, grid_q = xs[:, None], qs[None, :]  # broadcast
+    for dtype, rtol in [(torch.float32, 1e-5)] + ([(torch.float64, 1e-12)] if FP64 else []):
+        a, b = grid_x.to(dtype), grid_q.to(dtype)
+        with torch_ocl.strict():
+            ocl = torch.special.zeta(a.to("ocl"), b.to("ocl"))
+        close(ocl, torch.special.zeta(a, b), rtol, 1e-30)
+    a = torch.tensor([0.0, -0.0, 1.0, float("inf"), float("nan"), 1e-45, -3.0, 1.0])
+    b = torch.tensor([1.0, -1.0, 0.0, 0.0, 1.0, float("nan"), -3.0, float("inf")])
+    for dtype in [torch.float32] + ([torch.float64] if FP64 else []):
+        with torch_ocl.strict():
+            ocl = torch.nextafter(a.to(dtype).to("ocl"), b.to(dtype).to("ocl")).cpu()
+        cpu = torch.nextafter(a.to(dtype), b.to(dtype))
+        assert torch.equal(ocl.isnan(), cpu.isnan())
+        assert torch.equal(ocl[~cpu.isnan()], cpu[~cpu.isnan()])
+        assert torch.equal(ocl.signbit(), cpu.signbit())

@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/ops/i0_meta.h>
+#include <ATen/ops/nextafter_meta.h>
+#include <ATen/ops/polygamma_meta.h>
 #include <ATen/ops/sinc_meta.h>
 #include <ATen/ops/special_airy_ai_meta.h>
 #include <ATen/ops/special_bessel_j0_meta.h>
@@ -37,6 +39,7 @@
 #include <ATen/ops/special_shifted_chebyshev_polynomial_w_meta.h>
 #include <ATen/ops/special_spherical_bessel_j0_meta.h>
 #include <ATen/ops/special_xlog1py_meta.h>
+#include <ATen/ops/special_zeta_meta.h>
 #include <torch/library.h>
 
 #include "aten/launch.h"
@@ -275,6 +278,95 @@ const PointwiseOp k_legendre_polynomial_p{
     false,
     OCL_SM_DEPS_legendre_polynomial_p_forward OCL_SM_legendre_polynomial_p_forward};
 
+// Hurwitz zeta, Math.h's zeta: CPU accumulates in acc_type (double for float, where the device has
+// fp64; float for half and bfloat16).
+const char* kZeta = R"CLC(
+#ifdef TORCH_OCL_FP64
+typedef double ocl_zeta_acc;
+#else
+typedef float ocl_zeta_acc;
+#endif
+inline T ocl_zeta(T x_in, T q_in) {
+  const ocl_zeta_acc x = x_in, q = q_in;
+  const ocl_zeta_acc MACHEP = (ocl_zeta_acc)1.11022302462515654042E-16;
+  const ocl_zeta_acc zero = 0, one_half = 0.5, one = 1;
+  const ocl_zeta_acc A[] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0,
+                            -1.8924375803183791606e9, 7.47242496e10, -2.950130727918164224e12,
+                            1.1646782814350067249e14, -4.5979787224074726105e15,
+                            1.8152105401943546773e17, -7.1661652561756670113e18};
+  ocl_zeta_acc a, b, k, s, t, w;
+  if (x == one) return (T)INFINITY;
+  if (x < one) return (T)NAN;
+  if (q <= zero) {
+    if (q == floor(q)) return (T)INFINITY;
+    if (x != floor(x)) return (T)NAN;
+  }
+  s = pow(q, -x);
+  a = q;
+  int i = 0;
+  b = zero;
+  while ((i < 9) || (a <= (ocl_zeta_acc)9.0)) {
+    i += 1;
+    a += one;
+    b = pow(a, -x);
+    s += b;
+    if ((-MACHEP * s < b) && (b < MACHEP * s)) return (T)s;
+  }
+  w = a;
+  s += b * w / (x - one);
+  s -= one_half * b;
+  a = one;
+  k = zero;
+  for (i = 0; i < 12; i++) {
+    a *= x + k;
+    b /= w;
+    t = a * b / A[i];
+    s = s + t;
+    t = fabs(t / s);
+    if (t < MACHEP) return (T)s;
+    k += one;
+    a *= x + k;
+    b /= w;
+    k += one;
+  }
+  return (T)s;
+}
+)CLC";
+
+// trigamma (polygamma(1, x), digamma's derivative), Math.h's float and double versions.
+const char* kTrigamma = R"CLC(
+inline T ocl_trigamma(T x) {
+  T sign = (T)1;
+  T result = (T)0;
+  if (x < (T)0.5) {
+    sign = (T)-1;
+    const T sin_pi_x = sin((T)M_PI * x);
+    result -= ((T)M_PI * (T)M_PI) / (sin_pi_x * sin_pi_x);
+    x = (T)1 - x;
+  }
+  for (int i = 0; i < 6; ++i) {
+    result += (T)1 / (x * x);
+    x += (T)1;
+  }
+  const T ixx = (T)1 / (x * x);
+  result += ((T)1 + (T)1 / ((T)2 * x) +
+             ixx * ((T)1 / (T)6 - ixx * ((T)1 / (T)30 - ixx * ((T)1 / (T)42)))) / x;
+  return sign * result;
+}
+)CLC";
+
+const PointwiseOp kZetaOp{"special_zeta", "ocl_zeta(a, b)", nullptr, Domain::kFloatDouble, false,
+                          kZeta};
+const PointwiseOp kTrigammaOp{"trigamma", "ocl_trigamma(a)", nullptr, Domain::kFloating,
+                              false,      kTrigamma};
+// polygamma(n >= 2): s0 = (-1)^(n+1), s1 = n.
+const PointwiseOp kPolygammaOp{"polygamma", "s0 * exp(lgamma(s1 + (T)1)) * ocl_zeta(s1 + (T)1, a)",
+                               nullptr,     Domain::kFloating,
+                               false,       kZeta};
+// nextafter steps in the storage precision: float and double here; half and bfloat16 (stepped in
+// their own bits on CPU) keep the counted fallback.
+const PointwiseOp kNextafter{"nextafter", "nextafter(a, b)", nullptr, Domain::kFloatDouble};
+
 // angle is not structured: CPU's unary float op (integers give the default float dtype).
 at::Tensor& angleInto(const at::Tensor& self, at::Tensor& out, bool functional) {
   if (self.is_complex()) {
@@ -356,6 +448,32 @@ OCL_STRUCTURED(laguerre_polynomial_l, at::meta::structured_special_laguerre_poly
 OCL_STRUCTURED(legendre_polynomial_p, at::meta::structured_special_legendre_polynomial_p,
                k_legendre_polynomial_p, "special_legendre_polynomial_p", "", "out", (),
                (, const at::Tensor& n), (, n))
+OCL_BINARY_S(zeta, at::meta::structured_special_zeta, kZetaOp, "special_zeta", "", "out")
+OCL_BINARY_S(nextafter, at::meta::structured_nextafter, kNextafter, "nextafter", "", "out")
+
+// polygamma: n = 0 is digamma (native), n = 1 trigamma, larger n through zeta, as CPU's kernel.
+at::Tensor polygammaImpl(Mode mode, at::Tensor* out, int64_t n, const at::Tensor& self) {
+  const char* name = mode == Mode::kInplace ? "aten::polygamma_" : "aten::polygamma";
+  const char* overload = mode == Mode::kOut ? "out" : "";
+  if (n == 0) {
+    if (mode == Mode::kOut) return at::digamma_out(*out, self);
+    return mode == Mode::kInplace ? out->digamma_() : at::digamma(self);
+  }
+  const PointwiseOp& op = n == 1 ? kTrigammaOp : kPolygammaOp;
+  const Scalars scalars{n % 2 ? 1.0 : -1.0, static_cast<double>(n), 0.0};
+  return run<at::meta::structured_polygamma>(op, name, overload, mode, out, scalars, n, self);
+}
+at::Tensor polygammaFn(int64_t n, const at::Tensor& self) {
+  return polygammaImpl(Mode::kFunctional, nullptr, n, self);
+}
+at::Tensor& polygammaInplace(at::Tensor& self, int64_t n) {
+  polygammaImpl(Mode::kInplace, &self, n, self);
+  return self;
+}
+at::Tensor& polygammaOut(int64_t n, const at::Tensor& self, at::Tensor& out) {
+  polygammaImpl(Mode::kOut, &out, n, self);
+  return out;
+}
 OCL_UNARY_S(sinc, kSinc)
 OCL_UNARY_S(special_entr, kEntr)
 OCL_BINARY_S(xlog1py, at::meta::structured_special_xlog1py, kXlog1py, "special_xlog1py", "", "out")
@@ -372,6 +490,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("special_entr.out", TORCH_FN(special_entrOut));
   m.impl("special_xlog1py", TORCH_FN(xlog1pyFn));
   m.impl("special_xlog1py.out", TORCH_FN(xlog1pyOut));
+  m.impl("special_zeta", TORCH_FN(zetaFn));
+  m.impl("special_zeta.out", TORCH_FN(zetaOut));
+  m.impl("nextafter", TORCH_FN(nextafterFn));
+  m.impl("nextafter_", TORCH_FN(nextafterInplace));
+  m.impl("nextafter.out", TORCH_FN(nextafterOut));
+  m.impl("polygamma", TORCH_FN(polygammaFn));
+  m.impl("polygamma_", TORCH_FN(polygammaInplace));
+  m.impl("polygamma.out", TORCH_FN(polygammaOut));
   m.impl("i0", TORCH_FN(i0Fn));
   m.impl("i0.out", TORCH_FN(i0Out));
   m.impl("i0_", TORCH_FN(i0Inplace));
