@@ -367,6 +367,56 @@ const PointwiseOp kPolygammaOp{"polygamma", "s0 * exp(lgamma(s1 + (T)1)) * ocl_z
 // their own bits on CPU) keep the counted fallback.
 const PointwiseOp kNextafter{"nextafter", "nextafter(a, b)", nullptr, Domain::kFloatDouble};
 
+// kaiser_window's element a of arange: s0 = alpha = (N - 1) / 2, s1 = beta.
+const PointwiseOp kKaiserWindow{
+    "kaiser_window",
+    "ocl_calc_i0(s1 * sqrt(fabs((T)1 - pow((a - s0) / s0, (T)2)))) / ocl_calc_i0(s1)",
+    nullptr,
+    Domain::kFloating,
+    false,
+    OCL_SM_DEPS_calc_i0 OCL_SM_calc_i0};
+
+// kaiser_window.beta: PyTorch's composite calls a DispatchStub that has no ocl kernel (an internal
+// assert); this follows native::kaiser_window around our kernel.
+at::Tensor kaiserWindowFn(int64_t window_length, bool periodic, double beta,
+                          std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                          std::optional<c10::Device> device, std::optional<bool> pin_memory) {
+  const c10::ScalarType t = dtype.value_or(c10::get_default_dtype_as_scalartype());
+  const auto options =
+      at::TensorOptions().dtype(t).layout(layout).device(device).pinned_memory(pin_memory);
+  TORCH_CHECK(options.layout() != at::kSparse,
+              "kaiser_window is not implemented for sparse types, got: ", options);
+  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
+              "kaiser_window expects floating point dtypes, got: ", options);
+  TORCH_CHECK(
+      window_length >= 0,
+      "kaiser_window requires non-negative window length, got window_length=", window_length);
+  TORCH_CHECK(codegen::supports(kKaiserWindow, t), "\"kaiser_window_cpu\" not implemented for '", t,
+              "'");
+  if (window_length == 0) return at::empty({0}, options);
+  if (window_length == 1) return at::ones({1}, options);
+  if (periodic) window_length += 1;
+  const at::Tensor initial = at::arange(window_length, options);
+  at::Tensor window = at::empty(window_length, options);
+  auto iter = at::TensorIterator::unary_op(window, initial);
+  codegen::launch(kKaiserWindow, iter, t, {(window_length - 1) / 2.0, beta, 0.0});
+  return periodic ? window.narrow(0, 0, window_length - 1) : window;
+}
+// The overloads without beta (12) or periodic (true) call native::kaiser_window directly.
+at::Tensor kaiserWindowPeriodicFn(int64_t window_length, bool periodic,
+                                  std::optional<c10::ScalarType> dtype,
+                                  std::optional<c10::Layout> layout,
+                                  std::optional<c10::Device> device,
+                                  std::optional<bool> pin_memory) {
+  return kaiserWindowFn(window_length, periodic, 12.0, dtype, layout, device, pin_memory);
+}
+at::Tensor kaiserWindowDefaultFn(int64_t window_length, std::optional<c10::ScalarType> dtype,
+                                 std::optional<c10::Layout> layout,
+                                 std::optional<c10::Device> device,
+                                 std::optional<bool> pin_memory) {
+  return kaiserWindowFn(window_length, true, 12.0, dtype, layout, device, pin_memory);
+}
+
 // angle is not structured: CPU's unary float op (integers give the default float dtype).
 at::Tensor& angleInto(const at::Tensor& self, at::Tensor& out, bool functional) {
   if (self.is_complex()) {
@@ -490,6 +540,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("special_entr.out", TORCH_FN(special_entrOut));
   m.impl("special_xlog1py", TORCH_FN(xlog1pyFn));
   m.impl("special_xlog1py.out", TORCH_FN(xlog1pyOut));
+  m.impl("kaiser_window", TORCH_FN(kaiserWindowDefaultFn));
+  m.impl("kaiser_window.beta", TORCH_FN(kaiserWindowFn));
+  m.impl("kaiser_window.periodic", TORCH_FN(kaiserWindowPeriodicFn));
   m.impl("special_zeta", TORCH_FN(zetaFn));
   m.impl("special_zeta.out", TORCH_FN(zetaOut));
   m.impl("nextafter", TORCH_FN(nextafterFn));
