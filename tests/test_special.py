@@ -236,3 +236,32 @@ def test_kaiser_window(dtype):
             torch.kaiser_window(-1, device="ocl")
         with pytest.raises(RuntimeError, match="floating point"):
             torch.kaiser_window(4, dtype=torch.int32, device="ocl")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16] + ([torch.float64] if FP64 else []))
+def test_renorm(dtype):
+    x = (torch.randn(4, 5, 6, generator=torch.Generator().manual_seed(1)) * 2).to(dtype)
+    tol = {torch.float32: 1e-6, torch.float64: 1e-12, torch.float16: 1e-3, torch.bfloat16: 1e-2}[dtype]
+    with torch_ocl.strict():
+        for p, dim, maxnorm in [(2, 1, 1.0), (1, 0, 2.0), (float("inf"), -1, 0.5), (3, 2, 100.0)]:
+            ocl = torch.renorm(x.to("ocl"), p, dim, maxnorm)
+            assert ocl.device.type == "ocl"
+            torch.testing.assert_close(ocl.cpu(), torch.renorm(x, p, dim, maxnorm), rtol=tol, atol=tol)
+        d = x.to("ocl")
+        d.renorm_(2, 1, 1.0)
+        torch.testing.assert_close(d.cpu(), x.renorm(2, 1, 1.0), rtol=tol, atol=tol)
+        out = torch.empty(0, dtype=dtype, device="ocl")
+        torch.renorm(x.to("ocl").transpose(0, 2), 2, 0, 1.0, out=out)
+        torch.testing.assert_close(out.cpu(), x.transpose(0, 2).renorm(2, 0, 1.0), rtol=tol, atol=tol)
+        with pytest.raises(RuntimeError):
+            torch.renorm(x.to("ocl"), -1, 0, 1.0)
+
+
+def test_renorm_gradient():
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(2))
+    c = x.clone().requires_grad_(True)
+    torch.renorm(c, 2, 0, 1.0).pow(2).sum().backward()
+    d = x.to("ocl").requires_grad_(True)
+    with torch_ocl.strict():
+        torch.renorm(d, 2, 0, 1.0).pow(2).sum().backward()
+    torch.testing.assert_close(d.grad.cpu(), c.grad, rtol=1e-5, atol=1e-6)

@@ -1,11 +1,15 @@
 // torch.special-style pointwise functions, with ATen's CPU semantics (NaN and zero cases):
-// sinc, special_entr, special_xlog1py, and angle of real tensors. Shapes and promotion come from
+// sinc, special_entr, special_xlog1py, angle of real tensors; the Bessel, error-function and
+// orthogonal-polynomial families ported from ATen's Math.h (special_math.h); polygamma, zeta,
+// nextafter; and the ops built on them: kaiser_window, renorm. Shapes and promotion come from
 // PyTorch's meta functions.
 #include <ATen/ATen.h>
+#include <ATen/AccumulateType.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/ops/i0_meta.h>
 #include <ATen/ops/nextafter_meta.h>
 #include <ATen/ops/polygamma_meta.h>
+#include <ATen/ops/renorm_meta.h>
 #include <ATen/ops/sinc_meta.h>
 #include <ATen/ops/special_airy_ai_meta.h>
 #include <ATen/ops/special_bessel_j0_meta.h>
@@ -417,6 +421,61 @@ at::Tensor kaiserWindowDefaultFn(int64_t window_length, std::optional<c10::Scala
   return kaiserWindowFn(window_length, true, 12.0, dtype, layout, device, pin_memory);
 }
 
+// renorm's scale factor from the sub-tensor norms: s0 = maxnorm.
+const PointwiseOp kRenormFactor{"renorm_factor", "a > s0 ? s0 / (a + (T)1e-7) : (T)1", nullptr,
+                                Domain::kFloating};
+
+// renorm as CPU's renorm_out: vector norms over every dim but `dim` (in float for half and
+// bfloat16), the scale factor, then one multiplication into the result.
+at::Tensor renormImpl(Mode mode, at::Tensor* out, const at::Tensor& self, const c10::Scalar& p,
+                      int64_t dim, const c10::Scalar& maxnorm) {
+  Structured<at::meta::structured_renorm> s(mode, out);
+  s.meta(self, p, dim, maxnorm);
+  const c10::ScalarType dtype = self.scalar_type();
+  if (!codegen::supports(kRenormFactor, dtype)) {
+    std::vector<c10::IValue> stack{self, p, dim, maxnorm};
+    if (mode == Mode::kOut) stack.emplace_back(*out);
+    return runFallback(mode == Mode::kInplace ? "aten::renorm_" : "aten::renorm",
+                       mode == Mode::kOut ? "out" : "", std::move(stack))[0]
+        .toTensor();
+  }
+  const at::Tensor& result = s.output();
+  checkSameDevice({self, result});
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  std::vector<int64_t> reduce_dims;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (d != dim) reduce_dims.push_back(d);
+  const c10::ScalarType acc = at::toAccumulateType(dtype, /*is_cuda=*/true);
+  const at::Tensor norm =
+      at::linalg_vector_norm(self, p.toDouble(), reduce_dims, /*keepdim=*/true,
+                             acc != dtype ? std::optional<c10::ScalarType>(acc) : std::nullopt);
+  at::Tensor factor = acc == dtype ? norm : at::empty(norm.sizes(), self.options());
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(factor)
+                  .add_const_input(norm)
+                  .set_check_mem_overlap(false)
+                  .cast_common_dtype_to_outputs(true)
+                  .build();
+  codegen::launch(kRenormFactor, iter, iter.common_dtype(), {maxnorm});
+  at::Tensor r = result;
+  at::mul_out(r, self, factor);
+  return result;
+}
+at::Tensor renormFn(const at::Tensor& self, const c10::Scalar& p, int64_t dim,
+                    const c10::Scalar& maxnorm) {
+  return renormImpl(Mode::kFunctional, nullptr, self, p, dim, maxnorm);
+}
+at::Tensor& renormInplace(at::Tensor& self, const c10::Scalar& p, int64_t dim,
+                          const c10::Scalar& maxnorm) {
+  renormImpl(Mode::kInplace, &self, self, p, dim, maxnorm);
+  return self;
+}
+at::Tensor& renormOut(const at::Tensor& self, const c10::Scalar& p, int64_t dim,
+                      const c10::Scalar& maxnorm, at::Tensor& out) {
+  renormImpl(Mode::kOut, &out, self, p, dim, maxnorm);
+  return out;
+}
+
 // angle is not structured: CPU's unary float op (integers give the default float dtype).
 at::Tensor& angleInto(const at::Tensor& self, at::Tensor& out, bool functional) {
   if (self.is_complex()) {
@@ -543,6 +602,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("kaiser_window", TORCH_FN(kaiserWindowDefaultFn));
   m.impl("kaiser_window.beta", TORCH_FN(kaiserWindowFn));
   m.impl("kaiser_window.periodic", TORCH_FN(kaiserWindowPeriodicFn));
+  m.impl("renorm", TORCH_FN(renormFn));
+  m.impl("renorm_", TORCH_FN(renormInplace));
+  m.impl("renorm.out", TORCH_FN(renormOut));
   m.impl("special_zeta", TORCH_FN(zetaFn));
   m.impl("special_zeta.out", TORCH_FN(zetaOut));
   m.impl("nextafter", TORCH_FN(nextafterFn));
