@@ -265,3 +265,25 @@ def test_renorm_gradient():
     with torch_ocl.strict():
         torch.renorm(d, 2, 0, 1.0).pow(2).sum().backward()
     torch.testing.assert_close(d.grad.cpu(), c.grad, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16] + ([torch.float64] if FP64 else []))
+def test_frexp(dtype):
+    x = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.75, 3.0, 1e-40, -1e-42, 3e38, 1e-8, -123.456,
+                      float("inf"), float("-inf"), float("nan")]).to(dtype)
+    x = torch.cat([x, torch.randn(50, generator=torch.Generator().manual_seed(4)).to(dtype) * 100])
+    with torch_ocl.strict():
+        m, e = torch.frexp(x.to("ocl"))
+        mc, ec = torch.frexp(x)
+        assert m.dtype == mc.dtype and e.dtype == ec.dtype == torch.int32
+        assert torch.equal(m.cpu().nan_to_num(7.0), mc.nan_to_num(7.0))
+        assert torch.equal(m.cpu().signbit(), mc.signbit())
+        assert torch.equal(e.cpu(), ec)
+        xt = x[: 60].reshape(6, 10).t()  # non-contiguous, out=
+        mo = torch.empty(0, dtype=dtype, device="ocl")
+        eo = torch.empty(0, dtype=torch.int32, device="ocl")
+        torch.frexp(xt.to("ocl"), out=(mo, eo))
+        mc, ec = torch.frexp(xt)
+        assert torch.equal(mo.cpu().nan_to_num(7.0), mc.nan_to_num(7.0)) and torch.equal(eo.cpu(), ec)
+        with pytest.raises(RuntimeError, match="only supports floating-point"):
+            torch.frexp(torch.ones(3, dtype=torch.int32, device="ocl"))

@@ -476,6 +476,48 @@ at::Tensor& renormOut(const at::Tensor& self, const c10::Scalar& p, int64_t dim,
   return out;
 }
 
+// frexp: mantissa and exponent as two one-output kernels over the same input (the generator has
+// one output); the exponent is an int, exact through the compute type.
+const PointwiseOp kFrexpMantissa{
+    "frexp_mantissa",
+    "ocl_frexp_mantissa(a)",
+    nullptr,
+    Domain::kFloating,
+    false,
+    "inline T ocl_frexp_mantissa(T x) { int e; return frexp(x, &e); }"};
+const PointwiseOp kFrexpExponent{
+    "frexp_exponent",
+    "ocl_frexp_exponent(a)",
+    nullptr,
+    Domain::kFloating,
+    false,
+    "inline T ocl_frexp_exponent(T x) { int e; frexp(x, &e); return (T)e; }"};
+
+std::tuple<at::Tensor&, at::Tensor&> frexpOut(const at::Tensor& self, at::Tensor& mantissa,
+                                              at::Tensor& exponent) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+              "torch.frexp() only supports floating-point dtypes");
+  TORCH_CHECK(mantissa.dtype() == self.dtype(), "torch.frexp() expects mantissa to have dtype ",
+              self.dtype(), " but got ", mantissa.dtype());
+  TORCH_CHECK(exponent.dtype() == at::kInt,
+              "torch.frexp() expects exponent to have int dtype but got ", exponent.dtype());
+  checkSameDevice({self, mantissa, exponent});
+  auto build = [&](at::Tensor& out) {
+    return at::TensorIteratorConfig()
+        .add_output(out)
+        .add_const_input(self)
+        .check_all_same_dtype(false)
+        .set_check_mem_overlap(true)
+        .build();
+  };
+  auto iter_m = build(mantissa);
+  auto iter_e = build(exponent);
+  // The exponent first: mantissa may alias self (x.frexp(out=(x, e))).
+  codegen::launch(kFrexpExponent, iter_e, self.scalar_type());
+  codegen::launch(kFrexpMantissa, iter_m, self.scalar_type());
+  return {mantissa, exponent};
+}
+
 // angle is not structured: CPU's unary float op (integers give the default float dtype).
 at::Tensor& angleInto(const at::Tensor& self, at::Tensor& out, bool functional) {
   if (self.is_complex()) {
@@ -599,6 +641,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("special_entr.out", TORCH_FN(special_entrOut));
   m.impl("special_xlog1py", TORCH_FN(xlog1pyFn));
   m.impl("special_xlog1py.out", TORCH_FN(xlog1pyOut));
+  m.impl("frexp.Tensor_out", TORCH_FN(frexpOut));
   m.impl("kaiser_window", TORCH_FN(kaiserWindowDefaultFn));
   m.impl("kaiser_window.beta", TORCH_FN(kaiserWindowFn));
   m.impl("kaiser_window.periodic", TORCH_FN(kaiserWindowPeriodicFn));
