@@ -121,3 +121,16 @@ def test_glu_backward_broadcast_free_and_double_backward_free_path():
     # glu through autograd on a non-contiguous input, the halving dim in the middle.
     x = make((4, 6, 5), torch.float32, specials=False).transpose(0, 2)
     grads(lambda t: F.glu(t, 1), torch.float32, x)
+
+
+def test_sgn_backward_zero_tensor_is_native():
+    # sgn's derivative for real inputs is an _efficientzerotensor: storage-less zeros on ocl.
+    x = torch.randn(5, 3)
+    with torch_ocl.strict():
+        d = x.to("ocl").requires_grad_(True)
+        (torch.sgn(d) * 2 + d).sum().backward()
+        assert d.grad.device.type == "ocl"
+        assert torch.equal(d.grad.cpu(), torch.ones(5, 3))
+        z = torch._efficientzerotensor((2, 3), device="ocl")
+        assert torch._is_zerotensor(z) and z.device.type == "ocl" and z.shape == (2, 3)
+        assert torch.equal((z + torch.ones(2, 3, device="ocl")).cpu(), torch.ones(2, 3))
