@@ -287,3 +287,28 @@ def test_frexp(dtype):
         assert torch.equal(mo.cpu().nan_to_num(7.0), mc.nan_to_num(7.0)) and torch.equal(eo.cpu(), ec)
         with pytest.raises(RuntimeError, match="only supports floating-point"):
             torch.frexp(torch.ones(3, dtype=torch.int32, device="ocl"))
+
+
+@pytest.mark.parametrize("fn", [torch.igamma, torch.igammac], ids=["igamma", "igammac"])
+def test_incomplete_gamma(fn):
+    g = torch.Generator().manual_seed(0)
+    edges_a = [0.0, 0.0, 1.0, -1.0, float("inf"), float("inf"), 2.0, float("nan"), 50.0, 250.0, 1e-3, 30.0]
+    edges_x = [1.0, 0.0, 0.0, 1.0, float("inf"), 2.0, float("inf"), 1.0, 49.0, 251.0, 5.0, 0.7]
+    a = torch.cat([torch.tensor(edges_a, dtype=torch.float64), torch.rand(150, generator=g, dtype=torch.float64) * 30])
+    x = torch.cat([torch.tensor(edges_x, dtype=torch.float64), torch.rand(150, generator=g, dtype=torch.float64) * 30])
+    for dtype, rtol, atol in [(torch.float32, 1e-5, 1e-7), (torch.float16, 2e-3, 1e-4),
+                              (torch.bfloat16, 1.6e-2, 1e-3)] + ([(torch.float64, 1e-12, 1e-300)] if FP64 else []):
+        ac, xc = a.to(dtype), x.to(dtype)
+        with torch_ocl.strict():
+            ocl = fn(ac.to("ocl"), xc.to("ocl"))
+        close(ocl, fn(ac, xc), rtol, atol, ref=fn(ac.double(), xc.double()).to(dtype))
+    with torch_ocl.strict():  # broadcast, in-place, out=
+        ac, xc = a.float()[:12, None], x.float()[None, :12]
+        close(fn(ac.to("ocl"), xc.to("ocl")), fn(ac, xc), 1e-5, 1e-7, ref=fn(ac.double(), xc.double()).float())
+        d = a.float()[20:40].to("ocl")
+        out = torch.empty(0, device="ocl")
+        fn(d, x.float()[20:40].to("ocl"), out=out)
+        getattr(d, fn.__name__ + "_")(x.float()[20:40].to("ocl"))
+        ref = fn(a.float()[20:40], x.float()[20:40])
+        close(out, ref, 1e-5, 1e-7)
+        close(d, ref, 1e-5, 1e-7)

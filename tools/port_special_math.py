@@ -34,6 +34,18 @@ FUNCS = [
     ("scaled_modified_bessel_k0_forward", "T scaled_modified_bessel_k0_forward(T x)", ["modified_bessel_i0_forward"]),
     ("scaled_modified_bessel_k1_forward", "T scaled_modified_bessel_k1_forward(T x)", ["modified_bessel_i1_forward"]),
     ("spherical_bessel_j0_forward", "T spherical_bessel_j0_forward(T x)", []),
+    # regularized incomplete gamma functions (SciPy's igam/igamc, Boost's Lanczos sum)
+    ("ratevl", "scalar_t ratevl(scalar_t x", []),
+    ("lanczos_sum_expg_scaled", "scalar_t lanczos_sum_expg_scaled(scalar_t x)", ["ratevl"]),
+    ("_igam_helper_fac", "scalar_t _igam_helper_fac(scalar_t a, scalar_t x)", ["lanczos_sum_expg_scaled"]),
+    ("_igam_helper_series", "scalar_t _igam_helper_series(scalar_t a, scalar_t x)", ["_igam_helper_fac"]),
+    ("_igamc_helper_series", "scalar_t _igamc_helper_series(scalar_t a, scalar_t x)", []),
+    ("_igam_helper_asymptotic_series", "scalar_t _igam_helper_asymptotic_series(scalar_t a", []),
+    ("_igamc_helper_continued_fraction", "scalar_t _igamc_helper_continued_fraction(scalar_t a", []),
+    ("calc_igammac", "scalar_t calc_igammac(scalar_t a, scalar_t x)",
+     ["_igam_helper_series", "_igamc_helper_series", "_igam_helper_asymptotic_series",
+      "_igamc_helper_continued_fraction"]),
+    ("calc_igamma", "scalar_t calc_igamma(scalar_t a, scalar_t x)", ["calc_igammac"]),
 ] + [
     (f"{p}_forward", f"T {p}_forward(T x, int64_t n)", [])
     for p in [
@@ -54,6 +66,12 @@ FUNCS = [
 NAMES = [f[0] for f in FUNCS]
 
 SUBS = [
+    (r"\bscalar_t\b", "T"),
+    (r"std::is_same_v<T, ?double>", "(sizeof(T) == 8)"),
+    (r"c10::pi<float>", "(float)M_PI"),
+    (r"\bstatic T\b", "const T"),
+    (r"\bstatic int\b", "const int"),
+    (r"pow\(x, i\)", "pow(x, (T)i)"),
     (r"std::numeric_limits<T>::infinity\(\)", "(T)INFINITY"),
     (r"std::numeric_limits<T>::quiet_NaN\(\)", "(T)NAN"),
     (r"std::numeric_limits<T>::epsilon\(\)", "OCL_T_EPSILON"),

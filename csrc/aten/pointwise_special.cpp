@@ -7,6 +7,8 @@
 #include <ATen/AccumulateType.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/ops/i0_meta.h>
+#include <ATen/ops/igamma_meta.h>
+#include <ATen/ops/igammac_meta.h>
 #include <ATen/ops/nextafter_meta.h>
 #include <ATen/ops/polygamma_meta.h>
 #include <ATen/ops/renorm_meta.h>
@@ -518,6 +520,14 @@ std::tuple<at::Tensor&, at::Tensor&> frexpOut(const at::Tensor& self, at::Tensor
   return {mantissa, exponent};
 }
 
+// Regularized lower and upper incomplete gamma functions (SciPy's igam/igamc via Math.h).
+const PointwiseOp kIgamma{"igamma", "ocl_calc_igamma(a, b)",
+                          nullptr,  Domain::kFloating,
+                          false,    OCL_SM_DEPS_calc_igamma OCL_SM_calc_igamma};
+const PointwiseOp kIgammac{"igammac", "ocl_calc_igammac(a, b)",
+                           nullptr,   Domain::kFloating,
+                           false,     OCL_SM_DEPS_calc_igammac OCL_SM_calc_igammac};
+
 // angle is not structured: CPU's unary float op (integers give the default float dtype).
 at::Tensor& angleInto(const at::Tensor& self, at::Tensor& out, bool functional) {
   if (self.is_complex()) {
@@ -599,6 +609,8 @@ OCL_STRUCTURED(laguerre_polynomial_l, at::meta::structured_special_laguerre_poly
 OCL_STRUCTURED(legendre_polynomial_p, at::meta::structured_special_legendre_polynomial_p,
                k_legendre_polynomial_p, "special_legendre_polynomial_p", "", "out", (),
                (, const at::Tensor& n), (, n))
+OCL_BINARY_S(igamma, at::meta::structured_igamma, kIgamma, "igamma", "", "out")
+OCL_BINARY_S(igammac, at::meta::structured_igammac, kIgammac, "igammac", "", "out")
 OCL_BINARY_S(zeta, at::meta::structured_special_zeta, kZetaOp, "special_zeta", "", "out")
 OCL_BINARY_S(nextafter, at::meta::structured_nextafter, kNextafter, "nextafter", "", "out")
 
@@ -642,6 +654,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("special_xlog1py", TORCH_FN(xlog1pyFn));
   m.impl("special_xlog1py.out", TORCH_FN(xlog1pyOut));
   m.impl("frexp.Tensor_out", TORCH_FN(frexpOut));
+  m.impl("igamma", TORCH_FN(igammaFn));
+  m.impl("igamma_", TORCH_FN(igammaInplace));
+  m.impl("igamma.out", TORCH_FN(igammaOut));
+  m.impl("igammac", TORCH_FN(igammacFn));
+  m.impl("igammac_", TORCH_FN(igammacInplace));
+  m.impl("igammac.out", TORCH_FN(igammacOut));
   m.impl("kaiser_window", TORCH_FN(kaiserWindowDefaultFn));
   m.impl("kaiser_window.beta", TORCH_FN(kaiserWindowFn));
   m.impl("kaiser_window.periodic", TORCH_FN(kaiserWindowPeriodicFn));
