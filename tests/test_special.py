@@ -210,9 +210,12 @@ def test_zeta_and_nextafter():
         with torch_ocl.strict():
             ocl = torch.special.zeta(a.to("ocl"), b.to("ocl"))
         close(ocl, torch.special.zeta(a, b), rtol, 1e-30)
-    a = torch.tensor([0.0, -0.0, 1.0, float("inf"), float("nan"), 1e-45, -3.0, 1.0])
-    b = torch.tensor([1.0, -1.0, 0.0, 0.0, 1.0, float("nan"), -3.0, float("inf")])
-    for dtype in [torch.float32] + ([torch.float64] if FP64 else []):
+    a = torch.tensor([0.0, -0.0, 1.0, float("inf"), float("nan"), 1e-45, -3.0, 1.0, 6e-8, 65504.0,
+                      -65504.0, 2.0, 0.0, -0.0, 1e-7, 3.0])
+    b = torch.tensor([1.0, -1.0, 0.0, 0.0, 1.0, float("nan"), -3.0, float("inf"), 0.0,
+                      float("inf"), 0.0, 1.0, -0.0, 0.0, -1.0, 3.0])
+    # half and bfloat16 step their own 16-bit patterns, as c10::nextafter does
+    for dtype in [torch.float32, torch.float16, torch.bfloat16] + ([torch.float64] if FP64 else []):
         with torch_ocl.strict():
             ocl = torch.nextafter(a.to(dtype).to("ocl"), b.to(dtype).to("ocl")).cpu()
         cpu = torch.nextafter(a.to(dtype), b.to(dtype))

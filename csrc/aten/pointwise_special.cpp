@@ -369,9 +369,45 @@ const PointwiseOp kTrigammaOp{"trigamma", "ocl_trigamma(a)", nullptr, Domain::kF
 const PointwiseOp kPolygammaOp{"polygamma", "s0 * exp(lgamma(s1 + (T)1)) * ocl_zeta(s1 + (T)1, a)",
                                nullptr,     Domain::kFloating,
                                false,       kZeta};
-// nextafter steps in the storage precision: float and double here; half and bfloat16 (stepped in
-// their own bits on CPU) keep the counted fallback.
+// nextafter steps in the storage precision: float and double with the builtin; half and bfloat16
+// (computed in float) step their 16-bit patterns as c10::nextafter does (musl's algorithm).
 const PointwiseOp kNextafter{"nextafter", "nextafter(a, b)", nullptr, Domain::kFloatDouble};
+#define OCL_NEXTAFTER16(TO_BITS, FROM_BITS)                    \
+  "inline ushort ocl_bits16(float x) { " TO_BITS               \
+  " }\n"                                                       \
+  "inline float ocl_from_bits16(ushort u) { " FROM_BITS        \
+  " }\n"                                                       \
+  "inline float ocl_nextafter16(float from, float to) {\n"     \
+  "  if (from != from || to != to) return from + to;\n"        \
+  "  ushort uf = ocl_bits16(from), ut = ocl_bits16(to);\n"     \
+  "  if (uf == ut) return from;\n"                             \
+  "  const ushort af = uf & 0x7fff, at = ut & 0x7fff;\n"       \
+  "  if (af == 0) {\n"                                         \
+  "    if (at == 0) return to;\n"                              \
+  "    return ocl_from_bits16((ushort)((ut & 0x8000) | 1));\n" \
+  "  }\n"                                                      \
+  "  if (af > at || ((uf ^ ut) & 0x8000)) uf--; else uf++;\n"  \
+  "  return ocl_from_bits16(uf);\n"                            \
+  "}\n"
+const PointwiseOp kNextafterHalf{
+    "nextafter_half",
+    "ocl_nextafter16(a, b)",
+    nullptr,
+    Domain::kFloating,
+    false,
+    OCL_NEXTAFTER16("ushort u; vstore_half_rte(x, 0, (__private half*)&u); return u;",
+                    "return vload_half(0, (__private const half*)&u);")};
+const PointwiseOp kNextafterBf16{
+    "nextafter_bf16",
+    "ocl_nextafter16(a, b)",
+    nullptr,
+    Domain::kFloating,
+    false,
+    OCL_NEXTAFTER16("return ocl_float_to_bf16(x);", "return ocl_bf16_to_float(u);")};
+const PointwiseOp& nextafterOp(const at::Tensor& self, const at::Tensor& other) {
+  const c10::ScalarType t = at::result_type(self, other);
+  return t == c10::kHalf ? kNextafterHalf : t == c10::kBFloat16 ? kNextafterBf16 : kNextafter;
+}
 
 // kaiser_window's element a of arange: s0 = alpha = (N - 1) / 2, s1 = beta.
 const PointwiseOp kKaiserWindow{
@@ -612,7 +648,8 @@ OCL_STRUCTURED(legendre_polynomial_p, at::meta::structured_special_legendre_poly
 OCL_BINARY_S(igamma, at::meta::structured_igamma, kIgamma, "igamma", "", "out")
 OCL_BINARY_S(igammac, at::meta::structured_igammac, kIgammac, "igammac", "", "out")
 OCL_BINARY_S(zeta, at::meta::structured_special_zeta, kZetaOp, "special_zeta", "", "out")
-OCL_BINARY_S(nextafter, at::meta::structured_nextafter, kNextafter, "nextafter", "", "out")
+OCL_BINARY_S(nextafter, at::meta::structured_nextafter, nextafterOp(self, other), "nextafter", "",
+             "out")
 
 // polygamma: n = 0 is digamma (native), n = 1 trigamma, larger n through zeta, as CPU's kernel.
 at::Tensor polygammaImpl(Mode mode, at::Tensor* out, int64_t n, const at::Tensor& self) {
