@@ -64,6 +64,14 @@ SUBSET = [
     ("fill", ("float32", "int8")),
     ("zeros_like", F32),
     ("ones_like", F32),
+    ("nn.functional.softshrink", F32),
+    ("nn.functional.glu", F32),
+    ("nn.functional.prelu", F32),
+    ("special.i1e", ("float32", "bfloat16")),
+    ("special.bessel_j0", F32),
+    ("polygamma.polygamma_n_2", F32),
+    ("igamma", F32),
+    ("renorm", F32),
 ]
 
 CASES = [(name, d) for name, dtypes in SUBSET for d in dtypes]

@@ -1,6 +1,9 @@
 // empty and empty_strided: tensors whose storage comes from the caching device allocator, and
-// record_stream, which tells that allocator about a stream using such storage.
+// record_stream, which tells that allocator about a stream using such storage; and
+// _efficientzerotensor, the storage-less zeros that autograd formulas (sgn's, for real inputs)
+// return.
 #include <ATen/EmptyTensor.h>
+#include <ATen/native/TensorFactories.h>
 #include <c10/core/DeviceGuard.h>
 
 #include "aten/cl_types.h"
@@ -48,6 +51,19 @@ at::Tensor emptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
   return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size),
                                            C10_AS_INTARRAYREF_SLOW(stride), deviceAllocator(),
                                            c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t);
+}
+
+// As CPU and CUDA build it: no storage (the allocator hands out nullptr) and the ZeroTensor key,
+// whose kernels treat the tensor as zeros without reading it.
+at::Tensor efficientZeroTensor(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory) {
+  const auto [d, t] = checkOptions(dtype, layout, device, pin_memory);
+  at::native::ZeroTensorAllocator allocator(d);
+  const auto keys = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) |
+                    c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
+  return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), &allocator, keys, t,
+                                   std::nullopt);
 }
 
 void recordStream(at::Tensor& self, c10::Stream stream) {

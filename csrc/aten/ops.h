@@ -18,6 +18,9 @@ at::Tensor emptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
                         std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                         std::optional<c10::Device> device, std::optional<bool> pin_memory);
 void recordStream(at::Tensor& self, c10::Stream stream);
+at::Tensor efficientZeroTensor(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory);
 
 // copy.cpp
 at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);

@@ -16,6 +16,7 @@ namespace torch_ocl::aten {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", TORCH_FN(copyFrom));
   m.impl("_copy_from_and_resize", TORCH_FN(copyFromAndResize));
+  m.impl("_efficientzerotensor", TORCH_FN(efficientZeroTensor));
   m.impl("_has_compatible_shallow_copy_type", TORCH_FN(hasCompatibleShallowCopyType));
   m.impl("_local_scalar_dense", TORCH_FN(localScalarDense));
   m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));

@@ -25,12 +25,12 @@ struct Structured final : Meta {
 
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options) override {
-    prepare(i, sizes, strides, options, /*restride=*/true);
+    prepare(i, sizes, strides, options);
     forward(i, sizes, strides, options);
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                               at::TensorOptions options) override {
-    prepare(i, sizes, strides, options, /*restride=*/false);
+    prepare(i, sizes, strides, options);
     forward(i, sizes, strides, options);
   }
   const at::Tensor& maybe_get_output(int64_t i) override {
@@ -46,8 +46,8 @@ struct Structured final : Meta {
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)
       Meta::set_output_raw_strided(i, sizes, strides, options);
   }
-  void prepare(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options,
-               bool restride) {
+  void prepare(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+               at::TensorOptions options) {
     TORCH_INTERNAL_ASSERT(i >= 0 && i < kMaxOutputs && (mode_ == Mode::kFunctional || out_[i]));
     switch (mode_) {
       case Mode::kFunctional:
@@ -63,7 +63,9 @@ struct Structured final : Meta {
                     out_[i]->sizes(), " and output tensor size ", sizes, " should match");
         break;
       case Mode::kOut:
-        if (at::native::resize_output(*out_[i], sizes) && restride && !strides.empty())
+        // A resized out= takes the meta function's strides, raw or not (as the generated
+        // resize_out does): TensorIterator has already laid out its loop for them.
+        if (at::native::resize_output(*out_[i], sizes) && !strides.empty())
           out_[i]->as_strided_(sizes, strides);
         break;
     }

@@ -192,6 +192,8 @@ bool supports(const PointwiseOp& op, c10::ScalarType compute) {
   switch (op.domain) {
     case Domain::kFloating:
       return c10::isFloatingType(compute);
+    case Domain::kFloatDouble:
+      return compute == c10::kFloat || compute == c10::kDouble;
     case Domain::kIntegral:
       return isIntegralOrBool(compute);
     case Domain::kInteger:

@@ -13,11 +13,12 @@
 namespace torch_ocl::codegen {
 
 enum class Domain : uint8_t {
-  kAll,       // every real dtype the device holds
-  kFloating,  // floating compute types only
-  kIntegral,  // integral and bool only
-  kInteger,   // integral without bool (shifts)
-  kNumeric,   // every real dtype but bool (division, remainder)
+  kAll,          // every real dtype the device holds
+  kFloating,     // floating compute types only
+  kFloatDouble,  // float and double only (ops CPU PyTorch lacks for half and bfloat16)
+  kIntegral,     // integral and bool only
+  kInteger,      // integral without bool (shifts)
+  kNumeric,      // every real dtype but bool (division, remainder)
 };
 
 constexpr int kMaxScalars = 3;
