@@ -14,44 +14,43 @@
 #include <torch/library.h>
 
 #include "aten/fallback.h"
-#include "aten/nn_common.h"
+#include "aten/pool_common.h"
 #include "aten/structured.h"
 
 namespace torch_ocl::aten {
+
 namespace {
-
 char kPoolFamily;
-
-// Mirrors PoolGeom in pool.cl.
-struct alignas(8) PoolGeom {
-  cl_long P, H, W, OH, OW;
-  cl_long kh, kw, sh, sw, ph, pw, dh, dw;
-};
 
 int64_t pick(at::IntArrayRef v, size_t i, int64_t dflt) {
   if (v.empty()) return dflt;
   return v.size() == 1 ? v[0] : v[i];
 }
+}  // namespace
 
-// `in` and `out` are (..., H, W) and (..., OH, OW).
-PoolGeom poolGeom(const at::Tensor& in, const at::Tensor& out, at::IntArrayRef kernel_size = {},
-                  at::IntArrayRef stride = {}, at::IntArrayRef padding = {},
-                  at::IntArrayRef dilation = {}) {
+PoolGeom poolGeom(const at::Tensor& in, const at::Tensor& out, int spatial,
+                  at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
+                  at::IntArrayRef dilation) {
   PoolGeom g{};
-  g.H = in.size(-2), g.W = in.size(-1), g.OH = out.size(-2), g.OW = out.size(-1);
+  const bool vol = spatial == 3;
+  g.D = vol ? in.size(-3) : 1, g.H = in.size(-2), g.W = in.size(-1);
+  g.OD = vol ? out.size(-3) : 1, g.OH = out.size(-2), g.OW = out.size(-1);
   g.P = 1;
-  for (int64_t d = 0; d < in.dim() - 2; ++d) g.P *= in.size(d);
-  g.kh = pick(kernel_size, 0, 1), g.kw = pick(kernel_size, 1, 1);
-  g.sh = pick(stride, 0, g.kh), g.sw = pick(stride, 1, g.kw);
-  g.ph = pick(padding, 0, 0), g.pw = pick(padding, 1, 0);
-  g.dh = pick(dilation, 0, 1), g.dw = pick(dilation, 1, 1);
+  for (int64_t d = 0; d < in.dim() - spatial; ++d) g.P *= in.size(d);
+  const size_t h = vol ? 1 : 0;  // position of the height entry in the argument lists
+  g.kd = vol ? pick(kernel_size, 0, 1) : 1, g.kh = pick(kernel_size, h, 1);
+  g.kw = pick(kernel_size, h + 1, 1);
+  g.sd = vol ? pick(stride, 0, g.kd) : 1, g.sh = pick(stride, h, g.kh);
+  g.sw = pick(stride, h + 1, g.kw);
+  g.pd = vol ? pick(padding, 0, 0) : 0, g.ph = pick(padding, h, 0), g.pw = pick(padding, h + 1, 0);
+  g.dd = vol ? pick(dilation, 0, 1) : 1, g.dh = pick(dilation, h, 1);
+  g.dw = pick(dilation, h + 1, 1);
   return g;
 }
 
-template <typename... Extra>
-void launchPool(const at::Tensor& anchor, const char* name, int64_t n,
-                std::initializer_list<at::Tensor> tensors, const PoolGeom& g,
-                const Extra&... extra) {
+void launchPoolKernel(const at::Tensor& anchor, const char* name, int64_t n,
+                      std::initializer_list<at::Tensor> tensors, const PoolGeom& g,
+                      std::initializer_list<cl_int> ints, std::initializer_list<cl_long> longs) {
   if (n <= 0) return;
   const c10::DeviceIndex idx = anchor.device().index();
   cl_program prog = nnProgram(idx, &kPoolFamily, "pool.cl", anchor.scalar_type());
@@ -60,21 +59,13 @@ void launchPool(const at::Tensor& anchor, const char* name, int64_t n,
   cl_uint i = 0;
   for (const at::Tensor& t : tensors) setArg(k, i, bufferOf(t));
   setArg(k, i, g);
-  (setArg(k, i, extra), ...);
+  for (cl_int v : ints) setArg(k, i, v);
+  for (cl_long v : longs) setArg(k, i, v);
   launch1D(device(idx), currentQueue(idx), k, n);
   OCL_CATCH
 }
 
-at::Tensor contiguousLike(const at::Tensor& t) {
-  return t.is_contiguous() ? t : at::empty(t.sizes(), t.options());
-}
-void finish(const at::Tensor& dst, const at::Tensor& tmp) {
-  if (!tmp.is_same(dst)) dst.copy_(tmp);
-}
-
-std::vector<c10::IValue> ivalues(std::initializer_list<c10::IValue> v) {
-  return std::vector<c10::IValue>(v);
-}
+namespace {
 
 // ---- max pool ----
 
@@ -91,10 +82,10 @@ std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArra
   s.meta(self, kernel_size, stride, padding, dilation, ceil_mode);
   const at::Tensor x = self.contiguous();
   const at::Tensor y = contiguousLike(s.output(0)), ind = contiguousLike(s.output(1));
-  launchPool(x, "max_pool_fwd", y.numel(), {y, ind, x},
-             poolGeom(x, y, kernel_size, stride, padding, dilation));
-  finish(s.output(0), y);
-  finish(s.output(1), ind);
+  launchPoolKernel(x, "max_pool_fwd", y.numel(), {y, ind, x},
+                   poolGeom(x, y, 2, kernel_size, stride, padding, dilation), {}, {});
+  finishInto(s.output(0), y);
+  finishInto(s.output(1), ind);
   return {s.output(0), s.output(1)};
 }
 
@@ -112,9 +103,9 @@ at::Tensor maxPool2dBackward(const at::Tensor& grad_output, const at::Tensor& se
   s.meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
   const at::Tensor go = grad_output.contiguous(), ind = indices.contiguous();
   const at::Tensor gi = contiguousLike(s.output(0));
-  launchPool(go, "max_pool_bwd", gi.numel(), {gi, go, ind},
-             poolGeom(gi, go, kernel_size, stride, padding, dilation));
-  finish(s.output(0), gi);
+  launchPoolKernel(go, "max_pool_bwd", gi.numel(), {gi, go, ind},
+                   poolGeom(gi, go, 2, kernel_size, stride, padding, dilation), {}, {});
+  finishInto(s.output(0), gi);
   return s.output(0);
 }
 
@@ -132,10 +123,10 @@ at::Tensor avgPool2d(const at::Tensor& self, at::IntArrayRef kernel_size, at::In
   s.meta(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   const at::Tensor x = self.contiguous();
   const at::Tensor y = contiguousLike(s.output(0));
-  launchPool(x, "avg_pool_fwd", y.numel(), {y, x}, poolGeom(x, y, kernel_size, stride, padding),
-             static_cast<cl_int>(count_include_pad),
-             static_cast<cl_long>(divisor_override.value_or(0)));
-  finish(s.output(0), y);
+  launchPoolKernel(x, "avg_pool_fwd", y.numel(), {y, x},
+                   poolGeom(x, y, 2, kernel_size, stride, padding), {count_include_pad},
+                   {divisor_override.value_or(0)});
+  finishInto(s.output(0), y);
   return s.output(0);
 }
 
@@ -154,10 +145,10 @@ at::Tensor avgPool2dBackward(const at::Tensor& grad_output, const at::Tensor& se
          divisor_override);
   const at::Tensor go = grad_output.contiguous();
   const at::Tensor gi = contiguousLike(s.output(0));
-  launchPool(go, "avg_pool_bwd", gi.numel(), {gi, go},
-             poolGeom(gi, go, kernel_size, stride, padding), static_cast<cl_int>(count_include_pad),
-             static_cast<cl_long>(divisor_override.value_or(0)));
-  finish(s.output(0), gi);
+  launchPoolKernel(go, "avg_pool_bwd", gi.numel(), {gi, go},
+                   poolGeom(gi, go, 2, kernel_size, stride, padding), {count_include_pad},
+                   {divisor_override.value_or(0)});
+  finishInto(s.output(0), gi);
   return s.output(0);
 }
 
@@ -183,7 +174,7 @@ at::Tensor adaptiveAvgPool2d(const at::Tensor& self, at::IntArrayRef output_size
   shape.push_back(output_size[0]);
   shape.push_back(output_size[1]);
   at::Tensor y = at::empty(shape, x.options());
-  launchPool(x, "adaptive_fwd", y.numel(), {y, y, x}, poolGeom(x, y), static_cast<cl_int>(0));
+  launchPoolKernel(x, "adaptive_fwd", y.numel(), {y, y, x}, poolGeom(x, y, 2), {0}, {});
   return y;
 }
 
@@ -197,8 +188,7 @@ at::Tensor adaptiveAvgPool2dBackward(const at::Tensor& grad_output, const at::Te
               " for `grad_output` but got dimensions ", grad_output.dim());
   const at::Tensor go = grad_output.contiguous();
   at::Tensor gi = at::empty(self.sizes(), self.options());
-  launchPool(go, "adaptive_bwd", gi.numel(), {gi, go, go}, poolGeom(gi, go),
-             static_cast<cl_int>(0));
+  launchPoolKernel(go, "adaptive_bwd", gi.numel(), {gi, go, go}, poolGeom(gi, go, 2), {0}, {});
   return gi;
 }
 
@@ -212,9 +202,9 @@ std::tuple<at::Tensor, at::Tensor> adaptiveMaxPool2d(const at::Tensor& self,
   s.meta(self, output_size);
   const at::Tensor x = self.contiguous();
   const at::Tensor y = contiguousLike(s.output(0)), ind = contiguousLike(s.output(1));
-  launchPool(x, "adaptive_fwd", y.numel(), {y, ind, x}, poolGeom(x, y), static_cast<cl_int>(1));
-  finish(s.output(0), y);
-  finish(s.output(1), ind);
+  launchPoolKernel(x, "adaptive_fwd", y.numel(), {y, ind, x}, poolGeom(x, y, 2), {1}, {});
+  finishInto(s.output(0), y);
+  finishInto(s.output(1), ind);
   return {s.output(0), s.output(1)};
 }
 
@@ -229,9 +219,8 @@ at::Tensor adaptiveMaxPool2dBackward(const at::Tensor& grad_output, const at::Te
   s.meta(grad_output, self, indices);
   const at::Tensor go = grad_output.contiguous(), ind = indices.contiguous();
   const at::Tensor gi = contiguousLike(s.output(0));
-  launchPool(go, "adaptive_bwd", gi.numel(), {gi, go, ind}, poolGeom(gi, go),
-             static_cast<cl_int>(1));
-  finish(s.output(0), gi);
+  launchPoolKernel(go, "adaptive_bwd", gi.numel(), {gi, go, ind}, poolGeom(gi, go, 2), {1}, {});
+  finishInto(s.output(0), gi);
   return s.output(0);
 }
 

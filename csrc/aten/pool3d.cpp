@@ -1,0 +1,239 @@
+// 3-D pooling, forward and backward: max_pool3d_with_indices, avg_pool3d (ceil_mode,
+// count_include_pad, divisor_override), _adaptive_avg_pool3d (also F.interpolate(mode='area') on
+// 5-D inputs) and adaptive_max_pool3d, on pool.cl's kernels, for float/double/half/bfloat16 and
+// integers for max_pool3d's forward; other dtypes take the counted CPU fallback. Shapes and checks
+// come from PyTorch's structured metas where the op has one, else from ATen/native/Pool.h's shape
+// checks with CPU's messages.
+#include <ATen/ATen.h>
+#include <ATen/native/Pool.h>
+#include <ATen/ops/adaptive_max_pool3d_backward_meta.h>
+#include <ATen/ops/adaptive_max_pool3d_meta.h>
+#include <ATen/ops/avg_pool3d_backward_meta.h>
+#include <ATen/ops/avg_pool3d_meta.h>
+#include <torch/library.h>
+
+#include "aten/fallback.h"
+#include "aten/pool_common.h"
+#include "aten/structured.h"
+
+namespace torch_ocl::aten {
+namespace {
+
+// CPU's argument checks of max_pool3d_with_indices (forward and backward): kernel, stride,
+// padding and dilation as (T, H, W), each given once or per dimension.
+struct Window3d {
+  int k[3], s[3], p[3], d[3];
+};
+
+Window3d maxPool3dWindow(at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                         at::IntArrayRef padding, at::IntArrayRef dilation) {
+  TORCH_CHECK(kernel_size.size() == 1 || kernel_size.size() == 3,
+              "max_pool3d: kernel_size must either be a single int, or a tuple of three ints")
+  TORCH_CHECK(stride.size() == 0 || stride.size() == 1 || stride.size() == 3,
+              "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints")
+  TORCH_CHECK(padding.size() == 1 || padding.size() == 3,
+              "max_pool3d: padding must either be a single int, or a tuple of three ints");
+  TORCH_CHECK(dilation.size() == 1 || dilation.size() == 3,
+              "max_pool3d: dilation must be either a single int, or a tuple of three ints");
+  auto at3 = [](at::IntArrayRef v, int i) {
+    return at::native::safe_downcast<int, int64_t>(v.size() == 1 ? v[0] : v[i]);
+  };
+  Window3d w{};
+  for (int i = 0; i < 3; ++i) {
+    w.k[i] = at3(kernel_size, i);
+    w.s[i] = stride.empty() ? w.k[i] : at3(stride, i);
+    w.p[i] = at3(padding, i);
+    w.d[i] = at3(dilation, i);
+  }
+  return w;
+}
+
+std::tuple<at::Tensor, at::Tensor> maxPool3d(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                             at::IntArrayRef stride, at::IntArrayRef padding,
+                                             at::IntArrayRef dilation, bool ceil_mode) {
+  if (!nnFloating(self.scalar_type()) && !nnInteger(self.scalar_type())) {
+    auto r = runFallback(
+        "aten::max_pool3d_with_indices", "",
+        ivalues({self, kernel_size.vec(), stride.vec(), padding.vec(), dilation.vec(), ceil_mode}));
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  const Window3d w = maxPool3dWindow(kernel_size, stride, padding, dilation);
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5,
+              "non-empty 4D or 5D (batch mode) tensor expected for input");
+  int64_t in[3], out[3];
+  for (int i = 0; i < 3; ++i) {
+    in[i] = self.size(i - 3);
+    out[i] =
+        at::native::pooling_output_shape<int64_t>(in[i], w.k[i], w.p[i], w.s[i], w.d[i], ceil_mode);
+  }
+  at::native::pool3d_shape_check(self, self.size(-4), w.k[0], w.k[1], w.k[2], w.s[0], w.s[1],
+                                 w.s[2], w.p[0], w.p[1], w.p[2], w.d[0], w.d[1], w.d[2], in[0],
+                                 in[1], in[2], out[0], out[1], out[2],
+                                 "max_pool3d_with_indices_out_cpu_template()");
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 3);
+  shape.insert(shape.end(), out, out + 3);
+  const auto format = self.dim() == 5 ? self.suggest_memory_format() : at::MemoryFormat::Contiguous;
+  at::Tensor y = at::empty(shape, self.options().memory_format(format));
+  at::Tensor ind = at::empty(shape, self.options().dtype(at::kLong).memory_format(format));
+  const at::Tensor x = self.contiguous(), yc = contiguousLike(y), ic = contiguousLike(ind);
+  launchPoolKernel(x, "max_pool_fwd", yc.numel(), {yc, ic, x},
+                   poolGeom(x, yc, 3, kernel_size, stride, padding, dilation), {}, {});
+  finishInto(y, yc);
+  finishInto(ind, ic);
+  return {y, ind};
+}
+
+at::Tensor maxPool3dBackward(const at::Tensor& grad_output, const at::Tensor& self,
+                             at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                             at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                             const at::Tensor& indices) {
+  checkSameDevice({grad_output, self, indices});
+  if (!nnFloating(self.scalar_type()) || grad_output.scalar_type() != self.scalar_type())
+    return runFallback("aten::max_pool3d_with_indices_backward", "",
+                       ivalues({grad_output, self, kernel_size.vec(), stride.vec(), padding.vec(),
+                                dilation.vec(), ceil_mode, indices}))[0]
+        .toTensor();
+  const Window3d w = maxPool3dWindow(kernel_size, stride, padding, dilation);
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5,
+              "non-empty 4D or 5D (batch mode) tensor expected for input");
+  TORCH_CHECK(grad_output.dim() == self.dim() && indices.dim() == self.dim(),
+              "max_pool3d_with_indices_backward: grad_output and indices must have ", self.dim(),
+              " dimensions like the input");
+  at::native::max_pool3d_backward_shape_check(
+      self, grad_output, indices, self.size(-4), w.k[0], w.k[1], w.k[2], w.s[0], w.s[1], w.s[2],
+      w.p[0], w.p[1], w.p[2], w.d[0], w.d[1], w.d[2], self.size(-3), self.size(-2), self.size(-1),
+      grad_output.size(-3), grad_output.size(-2), grad_output.size(-1),
+      "max_pool3d_with_indices_backward_out_cpu_template()");
+  const auto format = self.dim() == 5 ? self.suggest_memory_format() : at::MemoryFormat::Contiguous;
+  at::Tensor gi = at::empty(self.sizes(), self.options().memory_format(format));
+  const at::Tensor go = grad_output.contiguous(), ind = indices.contiguous();
+  const at::Tensor gc = contiguousLike(gi);
+  launchPoolKernel(go, "max_pool_bwd", gc.numel(), {gc, go, ind},
+                   poolGeom(gc, go, 3, kernel_size, stride, padding, dilation), {}, {});
+  finishInto(gi, gc);
+  return gi;
+}
+
+at::Tensor avgPool3d(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                     at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                     std::optional<int64_t> divisor_override) {
+  if (!nnFloating(self.scalar_type()))
+    return runFallback("aten::avg_pool3d", "",
+                       ivalues({self, kernel_size.vec(), stride.vec(), padding.vec(), ceil_mode,
+                                count_include_pad, divisor_override}))[0]
+        .toTensor();
+  Structured<at::meta::structured_avg_pool3d> s(Mode::kFunctional, nullptr);
+  s.meta(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  const at::Tensor x = self.contiguous(), y = contiguousLike(s.output(0));
+  launchPoolKernel(x, "avg_pool_fwd", y.numel(), {y, x},
+                   poolGeom(x, y, 3, kernel_size, stride, padding), {count_include_pad},
+                   {divisor_override.value_or(0)});
+  finishInto(s.output(0), y);
+  return s.output(0);
+}
+
+at::Tensor avgPool3dBackward(const at::Tensor& grad_output, const at::Tensor& self,
+                             at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                             at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                             std::optional<int64_t> divisor_override) {
+  checkSameDevice({grad_output, self});
+  if (!nnFloating(self.scalar_type()) || grad_output.scalar_type() != self.scalar_type())
+    return runFallback("aten::avg_pool3d_backward", "",
+                       ivalues({grad_output, self, kernel_size.vec(), stride.vec(), padding.vec(),
+                                ceil_mode, count_include_pad, divisor_override}))[0]
+        .toTensor();
+  Structured<at::meta::structured_avg_pool3d_backward> s(Mode::kFunctional, nullptr);
+  s.meta(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+         divisor_override);
+  const at::Tensor go = grad_output.contiguous(), gi = contiguousLike(s.output(0));
+  launchPoolKernel(go, "avg_pool_bwd", gi.numel(), {gi, go},
+                   poolGeom(gi, go, 3, kernel_size, stride, padding), {count_include_pad},
+                   {divisor_override.value_or(0)});
+  finishInto(s.output(0), gi);
+  return s.output(0);
+}
+
+at::Tensor adaptiveAvgPool3d(const at::Tensor& self, at::IntArrayRef output_size) {
+  TORCH_CHECK(output_size.size() == 3, "adaptive_avg_pool3d: output_size must be 3");
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5,
+              "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got ", self.sizes());
+  for (int64_t d = 1; d < self.dim(); ++d)
+    TORCH_CHECK(self.size(d) > 0,
+                "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
+                "dimensions, but input has sizes ",
+                self.sizes(), " with dimension ", d, " being empty");
+  for (int64_t o : output_size)
+    TORCH_CHECK(o >= 0, "adaptive_avg_pool3d: elements of output_size must be greater than or ",
+                "equal to 0 but received {", output_size[0], ", ", output_size[1], ", ",
+                output_size[2], "}");
+  if (!nnFloating(self.scalar_type()))
+    return runFallback("aten::_adaptive_avg_pool3d", "", ivalues({self, output_size.vec()}))[0]
+        .toTensor();
+  const at::Tensor x = self.contiguous();
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - 3);
+  shape.insert(shape.end(), output_size.begin(), output_size.end());
+  at::Tensor y = at::empty(shape, x.options());
+  launchPoolKernel(x, "adaptive_fwd", y.numel(), {y, y, x}, poolGeom(x, y, 3), {0}, {});
+  return y;
+}
+
+at::Tensor adaptiveAvgPool3dBackward(const at::Tensor& grad_output, const at::Tensor& self) {
+  checkSameDevice({grad_output, self});
+  if (!nnFloating(self.scalar_type()) || grad_output.scalar_type() != self.scalar_type())
+    return runFallback("aten::_adaptive_avg_pool3d_backward", "", ivalues({grad_output, self}))[0]
+        .toTensor();
+  TORCH_CHECK(grad_output.dim() == self.dim() && (self.dim() == 4 || self.dim() == 5),
+              "adaptive_avg_pool3d_backward(): Expected dimensions ", self.dim(),
+              " for `grad_output` but got dimensions ", grad_output.dim());
+  const at::Tensor go = grad_output.contiguous();
+  at::Tensor gi = at::empty(self.sizes(), self.options());
+  launchPoolKernel(go, "adaptive_bwd", gi.numel(), {gi, go, go}, poolGeom(gi, go, 3), {0}, {});
+  return gi;
+}
+
+std::tuple<at::Tensor, at::Tensor> adaptiveMaxPool3d(const at::Tensor& self,
+                                                     at::IntArrayRef output_size) {
+  if (!nnFloating(self.scalar_type())) {  // integers: CPU's error, through the fallback
+    auto r = runFallback("aten::adaptive_max_pool3d", "", ivalues({self, output_size.vec()}));
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  Structured<at::meta::structured_adaptive_max_pool3d> s(Mode::kFunctional, nullptr);
+  s.meta(self, output_size);
+  const at::Tensor x = self.contiguous();
+  const at::Tensor y = contiguousLike(s.output(0)), ind = contiguousLike(s.output(1));
+  launchPoolKernel(x, "adaptive_fwd", y.numel(), {y, ind, x}, poolGeom(x, y, 3), {1}, {});
+  finishInto(s.output(0), y);
+  finishInto(s.output(1), ind);
+  return {s.output(0), s.output(1)};
+}
+
+at::Tensor adaptiveMaxPool3dBackward(const at::Tensor& grad_output, const at::Tensor& self,
+                                     const at::Tensor& indices) {
+  checkSameDevice({grad_output, self, indices});
+  if (!nnFloating(self.scalar_type()) || grad_output.scalar_type() != self.scalar_type())
+    return runFallback("aten::adaptive_max_pool3d_backward", "",
+                       ivalues({grad_output, self, indices}))[0]
+        .toTensor();
+  Structured<at::meta::structured_adaptive_max_pool3d_backward> s(Mode::kFunctional, nullptr);
+  s.meta(grad_output, self, indices);
+  const at::Tensor go = grad_output.contiguous(), ind = indices.contiguous();
+  const at::Tensor gi = contiguousLike(s.output(0));
+  launchPoolKernel(go, "adaptive_bwd", gi.numel(), {gi, go, ind}, poolGeom(gi, go, 3), {1}, {});
+  finishInto(s.output(0), gi);
+  return s.output(0);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_adaptive_avg_pool3d", TORCH_FN(adaptiveAvgPool3d));
+  m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(adaptiveAvgPool3dBackward));
+  m.impl("adaptive_max_pool3d", TORCH_FN(adaptiveMaxPool3d));
+  m.impl("adaptive_max_pool3d_backward", TORCH_FN(adaptiveMaxPool3dBackward));
+  m.impl("avg_pool3d", TORCH_FN(avgPool3d));
+  m.impl("avg_pool3d_backward", TORCH_FN(avgPool3dBackward));
+  m.impl("max_pool3d_with_indices", TORCH_FN(maxPool3d));
+  m.impl("max_pool3d_with_indices_backward", TORCH_FN(maxPool3dBackward));
+}
+
+}  // namespace torch_ocl::aten
