@@ -152,3 +152,40 @@ def test_pool3d_errors_match_cpu(fn):
     with pytest.raises(RuntimeError) as dev_err:
         fn(x.to("ocl"))
     assert str(dev_err.value) == str(cpu_err.value)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_unpool3d(dtype):
+    x = rand((2, 3, 5, 6, 7), 0, dtype)
+    y, idx = F.max_pool3d(x, 2, return_indices=True)
+    yc = y.clone().requires_grad_()
+    ref = F.max_unpool3d(yc, idx, 2, output_size=(5, 6, 7))
+    g = rand(ref.shape, 1, dtype)
+    ref.backward(g)
+    yd = y.to("ocl").requires_grad_()
+    with torch_ocl.strict():
+        got = F.max_unpool3d(yd, idx.to("ocl"), 2, output_size=(5, 6, 7))
+        got.backward(g.to("ocl"))
+        unbatched = F.max_unpool3d(yd[0].detach(), idx[0].to("ocl"), 2, output_size=(5, 6, 7))
+    assert torch.equal(got.detach().cpu(), ref.detach()) and torch.equal(yd.grad.cpu(), yc.grad)
+    assert torch.equal(unbatched.cpu(), F.max_unpool3d(y[0], idx[0], 2, output_size=(5, 6, 7)))
+    with pytest.raises(RuntimeError, match="out of bounds"):  # CPU: "Found an invalid max index"
+        F.max_unpool3d(y.to("ocl"), idx.to("ocl"), 2).cpu()
+
+
+@pytest.mark.parametrize("args", [
+    ([4, 4], [2, 2, 2], [0, 0, 0]),
+    ([4, 4, 4], [2, 2], [0, 0, 0]),
+    ([4, 4, 4], [2, 2, 2], [0, 0]),
+    ([4, 4, 4], [0, 2, 2], [0, 0, 0]),
+])
+def test_max_unpool3d_errors_match_cpu(args):
+    y, idx = F.max_pool3d(rand((1, 2, 4, 4, 4), 0), 2, return_indices=True)
+    cases = [(y, idx, args), (y, idx.int(), args), (y[0, 0], idx[0, 0], args),
+             (y, idx[:, :1], args), (y[:, :0], idx[:, :0], args)]
+    for a, i, (size, stride, pad) in cases:
+        with pytest.raises(RuntimeError) as cpu_err:
+            torch.ops.aten.max_unpool3d(a, i, size, stride, pad)
+        with pytest.raises(RuntimeError) as dev_err:
+            torch.ops.aten.max_unpool3d(a.to("ocl"), i.to("ocl"), size, stride, pad)
+        assert str(dev_err.value) == str(cpu_err.value)

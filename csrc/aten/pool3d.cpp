@@ -1,11 +1,12 @@
 // 3-D pooling, forward and backward: max_pool3d_with_indices, avg_pool3d (ceil_mode,
 // count_include_pad, divisor_override), _adaptive_avg_pool3d (also F.interpolate(mode='area') on
 // 5-D inputs) and adaptive_max_pool3d, on pool.cl's kernels, for float/double/half/bfloat16 and
-// integers for max_pool3d's forward; other dtypes take the counted CPU fallback. Shapes and checks
-// come from PyTorch's structured metas where the op has one, else from ATen/native/Pool.h's shape
-// checks with CPU's messages.
+// integers for max_pool3d's forward, and max_unpool3d (a scatter); other dtypes take the counted
+// CPU fallback. Shapes and checks come from PyTorch's structured metas where the op has one, else
+// from ATen/native/Pool.h's shape checks with CPU's messages.
 #include <ATen/ATen.h>
 #include <ATen/native/Pool.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/adaptive_max_pool3d_backward_meta.h>
 #include <ATen/ops/adaptive_max_pool3d_meta.h>
 #include <ATen/ops/avg_pool3d_backward_meta.h>
@@ -223,6 +224,55 @@ at::Tensor adaptiveMaxPool3dBackward(const at::Tensor& grad_output, const at::Te
   return s.output(0);
 }
 
+// max_unpool3d: zeros, then every input value scattered to its index in its output volume (as
+// composite.cpp's max_unpool2d). An index outside the volume raises scatter's device-side index
+// error (CPU: "Found an invalid max index").
+at::Tensor& maxUnpool3dOut(const at::Tensor& self, const at::Tensor& indices,
+                           at::IntArrayRef output_size, at::IntArrayRef stride,
+                           at::IntArrayRef padding, at::Tensor& out) {
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "elements in indices should be type int64");
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5,
+              "Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with ",
+              self.dim(), " dimensions.");
+  TORCH_CHECK(output_size.size() == 3,
+              "There should be exactly three elements (depth, height, width) in output_size, but "
+              "got ",
+              output_size.size(), " elements.");
+  TORCH_CHECK(stride.size() == 3,
+              "There should be exactly three elements (depth, height, width) in stride, but got: ",
+              stride.size(), " elements.");
+  TORCH_CHECK(padding.size() == 3,
+              "There should be exactly three elements (depth, height, width) in padding, but got: ",
+              padding.size(), " elements.");
+  TORCH_CHECK(self.sizes() == indices.sizes(),
+              "Expected shape of indices to be same as that of the input tensor (", self.sizes(),
+              ") but got indices tensor with shape: ", indices.sizes());
+  for (int64_t i = 1; i < self.dim(); ++i)
+    TORCH_CHECK(self.size(i) > 0, "max_unpooling3d_forward_out_cpu(): ",
+                "Expected input to have non-zero size for non-batch dimensions, but got ",
+                self.sizes(), " with dimension ", i, " being empty.");
+  TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0,
+              "strides should be greater than zero, but got stride: ", stride);
+  checkSameDevice({self, indices, out});
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 3);
+  shape.insert(shape.end(), output_size.begin(), output_size.end());
+  at::native::resize_output(out, shape);
+  out.zero_();
+  if (self.numel() == 0) return out;
+  const int64_t volumes = self.numel() / (self.size(-1) * self.size(-2) * self.size(-3));
+  at::Tensor flat = out.is_contiguous() ? out : at::zeros(shape, out.options());
+  flat.view({volumes, -1}).scatter_(1, indices.reshape({volumes, -1}), self.reshape({volumes, -1}));
+  finishInto(out, flat);
+  return out;
+}
+
+at::Tensor maxUnpool3d(const at::Tensor& self, const at::Tensor& indices,
+                       at::IntArrayRef output_size, at::IntArrayRef stride,
+                       at::IntArrayRef padding) {
+  at::Tensor out = at::empty({0}, self.options());
+  return maxUnpool3dOut(self, indices, output_size, stride, padding, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -234,6 +284,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("avg_pool3d_backward", TORCH_FN(avgPool3dBackward));
   m.impl("max_pool3d_with_indices", TORCH_FN(maxPool3d));
   m.impl("max_pool3d_with_indices_backward", TORCH_FN(maxPool3dBackward));
+  m.impl("max_unpool3d", TORCH_FN(maxUnpool3d));
+  m.impl("max_unpool3d.out", TORCH_FN(maxUnpool3dOut));
 }
 
 }  // namespace torch_ocl::aten
