@@ -232,3 +232,72 @@ __kernel void adaptive_bwd(__global char* gib, ulong gioff, __global const char*
   }
   ST((__global T*)(gib + gioff), gid, s);
 }
+
+// Fractional max pooling. CPU computes the pseudo-random window starts in the storage type
+// (generate_intervals<scalar_t>), so for half/bfloat16 every step rounds to it: `bits` is the
+// storage mantissa width (10, 7) or 0 for no rounding. Values that matter are normal numbers.
+inline ACC storage_round(ACC v, int bits) {
+  if (bits == 0) return v;
+  uint u = as_uint((float)v);
+  const uint shift = 23 - bits;
+  u += ((1u << (shift - 1)) - 1) + ((u >> shift) & 1);
+  return (ACC)as_float(u & ~((1u << shift) - 1));
+}
+
+// Start of output o's window along one dimension (sample in [0, 1)).
+inline long frac_start(long o, ACC sample, long in, long out, long pool, int bits) {
+  if (o == out - 1) return in - pool;
+  const ACC alpha =
+      storage_round(storage_round((ACC)(in - pool), bits) / storage_round((ACC)(out - 1), bits),
+                    bits);
+  const ACC a = storage_round(storage_round(storage_round((ACC)o, bits) + sample, bits) * alpha,
+                              bits);
+  return (long)(int)a - (long)(int)storage_round(sample * alpha, bits);
+}
+
+// samples: (P, spatial) in the input dtype; 2-D takes (W, H) from them, 3-D (D, H, W), as CPU.
+__kernel void fractional_fwd(__global char* yb, ulong yoff, __global char* ib, ulong ioff,
+                             __global const char* xb, ulong xoff, __global const char* sb,
+                             ulong soff, PoolGeom g, int spatial, int bits) {
+  const long gid = get_global_id(0);
+  if (gid >= g.P * out_volume(g)) return;
+  long p, od, oh, ow;
+  out_coords(gid, g, &p, &od, &oh, &ow);
+  __global const T* x = (__global const T*)(xb + xoff) + p * in_volume(g);
+  __global const T* smp = (__global const T*)(sb + soff) + p * spatial;
+  const ACC sd = spatial == 3 ? LD(smp, 0) : 0;
+  const ACC sh = LD(smp, 1), sw = spatial == 3 ? LD(smp, 2) : LD(smp, 0);
+  const long ds = spatial == 3 ? frac_start(od, sd, g.D, g.OD, g.kd, bits) : 0;
+  const long hs = frac_start(oh, sh, g.H, g.OH, g.kh, bits);
+  const long ws = frac_start(ow, sw, g.W, g.OW, g.kw, bits);
+  ACC best = ACC_LOWEST;
+  long bi = (ds * g.H + hs) * g.W + ws;
+  for (long d = ds; d < ds + g.kd; ++d)
+    for (long h = hs; h < hs + g.kh; ++h)
+      for (long w = ws; w < ws + g.kw; ++w) {
+        const long i = (d * g.H + h) * g.W + w;
+        const ACC v = LD(x, i);
+        if (v > best || ACC_ISNAN(v)) {
+          best = v;
+          bi = i;
+        }
+      }
+  ST((__global T*)(yb + yoff), gid, best);
+  ((__global long*)(ib + ioff))[gid] = bi;
+}
+
+// One work item per volume, adding in CPU's order and precision (the storage type), so results
+// are bit-identical. Indices outside the volume (only from tampered indices) are skipped.
+__kernel void index_scatter_bwd(__global char* gib, ulong gioff, __global const char* gob,
+                                ulong gooff, __global const char* ib, ulong ioff, PoolGeom g) {
+  const long p = get_global_id(0);
+  if (p >= g.P) return;
+  __global T* gi = (__global T*)(gib + gioff) + p * in_volume(g);
+  __global const T* go = (__global const T*)(gob + gooff) + p * out_volume(g);
+  __global const long* ind = (__global const long*)(ib + ioff) + p * out_volume(g);
+  for (long i = 0; i < in_volume(g); ++i) ST(gi, i, (ACC)0);
+  for (long o = 0; o < out_volume(g); ++o) {
+    const long i = ind[o];
+    if (i >= 0 && i < in_volume(g)) ST(gi, i, LD(gi, i) + LD(go, o));
+  }
+}
