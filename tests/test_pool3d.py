@@ -144,6 +144,7 @@ def test_pool3d_zero_batch():
     lambda t: F.adaptive_avg_pool3d(t[:, :0], 2),
     lambda t: torch.ops.aten._adaptive_avg_pool3d(t, [2, 2]),
     lambda t: F.adaptive_max_pool3d(t[0, 0], 2),
+    lambda t: torch.ops.aten._adaptive_avg_pool3d_backward(t[0, 0], t),
 ])
 def test_pool3d_errors_match_cpu(fn):
     x = rand((1, 2, 3, 4, 4), 0)

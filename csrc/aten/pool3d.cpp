@@ -1,21 +1,15 @@
-// 3-D pooling, forward and backward: max_pool3d_with_indices, avg_pool3d (ceil_mode,
-// count_include_pad, divisor_override), _adaptive_avg_pool3d (also F.interpolate(mode='area') on
-// 5-D inputs) and adaptive_max_pool3d, on pool.cl's kernels, for float/double/half/bfloat16 and
-// integers for max_pool3d's forward, and max_unpool3d (a scatter); other dtypes take the counted
-// CPU fallback. Shapes and checks come from PyTorch's structured metas where the op has one, else
-// from ATen/native/Pool.h's shape checks with CPU's messages.
+// 3-D max pooling with indices (forward for float/double/half/bfloat16 and integers, backward
+// for the floating dtypes) on pool.cl's kernels, with CPU's argument checks and messages
+// (ATen/native/Pool.h; the op has no structured meta), channels_last_3d outputs as CPU makes them;
+// and max_unpool3d (a scatter). Other dtypes take the counted CPU fallback. The 3-D average and
+// adaptive pools share pool.cpp's templates with the 2-D ones.
 #include <ATen/ATen.h>
 #include <ATen/native/Pool.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/adaptive_max_pool3d_backward_meta.h>
-#include <ATen/ops/adaptive_max_pool3d_meta.h>
-#include <ATen/ops/avg_pool3d_backward_meta.h>
-#include <ATen/ops/avg_pool3d_meta.h>
 #include <torch/library.h>
 
 #include "aten/fallback.h"
 #include "aten/pool_common.h"
-#include "aten/structured.h"
 
 namespace torch_ocl::aten {
 namespace {
@@ -115,115 +109,6 @@ at::Tensor maxPool3dBackward(const at::Tensor& grad_output, const at::Tensor& se
   return gi;
 }
 
-at::Tensor avgPool3d(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                     at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                     std::optional<int64_t> divisor_override) {
-  if (!nnFloating(self.scalar_type()))
-    return runFallback("aten::avg_pool3d", "",
-                       ivalues({self, kernel_size.vec(), stride.vec(), padding.vec(), ceil_mode,
-                                count_include_pad, divisor_override}))[0]
-        .toTensor();
-  Structured<at::meta::structured_avg_pool3d> s(Mode::kFunctional, nullptr);
-  s.meta(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  const at::Tensor x = self.contiguous(), y = contiguousLike(s.output(0));
-  launchPoolKernel(x, "avg_pool_fwd", y.numel(), {y, x},
-                   poolGeom(x, y, 3, kernel_size, stride, padding), {count_include_pad},
-                   {divisor_override.value_or(0)});
-  finishInto(s.output(0), y);
-  return s.output(0);
-}
-
-at::Tensor avgPool3dBackward(const at::Tensor& grad_output, const at::Tensor& self,
-                             at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                             at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                             std::optional<int64_t> divisor_override) {
-  checkSameDevice({grad_output, self});
-  if (!nnFloating(self.scalar_type()) || grad_output.scalar_type() != self.scalar_type())
-    return runFallback("aten::avg_pool3d_backward", "",
-                       ivalues({grad_output, self, kernel_size.vec(), stride.vec(), padding.vec(),
-                                ceil_mode, count_include_pad, divisor_override}))[0]
-        .toTensor();
-  Structured<at::meta::structured_avg_pool3d_backward> s(Mode::kFunctional, nullptr);
-  s.meta(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-         divisor_override);
-  const at::Tensor go = grad_output.contiguous(), gi = contiguousLike(s.output(0));
-  launchPoolKernel(go, "avg_pool_bwd", gi.numel(), {gi, go},
-                   poolGeom(gi, go, 3, kernel_size, stride, padding), {count_include_pad},
-                   {divisor_override.value_or(0)});
-  finishInto(s.output(0), gi);
-  return s.output(0);
-}
-
-at::Tensor adaptiveAvgPool3d(const at::Tensor& self, at::IntArrayRef output_size) {
-  TORCH_CHECK(output_size.size() == 3, "adaptive_avg_pool3d: output_size must be 3");
-  TORCH_CHECK(self.dim() == 4 || self.dim() == 5,
-              "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got ", self.sizes());
-  for (int64_t d = 1; d < self.dim(); ++d)
-    TORCH_CHECK(self.size(d) > 0,
-                "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
-                "dimensions, but input has sizes ",
-                self.sizes(), " with dimension ", d, " being empty");
-  for (int64_t o : output_size)
-    TORCH_CHECK(o >= 0, "adaptive_avg_pool3d: elements of output_size must be greater than or ",
-                "equal to 0 but received {", output_size[0], ", ", output_size[1], ", ",
-                output_size[2], "}");
-  if (!nnFloating(self.scalar_type()))
-    return runFallback("aten::_adaptive_avg_pool3d", "", ivalues({self, output_size.vec()}))[0]
-        .toTensor();
-  const at::Tensor x = self.contiguous();
-  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - 3);
-  shape.insert(shape.end(), output_size.begin(), output_size.end());
-  at::Tensor y = at::empty(shape, x.options());
-  launchPoolKernel(x, "adaptive_fwd", y.numel(), {y, y, x}, poolGeom(x, y, 3), {0}, {});
-  return y;
-}
-
-at::Tensor adaptiveAvgPool3dBackward(const at::Tensor& grad_output, const at::Tensor& self) {
-  checkSameDevice({grad_output, self});
-  if (!nnFloating(self.scalar_type()) || grad_output.scalar_type() != self.scalar_type())
-    return runFallback("aten::_adaptive_avg_pool3d_backward", "", ivalues({grad_output, self}))[0]
-        .toTensor();
-  TORCH_CHECK(grad_output.dim() == self.dim() && (self.dim() == 4 || self.dim() == 5),
-              "adaptive_avg_pool3d_backward(): Expected dimensions ", self.dim(),
-              " for `grad_output` but got dimensions ", grad_output.dim());
-  const at::Tensor go = grad_output.contiguous();
-  at::Tensor gi = at::empty(self.sizes(), self.options());
-  launchPoolKernel(go, "adaptive_bwd", gi.numel(), {gi, go, go}, poolGeom(gi, go, 3), {0}, {});
-  return gi;
-}
-
-std::tuple<at::Tensor, at::Tensor> adaptiveMaxPool3d(const at::Tensor& self,
-                                                     at::IntArrayRef output_size) {
-  if (!nnFloating(self.scalar_type())) {  // integers: CPU's error, through the fallback
-    auto r = runFallback("aten::adaptive_max_pool3d", "", ivalues({self, output_size.vec()}));
-    return {r[0].toTensor(), r[1].toTensor()};
-  }
-  Structured<at::meta::structured_adaptive_max_pool3d> s(Mode::kFunctional, nullptr);
-  s.meta(self, output_size);
-  const at::Tensor x = self.contiguous();
-  const at::Tensor y = contiguousLike(s.output(0)), ind = contiguousLike(s.output(1));
-  launchPoolKernel(x, "adaptive_fwd", y.numel(), {y, ind, x}, poolGeom(x, y, 3), {1}, {});
-  finishInto(s.output(0), y);
-  finishInto(s.output(1), ind);
-  return {s.output(0), s.output(1)};
-}
-
-at::Tensor adaptiveMaxPool3dBackward(const at::Tensor& grad_output, const at::Tensor& self,
-                                     const at::Tensor& indices) {
-  checkSameDevice({grad_output, self, indices});
-  if (!nnFloating(self.scalar_type()) || grad_output.scalar_type() != self.scalar_type())
-    return runFallback("aten::adaptive_max_pool3d_backward", "",
-                       ivalues({grad_output, self, indices}))[0]
-        .toTensor();
-  Structured<at::meta::structured_adaptive_max_pool3d_backward> s(Mode::kFunctional, nullptr);
-  s.meta(grad_output, self, indices);
-  const at::Tensor go = grad_output.contiguous(), ind = indices.contiguous();
-  const at::Tensor gi = contiguousLike(s.output(0));
-  launchPoolKernel(go, "adaptive_bwd", gi.numel(), {gi, go, ind}, poolGeom(gi, go, 3), {1}, {});
-  finishInto(s.output(0), gi);
-  return s.output(0);
-}
-
 // max_unpool3d: zeros, then every input value scattered to its index in its output volume (as
 // composite.cpp's max_unpool2d). An index outside the volume raises scatter's device-side index
 // error (CPU: "Found an invalid max index").
@@ -276,12 +161,6 @@ at::Tensor maxUnpool3d(const at::Tensor& self, const at::Tensor& indices,
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_adaptive_avg_pool3d", TORCH_FN(adaptiveAvgPool3d));
-  m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(adaptiveAvgPool3dBackward));
-  m.impl("adaptive_max_pool3d", TORCH_FN(adaptiveMaxPool3d));
-  m.impl("adaptive_max_pool3d_backward", TORCH_FN(adaptiveMaxPool3dBackward));
-  m.impl("avg_pool3d", TORCH_FN(avgPool3d));
-  m.impl("avg_pool3d_backward", TORCH_FN(avgPool3dBackward));
   m.impl("max_pool3d_with_indices", TORCH_FN(maxPool3d));
   m.impl("max_pool3d_with_indices_backward", TORCH_FN(maxPool3dBackward));
   m.impl("max_unpool3d", TORCH_FN(maxUnpool3d));
