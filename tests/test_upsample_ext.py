@@ -110,11 +110,19 @@ def test_upsample_zero_batch_and_out():
     assert torch.equal(out.cpu(), torch.ops.aten._upsample_nearest_exact1d(x, [8], None))
 
 
-def test_upsample_integer_input_falls_back_like_cpu():
+def test_upsample_nearest_uint8_native_other_integers_like_cpu():
     x = torch.randint(0, 255, (1, 2, 3, 4, 5), dtype=torch.uint8)
-    ref = F.interpolate(x, scale_factor=2, mode="nearest")
-    got = F.interpolate(x.to("ocl"), scale_factor=2, mode="nearest")  # counted CPU fallback
-    assert torch.equal(got.cpu(), ref)
+    for mode, inp in (("nearest", x), ("nearest-exact", x), ("nearest", x[:, :, 0]),
+                      ("nearest-exact", x[:, :, 0, 0])):
+        ref = F.interpolate(inp, scale_factor=2, mode=mode)
+        with torch_ocl.strict():
+            got = F.interpolate(inp.to("ocl"), scale_factor=2, mode=mode)
+        assert torch.equal(got.cpu(), ref)
+    with pytest.raises(RuntimeError) as cpu_err:  # CPU has no int32 nearest
+        F.interpolate(x.int(), scale_factor=2)
+    with pytest.raises(RuntimeError) as ocl_err:  # its error, through the counted fallback
+        F.interpolate(x.int().to("ocl"), scale_factor=2)
+    assert str(ocl_err.value).split("\n")[0] == str(cpu_err.value).split("\n")[0]
 
 
 @pytest.mark.parametrize("fn", [

@@ -1,8 +1,9 @@
 // Nearest and nearest-exact upsampling in 1, 2 and 3 dimensions (upsample_nearest{1,2,3}d,
-// _upsample_nearest_exact{1,2,3}d), forward and backward, for float/double/half/bfloat16; other
-// dtypes take the counted CPU fallback. Also upsample.cl's shared launch (upsample_common.h).
-// The .vec overloads (F.interpolate) are composite and land here. Shapes and checks come from
-// PyTorch's structured metas; source indices follow CPU PyTorch's arithmetic exactly.
+// _upsample_nearest_exact{1,2,3}d), forward and backward, for float/double/half/bfloat16 (and
+// uint8 forward, as CPU); other dtypes take the counted CPU fallback. Also upsample.cl's shared
+// launch (upsample_common.h). The .vec overloads (F.interpolate) are composite and land here.
+// Shapes and checks come from PyTorch's structured metas; source indices follow CPU PyTorch's
+// arithmetic exactly.
 #include <ATen/ATen.h>
 #include <ATen/native/UpSample.h>
 #include <ATen/ops/_upsample_nearest_exact1d_backward_meta.h>
@@ -107,17 +108,39 @@ void nearestInto(bool backward, int spatial, bool exact, const at::Tensor& small
   if (!tmp.is_same(dst)) dst.copy_(tmp);
 }
 
+// uint8 (no floating kernel program): one index_select per spatial dimension on the device,
+// with the source indices of CPU's own nearest_idx / nearest_exact_idx.
+void nearestBytes(const at::Tensor& self, const at::Tensor& dst, int spatial, bool exact,
+                  const UpScales& scales) {
+  at::Tensor r = self;
+  for (int i = 0; i < spatial; ++i) {
+    const int64_t d = self.dim() - spatial + i, in = self.size(d), n = dst.size(d);
+    const std::optional<double> scale = scales[3 - spatial + i];
+    std::vector<int64_t> src(n);
+    for (int64_t o = 0; o < n; ++o)
+      src[o] = exact ? at::native::nearest_exact_idx(o, in, n, scale)
+                     : at::native::nearest_idx(o, in, n, scale);
+    r = r.index_select(d, at::tensor(src, at::kLong).to(self.device()));
+  }
+  dst.copy_(r);
+}
+
 // out == nullptr: the functional form; else the .out form writing `*out`.
 template <class Op, class... S>
 at::Tensor nearestFwd(at::Tensor* out, const at::Tensor& self, at::IntArrayRef output_size,
                       S... scales) {
-  if (!nnFloating(self.scalar_type())) {
+  // uint8 as CPU has it; other integers get CPU's error there
+  if (!nnFloating(self.scalar_type()) && self.scalar_type() != at::kByte) {
     std::vector<c10::IValue> args{self, output_size.vec(), scales...};
     if (out) args.emplace_back(*out);
     return runFallback(Op::kName, out ? "out" : "", std::move(args))[0].toTensor();
   }
   Structured<typename Op::Fwd> s(out ? Mode::kOut : Mode::kFunctional, out);
   s.meta(self, output_size, scales...);
+  if (self.scalar_type() == at::kByte) {
+    nearestBytes(self, s.output(0), Op::kSpatial, Op::kExact, upScales(scales...));
+    return s.output(0);
+  }
   nearestInto(false, Op::kSpatial, Op::kExact, self, s.output(0), s.output(0), upScales(scales...));
   return s.output(0);
 }
