@@ -1,6 +1,7 @@
 """3-D pooling (max with indices, avg, adaptive avg/max, area interpolation) against CPU PyTorch:
 outputs, indices and gradients in strict mode, for the four floating dtypes, with
-channels_last_3d and non-contiguous inputs, odd sizes and empty batches."""
+channels_last_3d and non-contiguous inputs, odd sizes and empty batches; max_unpool3d; LP pooling
+(composite over the average pools)."""
 
 import pytest
 import torch
@@ -190,3 +191,10 @@ def test_max_unpool3d_errors_match_cpu(args):
         with pytest.raises(RuntimeError) as dev_err:
             torch.ops.aten.max_unpool3d(a.to("ocl"), i.to("ocl"), size, stride, pad)
         assert str(dev_err.value) == str(cpu_err.value)
+
+
+def test_lp_pool_native():
+    x = rand((2, 3, 6, 7, 8), 0).abs() + 0.1
+    check(lambda t: F.lp_pool3d(t, 2, 2), x)
+    check(lambda t: F.lp_pool2d(t, 3, (2, 3), stride=2), x[:, :, 0])
+    check(lambda t: F.lp_pool1d(t, 1.5, 3), x[:, :, 0, 0])

@@ -1,7 +1,7 @@
 """Upsampling beyond 2-D nearest/bilinear: linear (1-D), trilinear, bicubic, nearest 3-D and
 nearest-exact 1/2/3-D, against CPU PyTorch in strict mode: outputs and gradients, align_corners,
 sizes and scale factors (including ones CPU special-cases), the four floating dtypes,
-channels_last and non-contiguous inputs, empty batches."""
+channels_last and non-contiguous inputs, empty batches; pixel_shuffle/pixel_unshuffle (composite)."""
 
 import pytest
 import torch
@@ -139,3 +139,13 @@ def test_upsample_errors_match_cpu(fn):
     with pytest.raises((RuntimeError, ValueError)) as dev_err:
         fn(x.to("ocl"))
     assert str(dev_err.value) == str(cpu_err.value)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pixel_shuffle_unshuffle_native(dtype):
+    x = rand((2, 8, 3, 5), 0, dtype)
+    check(lambda t: F.pixel_shuffle(t, 2), x, dtype=dtype)
+    check(lambda t: F.pixel_unshuffle(t, 3), rand((2, 2, 6, 9), 1, dtype), dtype=dtype)
+    check(lambda t: F.pixel_shuffle(t, 2), rand((8, 3, 5), 2, dtype), dtype=dtype,
+          prep=lambda t: t.transpose(1, 2).contiguous().transpose(1, 2))
+
