@@ -1,4 +1,4 @@
-"""grid_sample (grid_sampler_2d and its backward) and affine_grid against CPU PyTorch in strict
+"""grid_sample (grid_sampler_2d/3d and their backward) and affine_grid against CPU PyTorch in strict
 mode: every interpolation and padding mode, align_corners, grids reaching outside the input,
 non-contiguous and channels_last inputs, the four floating dtypes, gradients for input and grid."""
 
@@ -99,3 +99,36 @@ def test_grid_sample_far_outside(mode):
     for padding, align in (("reflection", False), ("reflection", True), ("border", False)):
         compare(rand((1, 2, 4, 5), 4), grid_of(1, 5, 6, 6, spread=3.5), torch.float64,
                 mode=mode, padding_mode=padding, align_corners=align)
+
+
+def grid3_of(n, d, h, w, seed, spread=1.3):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(n, d, h, w, 3, generator=g, dtype=torch.float64) * 2 - 1) * spread
+
+
+@pytest.mark.parametrize("mode,padding,align",
+                         [m for m in MODES if m[0] != "bicubic"])
+def test_grid_sample_3d(mode, padding, align):
+    compare(rand((2, 3, 4, 5, 6), 0), grid3_of(2, 3, 2, 4, 1), torch.float32, mode=mode,
+            padding_mode=padding, align_corners=align)
+
+
+@pytest.mark.parametrize("dtype", DTYPES[1:])
+def test_grid_sample_3d_dtypes_layouts(dtype):
+    compare(rand((2, 3, 4, 5, 6), 0), grid3_of(2, 3, 2, 4, 2, spread=3.0), dtype,
+            mode="bilinear", padding_mode="reflection", align_corners=False)
+    compare(rand((2, 3, 4, 5, 6), 1), grid3_of(2, 2, 3, 2, 3), dtype,
+            prep=lambda t: t.contiguous(memory_format=torch.channels_last_3d), mode="nearest",
+            padding_mode="border", align_corners=True)
+
+
+def test_grid_sample_3d_errors_match_cpu():
+    x, g = rand((1, 2, 3, 4, 4), 0), grid3_of(1, 2, 2, 2, 0)
+    for fn in (lambda a, b: torch.grid_sampler_3d(a, b, 2, 0, False),  # no 3-D bicubic
+               lambda a, b: torch.grid_sampler_3d(a[0], b[0], 0, 0, False),
+               lambda a, b: torch.grid_sampler_3d(a, b[..., :2], 0, 0, False)):
+        with pytest.raises(RuntimeError) as cpu_err:
+            fn(x, g)
+        with pytest.raises(RuntimeError) as dev_err:
+            fn(x.to("ocl"), g.to("ocl"))
+        assert str(dev_err.value) == str(cpu_err.value)

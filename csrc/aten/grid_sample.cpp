@@ -1,7 +1,8 @@
-// grid_sampler_2d and its backward (F.grid_sample on 4-D inputs: bilinear, nearest, bicubic;
-// zeros, border, reflection padding; align_corners) for float/double/half/bfloat16, on
-// grid_sample.cl. Other dtypes, and input/grid dtype mismatches, take the counted CPU fallback
-// (which raises CPU's error where CPU has one). affine_grid is composite and runs natively.
+// grid_sampler_2d and grid_sampler_3d with their backward (F.grid_sample: bilinear/trilinear,
+// nearest, bicubic in 2-D; zeros, border, reflection padding; align_corners) for
+// float/double/half/bfloat16, on grid_sample.cl. Other dtypes, and input/grid dtype mismatches,
+// take the counted CPU fallback (which raises CPU's error where CPU has one). affine_grid is
+// composite and runs natively.
 #include <ATen/ATen.h>
 #include <ATen/native/GridSamplerUtils.h>
 #include <torch/library.h>
@@ -16,15 +17,19 @@ char kGridFamily;
 
 // Mirrors GridGeom in grid_sample.cl.
 struct alignas(8) GridGeom {
-  cl_long N, C, H, W, OH, OW;
-  cl_int interp, padding, align;
+  cl_long N, C, D, H, W, OD, OH, OW;
+  cl_int dims, interp, padding, align;
 };
 
+// input (N, C, [D,] H, W), grid (N, [OD,] OH, OW, dims).
 GridGeom gridGeom(const at::Tensor& input, const at::Tensor& grid, int64_t interp, int64_t padding,
                   bool align) {
   GridGeom g{};
-  g.N = input.size(0), g.C = input.size(1), g.H = input.size(2), g.W = input.size(3);
-  g.OH = grid.size(1), g.OW = grid.size(2);
+  const bool vol = input.dim() == 5;
+  g.N = input.size(0), g.C = input.size(1), g.D = vol ? input.size(2) : 1;
+  g.H = input.size(-2), g.W = input.size(-1);
+  g.OD = vol ? grid.size(1) : 1, g.OH = grid.size(-3), g.OW = grid.size(-2);
+  g.dims = vol ? 3 : 2;
   g.interp = static_cast<cl_int>(interp), g.padding = static_cast<cl_int>(padding);
   g.align = align;
   return g;
@@ -49,34 +54,48 @@ bool nativeArgs(const at::Tensor& input, const at::Tensor& grid, int64_t interp,
          interp >= 0 && interp <= 2 && padding >= 0 && padding <= 2;
 }
 
-at::Tensor gridSampler2d(const at::Tensor& input, const at::Tensor& grid, int64_t interp,
-                         int64_t padding, bool align_corners) {
+// The shape checks of grid_sampler_2d / grid_sampler_3d.
+template <int Dims>
+void checkGrid(const at::Tensor& input, const at::Tensor& grid, int64_t interp) {
   at::native::check_grid_sampler_common(input, grid);
-  at::native::check_grid_sampler_2d(input, grid);
+  if constexpr (Dims == 2)
+    at::native::check_grid_sampler_2d(input, grid);
+  else
+    at::native::check_grid_sampler_3d(input, grid, interp);
+}
+
+template <int Dims>
+at::Tensor gridSampler(const at::Tensor& input, const at::Tensor& grid, int64_t interp,
+                       int64_t padding, bool align_corners) {
+  checkGrid<Dims>(input, grid, interp);
   if (!nativeArgs(input, grid, interp, padding))
-    return runFallback("aten::grid_sampler_2d", "",
+    return runFallback(Dims == 2 ? "aten::grid_sampler_2d" : "aten::grid_sampler_3d", "",
                        {input, grid, interp, padding, align_corners})[0]
         .toTensor();
   const at::Tensor x = input.contiguous(), gr = grid.contiguous();
   const GridGeom g = gridGeom(x, gr, interp, padding, align_corners);
-  at::Tensor out = at::empty({g.N, g.C, g.OH, g.OW}, x.options());
-  if (out.numel() > 0) launchGrid(x, "grid_fwd", g.N * g.OH * g.OW, {out, x, gr}, g);
+  std::vector<int64_t> shape{g.N, g.C};
+  if (Dims == 3) shape.push_back(g.OD);
+  shape.insert(shape.end(), {g.OH, g.OW});
+  at::Tensor out = at::empty(shape, x.options());
+  if (out.numel() > 0) launchGrid(x, "grid_fwd", g.N * g.OD * g.OH * g.OW, {out, x, gr}, g);
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> gridSampler2dBackward(const at::Tensor& grad_output,
-                                                         const at::Tensor& input,
-                                                         const at::Tensor& grid, int64_t interp,
-                                                         int64_t padding, bool align_corners,
-                                                         std::array<bool, 2> output_mask) {
-  at::native::check_grid_sampler_common(input, grid);
-  at::native::check_grid_sampler_2d(input, grid);
+template <int Dims>
+std::tuple<at::Tensor, at::Tensor> gridSamplerBackward(const at::Tensor& grad_output,
+                                                       const at::Tensor& input,
+                                                       const at::Tensor& grid, int64_t interp,
+                                                       int64_t padding, bool align_corners,
+                                                       std::array<bool, 2> output_mask) {
+  checkGrid<Dims>(input, grid, interp);
   checkSameDevice({grad_output, input, grid});
   if (!nativeArgs(input, grid, interp, padding) ||
       grad_output.scalar_type() != input.scalar_type()) {
-    auto r = runFallback("aten::grid_sampler_2d_backward", "",
-                         {grad_output, input, grid, interp, padding, align_corners,
-                          c10::List<bool>({output_mask[0], output_mask[1]})});
+    auto r = runFallback(
+        Dims == 2 ? "aten::grid_sampler_2d_backward" : "aten::grid_sampler_3d_backward", "",
+        {grad_output, input, grid, interp, padding, align_corners,
+         c10::List<bool>({output_mask[0], output_mask[1]})});
     return {r[0].toTensor(), r[1].toTensor()};
   }
   const at::Tensor go = grad_output.contiguous(), x = input.contiguous(), gr = grid.contiguous();
@@ -91,7 +110,7 @@ std::tuple<at::Tensor, at::Tensor> gridSampler2dBackward(const at::Tensor& grad_
     if (g.C == 0)
       grad_grid.zero_();
     else
-      launchGrid(x, "grid_bwd_grid", g.N * g.OH * g.OW, {grad_grid, go, x, gr}, g);
+      launchGrid(x, "grid_bwd_grid", g.N * g.OD * g.OH * g.OW, {grad_grid, go, x, gr}, g);
   }
   return {grad_input, grad_grid};
 }
@@ -99,8 +118,10 @@ std::tuple<at::Tensor, at::Tensor> gridSampler2dBackward(const at::Tensor& grad_
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("grid_sampler_2d", TORCH_FN(gridSampler2d));
-  m.impl("grid_sampler_2d_backward", TORCH_FN(gridSampler2dBackward));
+  m.impl("grid_sampler_2d", TORCH_FN(gridSampler<2>));
+  m.impl("grid_sampler_2d_backward", TORCH_FN(gridSamplerBackward<2>));
+  m.impl("grid_sampler_3d", TORCH_FN(gridSampler<3>));
+  m.impl("grid_sampler_3d_backward", TORCH_FN(gridSamplerBackward<3>));
 }
 
 }  // namespace torch_ocl::aten

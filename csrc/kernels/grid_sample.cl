@@ -1,11 +1,12 @@
-// grid_sampler_2d forward and backward (bilinear, nearest, bicubic; zeros, border, reflection
-// padding; align_corners) over contiguous input (N, C, H, W), grid (N, OH, OW, 2) and output
-// (N, C, OH, OW), with the coordinate helpers of ATen/native/GridSampler.h. Forward and the grid
+// grid_sampler_2d and grid_sampler_3d, forward and backward (bilinear/trilinear, nearest, and
+// bicubic in 2-D; zeros, border, reflection padding; align_corners) over contiguous input
+// (N, C, [D,] H, W), grid (N, [OD,] OH, OW, dims) and output (N, C, [OD,] OH, OW), with the
+// coordinate helpers of ATen/native/GridSampler.h. 2-D runs with D = OD = 1. Forward and the grid
 // gradient take one work item per output point (all channels); the input gradient one work item
 // per (n, c) plane, adding in CPU's order (output points row by row), without atomics.
 typedef struct {
-  long N, C, H, W, OH, OW;
-  int interp, padding, align;  // interp 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
+  long N, C, D, H, W, OD, OH, OW;
+  int dims, interp, padding, align;  // interp 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
                                // 1 border, 2 reflection
 } GridGeom;
 
@@ -70,6 +71,11 @@ inline ACC source_index(ACC c, long size, GridGeom g, ACC* grad) {
 }
 
 inline int inside(long y, long x, GridGeom g) { return y >= 0 && y < g.H && x >= 0 && x < g.W; }
+inline int inside3(long z, long y, long x, GridGeom g) {
+  return z >= 0 && z < g.D && inside(y, x, g);
+}
+inline long in_plane(GridGeom g) { return g.D * g.H * g.W; }
+inline long out_plane(GridGeom g) { return g.OD * g.OH * g.OW; }
 
 // Bicubic taps: the padded, truncated position of tap (x, y), or -1 outside (zeros padding).
 inline long cubic_tap(ACC x, ACC y, GridGeom g) {
@@ -105,14 +111,50 @@ inline void cubic_coeffs_grad(ACC t, ACC* c) {
 // gradient) and the unnormalisation multipliers.
 typedef struct {
   long pos[16];
-  ACC w[16], wx[16], wy[16];
+  ACC w[16], wx[16], wy[16], wz[16];
   ACC cx[4], cy[4];  // bicubic: the separate coefficients (forward nests rows, then columns)
   int taps;
-  ACC gx, gy;
+  ACC gx, gy, gz;
 } Taps;
 
+// Trilinear: the 8 corners in CPU's order (tnw, tne, tsw, tse, bnw, bne, bsw, bse), each weight
+// the product of its per-dimension weights, whose derivatives are +-1.
+inline void trilinear_taps(ACC ix, ACC iy, ACC iz, GridGeom g, Taps* t) {
+  const ACC fx = floor(ix), fy = floor(iy), fz = floor(iz);
+  const long x0 = (long)fx, y0 = (long)fy, z0 = (long)fz;
+  const ACC ax = ix - fx, ay = iy - fy, az = iz - fz;
+  const ACC ex = fx + 1 - ix, ey = fy + 1 - iy, ez = fz + 1 - iz;
+  t->taps = 8;
+  for (int k = 0; k < 8; ++k) {
+    const int bx = k & 1, by = (k >> 1) & 1, bz = k >> 2;
+    const long x = x0 + bx, y = y0 + by, z = z0 + bz;
+    const ACC wx = bx ? ax : ex, wy = by ? ay : ey, wz = bz ? az : ez;
+    t->pos[k] = inside3(z, y, x, g) ? (z * g.H + y) * g.W + x : -1;
+    t->w[k] = wx * wy * wz;
+    t->wx[k] = (bx ? 1 : -1) * wy * wz;
+    t->wy[k] = (by ? 1 : -1) * wx * wz;
+    t->wz[k] = (bz ? 1 : -1) * wx * wy;
+  }
+}
+
 inline void taps_of(__global const T* grid, long pt, GridGeom g, Taps* t) {
-  const ACC x = LD(grid, 2 * pt), y = LD(grid, 2 * pt + 1);
+  const ACC x = LD(grid, g.dims * pt), y = LD(grid, g.dims * pt + 1);
+  t->gz = 0;
+  if (g.dims == 3) {
+    const ACC ix = source_index(x, g.W, g, &t->gx), iy = source_index(y, g.H, g, &t->gy);
+    const ACC iz = source_index(LD(grid, 3 * pt + 2), g.D, g, &t->gz);
+    if (g.interp == 0) {
+      trilinear_taps(ix, iy, iz, g, t);
+    } else {
+      const long nx = (long)rint(ix), ny = (long)rint(iy), nz = (long)rint(iz);
+      t->taps = 1;
+      t->pos[0] = inside3(nz, ny, nx, g) ? (nz * g.H + ny) * g.W + nx : -1;
+      t->w[0] = 1;
+      t->wx[0] = t->wy[0] = t->wz[0] = 0;
+    }
+    return;
+  }
+  for (int k = 0; k < 16; ++k) t->wz[k] = 0;
   if (g.interp == 2) {
     const ACC ix = unnormalize(x, g.W, g.align, &t->gx), iy = unnormalize(y, g.H, g.align, &t->gy);
     const ACC x0 = floor(ix), y0 = floor(iy), tx = ix - x0, ty = iy - y0;
@@ -159,13 +201,13 @@ inline void taps_of(__global const T* grid, long pt, GridGeom g, Taps* t) {
 __kernel void grid_fwd(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
                        __global const char* gb, ulong goff, GridGeom g) {
   const long pt = get_global_id(0);
-  if (pt >= g.N * g.OH * g.OW) return;
-  const long n = pt / (g.OH * g.OW), o = pt % (g.OH * g.OW);
+  if (pt >= g.N * out_plane(g)) return;
+  const long n = pt / out_plane(g), o = pt % out_plane(g);
   Taps t;
   taps_of((__global const T*)(gb + goff), pt, g, &t);
   __global T* y = (__global T*)(yb + yoff);
   for (long c = 0; c < g.C; ++c) {
-    __global const T* x = (__global const T*)(xb + xoff) + (n * g.C + c) * g.H * g.W;
+    __global const T* x = (__global const T*)(xb + xoff) + (n * g.C + c) * in_plane(g);
     ACC s = 0;
     if (g.interp == 2) {  // rows first, then across them, as cubic_interp1d nests
       for (int j = 0; j < 4; ++j) {
@@ -180,7 +222,7 @@ __kernel void grid_fwd(__global char* yb, ulong yoff, __global const char* xb, u
       for (int k = 0; k < t.taps; ++k)
         if (t.pos[k] >= 0) s += LD(x, t.pos[k]) * t.w[k];
     }
-    ST(y, (n * g.C + c) * g.OH * g.OW + o, s);
+    ST(y, (n * g.C + c) * out_plane(g) + o, s);
   }
 }
 
@@ -189,24 +231,26 @@ __kernel void grid_bwd_grid(__global char* ggb, ulong ggoff, __global const char
                             ulong gooff, __global const char* xb, ulong xoff,
                             __global const char* gb, ulong goff, GridGeom g) {
   const long pt = get_global_id(0);
-  if (pt >= g.N * g.OH * g.OW) return;
-  const long n = pt / (g.OH * g.OW), o = pt % (g.OH * g.OW);
+  if (pt >= g.N * out_plane(g)) return;
+  const long n = pt / out_plane(g), o = pt % out_plane(g);
   Taps t;
   taps_of((__global const T*)(gb + goff), pt, g, &t);
-  ACC gx = 0, gy = 0;
+  ACC gx = 0, gy = 0, gz = 0;
   for (long c = 0; c < g.C; ++c) {
-    __global const T* x = (__global const T*)(xb + xoff) + (n * g.C + c) * g.H * g.W;
-    const ACC go = LD((__global const T*)(gob + gooff), (n * g.C + c) * g.OH * g.OW + o);
+    __global const T* x = (__global const T*)(xb + xoff) + (n * g.C + c) * in_plane(g);
+    const ACC go = LD((__global const T*)(gob + gooff), (n * g.C + c) * out_plane(g) + o);
     for (int k = 0; k < t.taps; ++k)
       if (t.pos[k] >= 0) {
         const ACC v = LD(x, t.pos[k]);
         gx += v * t.wx[k] * go;
         gy += v * t.wy[k] * go;
+        gz += v * t.wz[k] * go;
       }
   }
   __global T* gg = (__global T*)(ggb + ggoff);
-  ST(gg, 2 * pt, t.gx * gx);
-  ST(gg, 2 * pt + 1, t.gy * gy);
+  ST(gg, g.dims * pt, t.gx * gx);
+  ST(gg, g.dims * pt + 1, t.gy * gy);
+  if (g.dims == 3) ST(gg, 3 * pt + 2, t.gz * gz);
 }
 
 // Input gradient of plane (n, c): every output point adds its weights times its gradient.
@@ -215,12 +259,12 @@ __kernel void grid_bwd_input(__global char* gib, ulong gioff, __global const cha
   const long plane = get_global_id(0);
   if (plane >= g.N * g.C) return;
   const long n = plane / g.C;
-  __global T* gi = (__global T*)(gib + gioff) + plane * g.H * g.W;
-  __global const T* go = (__global const T*)(gob + gooff) + plane * g.OH * g.OW;
-  for (long i = 0; i < g.H * g.W; ++i) ST(gi, i, (ACC)0);
-  for (long o = 0; o < g.OH * g.OW; ++o) {
+  __global T* gi = (__global T*)(gib + gioff) + plane * in_plane(g);
+  __global const T* go = (__global const T*)(gob + gooff) + plane * out_plane(g);
+  for (long i = 0; i < in_plane(g); ++i) ST(gi, i, (ACC)0);
+  for (long o = 0; o < out_plane(g); ++o) {
     Taps t;
-    taps_of((__global const T*)(gb + goff), n * g.OH * g.OW + o, g, &t);
+    taps_of((__global const T*)(gb + goff), n * out_plane(g) + o, g, &t);
     const ACC v = LD(go, o);
     for (int k = 0; k < t.taps; ++k)
       if (t.pos[k] >= 0) ST(gi, t.pos[k], LD(gi, t.pos[k]) + t.w[k] * v);
