@@ -103,8 +103,7 @@ at::Tensor fractionalMaxPool3dBackward(const at::Tensor& grad_output, const at::
   const char* what[] = {"time", "height", "width"};
   for (int i = 0; i < 3; ++i)
     TORCH_CHECK(grad_output.dim() == self.dim() && output_size[i] == grad_output.size(t + i),
-                "fractional_max_pool3d_backward_out(): gradOutput ", what[i],
-                " unexpected");
+                "fractional_max_pool3d_backward_out(): gradOutput ", what[i], " unexpected");
   TORCH_CHECK(indices.sizes() == grad_output.sizes(),
               "fractional_max_pool3d_backward(): indices must have the shape of grad_output");
   at::Tensor gi = at::empty(self.sizes(), self.options());
