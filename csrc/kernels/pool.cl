@@ -192,10 +192,11 @@ __kernel void adaptive_fwd(__global char* yb, ulong yoff, __global char* ib, ulo
   if (mode) ((__global long*)(ib + ioff))[gid] = bi;
 }
 
-// Outputs along one dimension whose adaptive window may hold input i: [*o0, *o1).
+// Outputs along one dimension whose adaptive window holds input i: [*o0, *o1) (ad_start(o) <= i
+// and ad_end(o) > i).
 inline void ad_candidates(long i, long in, long out, long* o0, long* o1) {
-  *o0 = max(0L, i * out / in - 1);
-  *o1 = min(out, (i + 1) * out / in + 2);
+  *o0 = i * out / in;
+  *o1 = min(out, ((i + 1) * out - 1) / in + 1);
 }
 
 __kernel void adaptive_bwd(__global char* gib, ulong gioff, __global const char* gob,
