@@ -198,3 +198,23 @@ def test_lp_pool_native():
     check(lambda t: F.lp_pool3d(t, 2, 2), x)
     check(lambda t: F.lp_pool2d(t, 3, (2, 3), stride=2), x[:, :, 0])
     check(lambda t: F.lp_pool1d(t, 1.5, 3), x[:, :, 0, 0])
+
+
+def test_avg_pool_int64_native_like_cpu():
+    # CPU sums in int64 and divides truncating; other integer dtypes are CPU errors
+    x = torch.randint(-50, 50, (2, 3, 5, 6, 7), generator=torch.Generator().manual_seed(0))
+    cases = [(F.avg_pool3d, x, dict(kernel_size=2)),
+             (F.avg_pool3d, x, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                    count_include_pad=False)),
+             (F.avg_pool2d, x[:, :, 0], dict(kernel_size=2, divisor_override=-3)),
+             (F.avg_pool1d, x[:, :, 0, 0], dict(kernel_size=3, stride=2, padding=1))]
+    for fn, inp, kw in cases:
+        ref = fn(inp, **kw)
+        with torch_ocl.strict():
+            got = fn(inp.to("ocl"), **kw)
+        assert got.dtype == torch.int64 and torch.equal(got.cpu(), ref)
+    with pytest.raises(RuntimeError) as cpu_err:
+        F.avg_pool3d(x.int(), 2)
+    with pytest.raises(RuntimeError) as ocl_err:
+        F.avg_pool3d(x.int().to("ocl"), 2)
+    assert str(ocl_err.value).split("\n")[0] == str(cpu_err.value).split("\n")[0]

@@ -1,11 +1,11 @@
 // Pooling, forward and backward: max_pool2d_with_indices, and in 2-D and 3-D avg_pool (ceil_mode,
 // count_include_pad, divisor_override), _adaptive_avg_pool and adaptive_max_pool (one template
-// each over pool.cl's (D, H, W) geometry), for float/double/half/bfloat16, and integers for
-// max_pool2d's forward (other dtypes take the counted CPU fallback). max_pool3d, max_unpool3d:
-// pool3d.cpp; fractional pooling: pool_fractional.cpp. max_pool1d/avg_pool1d and
-// adaptive_avg_pool2d decompose onto these. Shapes and argument checks come from PyTorch's
-// structured meta functions; inputs are read as contiguous planes and outputs that PyTorch makes
-// channels_last are written through a contiguous temporary.
+// each over pool.cl's (D, H, W) geometry), for float/double/half/bfloat16, integers for
+// max_pool2d's forward and int64 for avg_pool's (other dtypes take the counted CPU fallback).
+// max_pool3d, max_unpool3d: pool3d.cpp; fractional pooling: pool_fractional.cpp.
+// max_pool1d/avg_pool1d and adaptive_avg_pool2d decompose onto these. Shapes and argument checks
+// come from PyTorch's structured meta functions; inputs are read as contiguous planes and outputs
+// that PyTorch makes channels_last are written through a contiguous temporary.
 #include <ATen/ATen.h>
 #include <ATen/ops/adaptive_max_pool2d_backward_meta.h>
 #include <ATen/ops/adaptive_max_pool2d_meta.h>
@@ -158,7 +158,8 @@ template <int S>
 at::Tensor avgPool(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                    at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                    std::optional<int64_t> divisor_override) {
-  if (!nnFloating(self.scalar_type()))
+  // int64 as CPU has it (an int64 sum, truncating division); other integers get CPU's error
+  if (!nnFloating(self.scalar_type()) && self.scalar_type() != at::kLong)
     return runFallback(PoolOps<S>::kAvg, "",
                        ivalues({self, kernel_size.vec(), stride.vec(), padding.vec(), ceil_mode,
                                 count_include_pad, divisor_override}))[0]
