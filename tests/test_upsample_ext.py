@@ -1,7 +1,8 @@
 """Upsampling beyond 2-D nearest/bilinear: linear (1-D), trilinear, bicubic, nearest 3-D and
 nearest-exact 1/2/3-D, against CPU PyTorch in strict mode: outputs and gradients, align_corners,
 sizes and scale factors (including ones CPU special-cases), the four floating dtypes,
-channels_last and non-contiguous inputs, empty batches; pixel_shuffle/pixel_unshuffle (composite)."""
+channels_last and non-contiguous inputs, empty batches; antialiased bilinear/bicubic;
+pixel_shuffle/pixel_unshuffle (composite)."""
 
 import pytest
 import torch
@@ -149,3 +150,26 @@ def test_pixel_shuffle_unshuffle_native(dtype):
     check(lambda t: F.pixel_shuffle(t, 2), rand((8, 3, 5), 2, dtype), dtype=dtype,
           prep=lambda t: t.transpose(1, 2).contiguous().transpose(1, 2))
 
+
+
+AA_CASES = [((2, 3, 9, 13), dict(size=(4, 5))), ((2, 3, 6, 5), dict(size=(12, 11))),
+            ((1, 2, 7, 7), dict(size=(3, 7))), ((1, 2, 8, 9), dict(size=(8, 3))),
+            ((1, 2, 17, 6), dict(scale_factor=(0.3, 1.6))),
+            ((1, 2, 9, 13), dict(size=(4, 5), align_corners=True)),
+            ((1, 2, 9, 13), dict(size=(1, 1)))]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("shape,kw", AA_CASES)
+def test_upsample_antialias(mode, shape, kw):
+    check(lambda t: F.interpolate(t, mode=mode, antialias=True, **kw), rand(shape, 0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES[1:])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_upsample_antialias_dtypes_layouts(dtype, mode):
+    check(lambda t: F.interpolate(t, size=(4, 11), mode=mode, antialias=True),
+          rand((2, 3, 9, 5), 1), dtype=dtype)
+    check(lambda t: F.interpolate(t, size=(4, 11), mode=mode, antialias=True),
+          rand((2, 3, 9, 5), 2), dtype=dtype,
+          prep=lambda t: t.contiguous(memory_format=torch.channels_last))

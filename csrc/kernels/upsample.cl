@@ -250,3 +250,99 @@ __kernel void cubic_bwd(__global char* gib, ulong gioff, __global const char* go
   }
   ST((__global T*)(gib + gioff), gid, s);
 }
+
+// Antialiased bilinear/bicubic (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa): each output
+// averages a window of inputs with a triangle (linear) or Keys a = -0.5 (cubic) filter stretched
+// by the downscale factor and normalised to sum 1, as CPU's HelperInterpBase computes them. A
+// dimension whose size does not change is left as is (CPU skips it).
+inline ACC aa_filter(ACC x, int cubic) {
+  x = fabs(x);
+  if (!cubic) return x < 1 ? (ACC)1 - x : (ACC)0;
+  const ACC a = (ACC)-0.5;
+  if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
+  return 0;
+}
+
+typedef struct {
+  long xmin, xsize;
+  ACC center, invscale, total;
+} AaWindow;
+
+inline AaWindow aa_window(long o, long in, long out, ACC scale, int cubic) {
+  AaWindow r;
+  if (in == out) {
+    r.xmin = o, r.xsize = 1, r.center = 0, r.invscale = 0, r.total = 0;
+    return r;
+  }
+  const ACC support = (scale >= 1 ? scale : (ACC)1) * (cubic ? 2 : 1);
+  const long max_size = (long)ceil(support) * 2 + 1;
+  r.center = scale * ((ACC)o + (ACC)0.5);
+  r.invscale = scale >= 1 ? (ACC)1 / scale : (ACC)1;
+  r.xmin = max((long)(r.center - support + (ACC)0.5), 0L);
+  r.xsize = clamp(min((long)(r.center + support + (ACC)0.5), in) - r.xmin, 0L, max_size);
+  r.total = 0;
+  for (long j = 0; j < r.xsize; ++j)
+    r.total += aa_filter(((ACC)(j + r.xmin) - r.center + (ACC)0.5) * r.invscale, cubic);
+  return r;
+}
+
+// Weight of input xmin + j.
+inline ACC aa_weight(AaWindow r, long j, int cubic) {
+  if (r.invscale == 0) return 1;  // unchanged dimension
+  const ACC w = aa_filter(((ACC)(j + r.xmin) - r.center + (ACC)0.5) * r.invscale, cubic);
+  return r.total != 0 ? w / r.total : w;
+}
+
+__kernel void aa_fwd(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
+                     UpGeom g, ACC sh, ACC sw, int cubic) {
+  const long gid = get_global_id(0);
+  if (gid >= g.P * g.OH * g.OW) return;
+  long p, od, oh, ow;
+  split(gid, 1, g.OH, g.OW, &p, &od, &oh, &ow);
+  __global const T* x = (__global const T*)(xb + xoff) + p * g.H * g.W;
+  const AaWindow wh = aa_window(oh, g.H, g.OH, sh, cubic), ww = aa_window(ow, g.W, g.OW, sw, cubic);
+  ACC v = 0;
+  for (long a = 0; a < wh.xsize; ++a) {
+    ACC r = 0;
+    for (long b = 0; b < ww.xsize; ++b)
+      r += aa_weight(ww, b, cubic) * LD(x, (wh.xmin + a) * g.W + ww.xmin + b);
+    v += aa_weight(wh, a, cubic) * r;
+  }
+  ST((__global T*)(yb + yoff), gid, v);
+}
+
+// First output whose window ends after input i (windows move monotonically with o).
+inline long aa_first(long i, long in, long out, ACC scale, int cubic) {
+  long lo = 0, hi = out;
+  while (lo < hi) {
+    const long mid = (lo + hi) / 2;
+    const AaWindow r = aa_window(mid, in, out, scale, cubic);
+    if (r.xmin + r.xsize > i) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+__kernel void aa_bwd(__global char* gib, ulong gioff, __global const char* gob, ulong gooff,
+                     UpGeom g, ACC sh, ACC sw, int cubic) {
+  const long gid = get_global_id(0);
+  if (gid >= g.P * g.H * g.W) return;
+  long p, d, h, w;
+  split(gid, 1, g.H, g.W, &p, &d, &h, &w);
+  __global const T* go = (__global const T*)(gob + gooff) + p * g.OH * g.OW;
+  const long oh0 = aa_first(h, g.H, g.OH, sh, cubic), ow0 = aa_first(w, g.W, g.OW, sw, cubic);
+  ACC s = 0;
+  for (long oh = oh0; oh < g.OH; ++oh) {
+    const AaWindow wh = aa_window(oh, g.H, g.OH, sh, cubic);
+    if (wh.xmin > h) break;
+    if (h >= wh.xmin + wh.xsize) continue;
+    const ACC weight_h = aa_weight(wh, h - wh.xmin, cubic);
+    for (long ow = ow0; ow < g.OW; ++ow) {
+      const AaWindow ww = aa_window(ow, g.W, g.OW, sw, cubic);
+      if (ww.xmin > w) break;
+      if (w >= ww.xmin + ww.xsize) continue;
+      s += weight_h * aa_weight(ww, w - ww.xmin, cubic) * LD(go, oh * g.OW + ow);
+    }
+  }
+  ST((__global T*)(gib + gioff), gid, s);
+}
