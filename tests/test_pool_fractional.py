@@ -93,9 +93,9 @@ def test_fractional_modules_native(dtype):
 def test_fractional_errors_match_cpu():
     x = rand((1, 2, 9, 9), 0)
     cases = [
-        lambda t, d: F.fractional_max_pool2d(t, 2, output_size=(5, 5),
-                                             _random_samples=torch.rand(1, 2, 2, dtype=torch.float64,
-                                                                        device=d)),
+        lambda t, d: F.fractional_max_pool2d(
+            t, 2, output_size=(5, 5),
+            _random_samples=torch.rand(1, 2, 2, dtype=torch.float64, device=d)),
         lambda t, d: F.fractional_max_pool2d(t, 2, output_size=(5, 5),
                                              _random_samples=torch.rand(1, 3, 2, device=d)),
         lambda t, d: F.fractional_max_pool2d(t, 5, output_size=(6, 6),
