@@ -1,83 +1,135 @@
-// 2-D max/average pooling (fixed and adaptive windows), forward and backward, over contiguous
-// (P, H, W) planes (P = N * C). Backward kernels gather: each input element adds up the outputs
-// whose window held it, in a fixed order and without atomics.
+// Max/average pooling (fixed and adaptive windows) in 1, 2 or 3 spatial dimensions, forward and
+// backward, over contiguous (P, D, H, W) volumes (P = N * C; 2-D pools run with D = OD = 1 and a
+// depth window of 1). Backward kernels gather: each input element adds up the outputs whose window
+// held it, in a fixed order and without atomics.
 typedef struct {
-  long P, H, W, OH, OW;
-  long kh, kw, sh, sw, ph, pw, dh, dw;
+  long P, D, H, W, OD, OH, OW;
+  long kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw;
 } PoolGeom;
 
+inline long in_volume(PoolGeom g) { return g.D * g.H * g.W; }
+inline long out_volume(PoolGeom g) { return g.OD * g.OH * g.OW; }
+
+// Output coordinates (p, od, oh, ow) of gid.
+inline void out_coords(long gid, PoolGeom g, long* p, long* od, long* oh, long* ow) {
+  *ow = gid % g.OW;
+  *oh = (gid / g.OW) % g.OH;
+  *od = (gid / (g.OW * g.OH)) % g.OD;
+  *p = gid / out_volume(g);
+}
+inline void in_coords(long gid, PoolGeom g, long* p, long* d, long* h, long* w) {
+  *w = gid % g.W;
+  *h = (gid / g.W) % g.H;
+  *d = (gid / (g.W * g.H)) % g.D;
+  *p = gid / in_volume(g);
+}
+
+// First in-range window position from `start` in steps of `dil`.
+inline long first_inside(long start, long dil) {
+  while (start < 0) start += dil;
+  return start;
+}
+
 // Max over the window, NaN-propagating and first-index-wins like CPU PyTorch; indices are
-// positions within the plane.
+// positions within the (D, H, W) volume.
 __kernel void max_pool_fwd(__global char* yb, ulong yoff, __global char* ib, ulong ioff,
                            __global const char* xb, ulong xoff, PoolGeom g) {
   const long gid = get_global_id(0);
-  if (gid >= g.P * g.OH * g.OW) return;
-  const long ow = gid % g.OW, oh = (gid / g.OW) % g.OH, p = gid / (g.OW * g.OH);
-  __global const T* x = (__global const T*)(xb + xoff) + p * g.H * g.W;
-  const long hs = oh * g.sh - g.ph, ws = ow * g.sw - g.pw;
+  if (gid >= g.P * out_volume(g)) return;
+  long p, od, oh, ow;
+  out_coords(gid, g, &p, &od, &oh, &ow);
+  __global const T* x = (__global const T*)(xb + xoff) + p * in_volume(g);
+  const long ds = od * g.sd - g.pd, hs = oh * g.sh - g.ph, ws = ow * g.sw - g.pw;
+  const long de = min(ds + (g.kd - 1) * g.dd + 1, g.D);
   const long he = min(hs + (g.kh - 1) * g.dh + 1, g.H), we = min(ws + (g.kw - 1) * g.dw + 1, g.W);
-  long h0 = hs, w0 = ws;
-  while (h0 < 0) h0 += g.dh;
-  while (w0 < 0) w0 += g.dw;
+  const long d0 = first_inside(ds, g.dd), h0 = first_inside(hs, g.dh), w0 = first_inside(ws, g.dw);
   ACC best = ACC_LOWEST;
-  long bi = h0 * g.W + w0;
-  for (long h = h0; h < he; h += g.dh)
-    for (long w = w0; w < we; w += g.dw) {
-      const ACC v = LD(x, h * g.W + w);
-      if (v > best || ACC_ISNAN(v)) {
-        best = v;
-        bi = h * g.W + w;
+  long bi = (d0 * g.H + h0) * g.W + w0;
+  for (long d = d0; d < de; d += g.dd)
+    for (long h = h0; h < he; h += g.dh)
+      for (long w = w0; w < we; w += g.dw) {
+        const long i = (d * g.H + h) * g.W + w;
+        const ACC v = LD(x, i);
+        if (v > best || ACC_ISNAN(v)) {
+          best = v;
+          bi = i;
+        }
       }
-    }
   ST((__global T*)(yb + yoff), gid, best);
   ((__global long*)(ib + ioff))[gid] = bi;
+}
+
+// Output index along one dimension whose window (kernel offset k) holds input i; -1 if none.
+inline long window_out(long i, long pad, long k, long dil, long stride, long out) {
+  const long t = i + pad - k * dil;
+  if (t < 0 || t % stride != 0 || t / stride >= out) return -1;
+  return t / stride;
 }
 
 __kernel void max_pool_bwd(__global char* gib, ulong gioff, __global const char* gob,
                            ulong gooff, __global const char* ib, ulong ioff, PoolGeom g) {
   const long gid = get_global_id(0);
-  if (gid >= g.P * g.H * g.W) return;
-  const long w = gid % g.W, h = (gid / g.W) % g.H, p = gid / (g.W * g.H);
-  __global const T* go = (__global const T*)(gob + gooff) + p * g.OH * g.OW;
-  __global const long* ind = (__global const long*)(ib + ioff) + p * g.OH * g.OW;
-  const long me = h * g.W + w;
+  if (gid >= g.P * in_volume(g)) return;
+  long p, d, h, w;
+  in_coords(gid, g, &p, &d, &h, &w);
+  __global const T* go = (__global const T*)(gob + gooff) + p * out_volume(g);
+  __global const long* ind = (__global const long*)(ib + ioff) + p * out_volume(g);
+  const long me = (d * g.H + h) * g.W + w;
   ACC s = 0;
-  for (long ki = 0; ki < g.kh; ++ki) {
-    const long hh = h + g.ph - ki * g.dh;
-    if (hh < 0 || hh % g.sh != 0 || hh / g.sh >= g.OH) continue;
-    for (long kj = 0; kj < g.kw; ++kj) {
-      const long ww = w + g.pw - kj * g.dw;
-      if (ww < 0 || ww % g.sw != 0 || ww / g.sw >= g.OW) continue;
-      const long o = (hh / g.sh) * g.OW + ww / g.sw;
-      if (ind[o] == me) s += LD(go, o);
+  for (long kt = 0; kt < g.kd; ++kt) {
+    const long od = window_out(d, g.pd, kt, g.dd, g.sd, g.OD);
+    if (od < 0) continue;
+    for (long ki = 0; ki < g.kh; ++ki) {
+      const long oh = window_out(h, g.ph, ki, g.dh, g.sh, g.OH);
+      if (oh < 0) continue;
+      for (long kj = 0; kj < g.kw; ++kj) {
+        const long ow = window_out(w, g.pw, kj, g.dw, g.sw, g.OW);
+        if (ow < 0) continue;
+        const long o = (od * g.OH + oh) * g.OW + ow;
+        if (ind[o] == me) s += LD(go, o);
+      }
     }
   }
   ST((__global T*)(gib + gioff), gid, s);
 }
 
+// Window [*s, *e) along one dimension, clamped to the input; returns its unclamped size within
+// the padded input (count_include_pad's divisor factor).
+inline long avg_window(long o, long stride, long pad, long k, long in, long* s, long* e) {
+  const long st = o * stride - pad, en = min(st + k, in + pad);
+  *s = max(st, 0L);
+  *e = min(en, in);
+  return en - st;
+}
+
 // divisor == 0: none given (PyTorch rejects an override of 0; negative ones are allowed).
-inline long avg_divisor(long oh, long ow, PoolGeom g, int count_include_pad, long divisor) {
-  long hs = oh * g.sh - g.ph, ws = ow * g.sw - g.pw;
-  long he = min(hs + g.kh, g.H + g.ph), we = min(ws + g.kw, g.W + g.pw);
-  const long pool = (he - hs) * (we - ws);
-  hs = max(hs, 0L), ws = max(ws, 0L), he = min(he, g.H), we = min(we, g.W);
+inline long avg_divisor(long od, long oh, long ow, PoolGeom g, int count_include_pad,
+                        long divisor) {
+  long ds, de, hs, he, ws, we;
+  const long pool = avg_window(od, g.sd, g.pd, g.kd, g.D, &ds, &de) *
+                    avg_window(oh, g.sh, g.ph, g.kh, g.H, &hs, &he) *
+                    avg_window(ow, g.sw, g.pw, g.kw, g.W, &ws, &we);
   if (divisor != 0) return divisor;
-  return count_include_pad ? pool : (he - hs) * (we - ws);
+  return count_include_pad ? pool : (de - ds) * (he - hs) * (we - ws);
 }
 
 __kernel void avg_pool_fwd(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
                            PoolGeom g, int count_include_pad, long divisor) {
   const long gid = get_global_id(0);
-  if (gid >= g.P * g.OH * g.OW) return;
-  const long ow = gid % g.OW, oh = (gid / g.OW) % g.OH, p = gid / (g.OW * g.OH);
-  __global const T* x = (__global const T*)(xb + xoff) + p * g.H * g.W;
-  const long hs = max(oh * g.sh - g.ph, 0L), ws = max(ow * g.sw - g.pw, 0L);
-  const long he = min(oh * g.sh - g.ph + g.kh, g.H), we = min(ow * g.sw - g.pw + g.kw, g.W);
+  if (gid >= g.P * out_volume(g)) return;
+  long p, od, oh, ow;
+  out_coords(gid, g, &p, &od, &oh, &ow);
+  __global const T* x = (__global const T*)(xb + xoff) + p * in_volume(g);
+  long ds, de, hs, he, ws, we;
+  avg_window(od, g.sd, g.pd, g.kd, g.D, &ds, &de);
+  avg_window(oh, g.sh, g.ph, g.kh, g.H, &hs, &he);
+  avg_window(ow, g.sw, g.pw, g.kw, g.W, &ws, &we);
   ACC s = 0;
-  if (hs < he && ws < we) {
-    for (long h = hs; h < he; ++h)
-      for (long w = ws; w < we; ++w) s += LD(x, h * g.W + w);
-    s /= (ACC)avg_divisor(oh, ow, g, count_include_pad, divisor);
+  if (ds < de && hs < he && ws < we) {
+    for (long d = ds; d < de; ++d)
+      for (long h = hs; h < he; ++h)
+        for (long w = ws; w < we; ++w) s += LD(x, (d * g.H + h) * g.W + w);
+    s /= (ACC)avg_divisor(od, oh, ow, g, count_include_pad, divisor);
   }
   ST((__global T*)(yb + yoff), gid, s);
 }
@@ -85,18 +137,23 @@ __kernel void avg_pool_fwd(__global char* yb, ulong yoff, __global const char* x
 __kernel void avg_pool_bwd(__global char* gib, ulong gioff, __global const char* gob,
                            ulong gooff, PoolGeom g, int count_include_pad, long divisor) {
   const long gid = get_global_id(0);
-  if (gid >= g.P * g.H * g.W) return;
-  const long w = gid % g.W, h = (gid / g.W) % g.H, p = gid / (g.W * g.H);
-  __global const T* go = (__global const T*)(gob + gooff) + p * g.OH * g.OW;
+  if (gid >= g.P * in_volume(g)) return;
+  long p, d, h, w;
+  in_coords(gid, g, &p, &d, &h, &w);
+  __global const T* go = (__global const T*)(gob + gooff) + p * out_volume(g);
   ACC s = 0;
-  for (long ki = 0; ki < g.kh; ++ki) {
-    const long hh = h + g.ph - ki;
-    if (hh < 0 || hh % g.sh != 0 || hh / g.sh >= g.OH) continue;
-    for (long kj = 0; kj < g.kw; ++kj) {
-      const long ww = w + g.pw - kj;
-      if (ww < 0 || ww % g.sw != 0 || ww / g.sw >= g.OW) continue;
-      const long oh = hh / g.sh, ow = ww / g.sw;
-      s += LD(go, oh * g.OW + ow) / (ACC)avg_divisor(oh, ow, g, count_include_pad, divisor);
+  for (long kt = 0; kt < g.kd; ++kt) {
+    const long od = window_out(d, g.pd, kt, 1, g.sd, g.OD);
+    if (od < 0) continue;
+    for (long ki = 0; ki < g.kh; ++ki) {
+      const long oh = window_out(h, g.ph, ki, 1, g.sh, g.OH);
+      if (oh < 0) continue;
+      for (long kj = 0; kj < g.kw; ++kj) {
+        const long ow = window_out(w, g.pw, kj, 1, g.sw, g.OW);
+        if (ow < 0) continue;
+        s += LD(go, (od * g.OH + oh) * g.OW + ow) /
+             (ACC)avg_divisor(od, oh, ow, g, count_include_pad, divisor);
+      }
     }
   }
   ST((__global T*)(gib + gioff), gid, s);
@@ -109,51 +166,139 @@ inline long ad_end(long o, long in, long out) { return ((o + 1) * in + out - 1) 
 __kernel void adaptive_fwd(__global char* yb, ulong yoff, __global char* ib, ulong ioff,
                            __global const char* xb, ulong xoff, PoolGeom g, int mode) {
   const long gid = get_global_id(0);
-  if (gid >= g.P * g.OH * g.OW) return;
-  const long ow = gid % g.OW, oh = (gid / g.OW) % g.OH, p = gid / (g.OW * g.OH);
-  __global const T* x = (__global const T*)(xb + xoff) + p * g.H * g.W;
+  if (gid >= g.P * out_volume(g)) return;
+  long p, od, oh, ow;
+  out_coords(gid, g, &p, &od, &oh, &ow);
+  __global const T* x = (__global const T*)(xb + xoff) + p * in_volume(g);
+  const long ds = ad_start(od, g.D, g.OD), de = ad_end(od, g.D, g.OD);
   const long hs = ad_start(oh, g.H, g.OH), he = ad_end(oh, g.H, g.OH);
   const long ws = ad_start(ow, g.W, g.OW), we = ad_end(ow, g.W, g.OW);
   ACC s = mode ? ACC_LOWEST : 0;
-  long bi = hs * g.W + ws;
-  for (long h = hs; h < he; ++h)
-    for (long w = ws; w < we; ++w) {
-      const ACC v = LD(x, h * g.W + w);
-      if (!mode) {
-        s += v;
-      } else if (v > s || ACC_ISNAN(v)) {
-        s = v;
-        bi = h * g.W + w;
+  long bi = (ds * g.H + hs) * g.W + ws;
+  for (long d = ds; d < de; ++d)
+    for (long h = hs; h < he; ++h)
+      for (long w = ws; w < we; ++w) {
+        const long i = (d * g.H + h) * g.W + w;
+        const ACC v = LD(x, i);
+        if (!mode) {
+          s += v;
+        } else if (v > s || ACC_ISNAN(v)) {
+          s = v;
+          bi = i;
+        }
       }
-    }
-  if (!mode) s /= (ACC)((he - hs) * (we - ws));
+  if (!mode) s /= (ACC)((de - ds) * (he - hs) * (we - ws));
   ST((__global T*)(yb + yoff), gid, s);
   if (mode) ((__global long*)(ib + ioff))[gid] = bi;
+}
+
+// Outputs along one dimension whose adaptive window holds input i: [*o0, *o1) (ad_start(o) <= i
+// and ad_end(o) > i).
+inline void ad_candidates(long i, long in, long out, long* o0, long* o1) {
+  *o0 = i * out / in;
+  *o1 = min(out, ((i + 1) * out - 1) / in + 1);
 }
 
 __kernel void adaptive_bwd(__global char* gib, ulong gioff, __global const char* gob,
                            ulong gooff, __global const char* ib, ulong ioff, PoolGeom g,
                            int mode) {
   const long gid = get_global_id(0);
-  if (gid >= g.P * g.H * g.W) return;
-  const long w = gid % g.W, h = (gid / g.W) % g.H, p = gid / (g.W * g.H);
-  __global const T* go = (__global const T*)(gob + gooff) + p * g.OH * g.OW;
-  __global const long* ind = (__global const long*)(ib + ioff) + p * g.OH * g.OW;
-  const long oh0 = max(0L, h * g.OH / g.H - 1), oh1 = min(g.OH, (h + 1) * g.OH / g.H + 2);
-  const long ow0 = max(0L, w * g.OW / g.W - 1), ow1 = min(g.OW, (w + 1) * g.OW / g.W + 2);
+  if (gid >= g.P * in_volume(g)) return;
+  long p, d, h, w;
+  in_coords(gid, g, &p, &d, &h, &w);
+  __global const T* go = (__global const T*)(gob + gooff) + p * out_volume(g);
+  __global const long* ind = (__global const long*)(ib + ioff) + p * out_volume(g);
+  long od0, od1, oh0, oh1, ow0, ow1;
+  ad_candidates(d, g.D, g.OD, &od0, &od1);
+  ad_candidates(h, g.H, g.OH, &oh0, &oh1);
+  ad_candidates(w, g.W, g.OW, &ow0, &ow1);
+  const long me = (d * g.H + h) * g.W + w;
   ACC s = 0;
-  for (long oh = oh0; oh < oh1; ++oh) {
-    const long hs = ad_start(oh, g.H, g.OH), he = ad_end(oh, g.H, g.OH);
-    if (h < hs || h >= he) continue;
-    for (long ow = ow0; ow < ow1; ++ow) {
-      const long ws = ad_start(ow, g.W, g.OW), we = ad_end(ow, g.W, g.OW);
-      if (w < ws || w >= we) continue;
-      const long o = oh * g.OW + ow;
-      if (!mode)
-        s += LD(go, o) / (ACC)((he - hs) * (we - ws));
-      else if (ind[o] == h * g.W + w)
-        s += LD(go, o);
+  for (long od = od0; od < od1; ++od) {
+    const long ds = ad_start(od, g.D, g.OD), de = ad_end(od, g.D, g.OD);
+    if (d < ds || d >= de) continue;
+    for (long oh = oh0; oh < oh1; ++oh) {
+      const long hs = ad_start(oh, g.H, g.OH), he = ad_end(oh, g.H, g.OH);
+      if (h < hs || h >= he) continue;
+      for (long ow = ow0; ow < ow1; ++ow) {
+        const long ws = ad_start(ow, g.W, g.OW), we = ad_end(ow, g.W, g.OW);
+        if (w < ws || w >= we) continue;
+        const long o = (od * g.OH + oh) * g.OW + ow;
+        if (!mode)
+          s += LD(go, o) / (ACC)((de - ds) * (he - hs) * (we - ws));
+        else if (ind[o] == me)
+          s += LD(go, o);
+      }
     }
   }
   ST((__global T*)(gib + gioff), gid, s);
+}
+
+// Fractional max pooling. CPU computes the pseudo-random window starts in the storage type
+// (generate_intervals<scalar_t>), so for half/bfloat16 every step rounds to it: `bits` is the
+// storage mantissa width (10, 7) or 0 for no rounding. Values that matter are normal numbers.
+inline ACC storage_round(ACC v, int bits) {
+  if (bits == 0) return v;
+  uint u = as_uint((float)v);
+  const uint shift = 23 - bits;
+  u += ((1u << (shift - 1)) - 1) + ((u >> shift) & 1);
+  return (ACC)as_float(u & ~((1u << shift) - 1));
+}
+
+// Start of output o's window along one dimension (sample in [0, 1)).
+inline long frac_start(long o, ACC sample, long in, long out, long pool, int bits) {
+  if (o == out - 1) return in - pool;
+  const ACC alpha =
+      storage_round(storage_round((ACC)(in - pool), bits) / storage_round((ACC)(out - 1), bits),
+                    bits);
+  const ACC a = storage_round(storage_round(storage_round((ACC)o, bits) + sample, bits) * alpha,
+                              bits);
+  return (long)(int)a - (long)(int)storage_round(sample * alpha, bits);
+}
+
+// samples: (P, spatial) in the input dtype; 2-D takes (W, H) from them, 3-D (D, H, W), as CPU.
+__kernel void fractional_fwd(__global char* yb, ulong yoff, __global char* ib, ulong ioff,
+                             __global const char* xb, ulong xoff, __global const char* sb,
+                             ulong soff, PoolGeom g, int spatial, int bits) {
+  const long gid = get_global_id(0);
+  if (gid >= g.P * out_volume(g)) return;
+  long p, od, oh, ow;
+  out_coords(gid, g, &p, &od, &oh, &ow);
+  __global const T* x = (__global const T*)(xb + xoff) + p * in_volume(g);
+  __global const T* smp = (__global const T*)(sb + soff) + p * spatial;
+  const ACC sd = spatial == 3 ? LD(smp, 0) : 0;
+  const ACC sh = LD(smp, 1), sw = spatial == 3 ? LD(smp, 2) : LD(smp, 0);
+  const long ds = spatial == 3 ? frac_start(od, sd, g.D, g.OD, g.kd, bits) : 0;
+  const long hs = frac_start(oh, sh, g.H, g.OH, g.kh, bits);
+  const long ws = frac_start(ow, sw, g.W, g.OW, g.kw, bits);
+  ACC best = ACC_LOWEST;
+  long bi = (ds * g.H + hs) * g.W + ws;
+  for (long d = ds; d < ds + g.kd; ++d)
+    for (long h = hs; h < hs + g.kh; ++h)
+      for (long w = ws; w < ws + g.kw; ++w) {
+        const long i = (d * g.H + h) * g.W + w;
+        const ACC v = LD(x, i);
+        if (v > best || ACC_ISNAN(v)) {
+          best = v;
+          bi = i;
+        }
+      }
+  ST((__global T*)(yb + yoff), gid, best);
+  ((__global long*)(ib + ioff))[gid] = bi;
+}
+
+// One work item per volume, adding in CPU's order and precision (the storage type), so results
+// are bit-identical. Indices outside the volume (only from tampered indices) are skipped.
+__kernel void index_scatter_bwd(__global char* gib, ulong gioff, __global const char* gob,
+                                ulong gooff, __global const char* ib, ulong ioff, PoolGeom g) {
+  const long p = get_global_id(0);
+  if (p >= g.P) return;
+  __global T* gi = (__global T*)(gib + gioff) + p * in_volume(g);
+  __global const T* go = (__global const T*)(gob + gooff) + p * out_volume(g);
+  __global const long* ind = (__global const long*)(ib + ioff) + p * out_volume(g);
+  for (long i = 0; i < in_volume(g); ++i) ST(gi, i, (ACC)0);
+  for (long o = 0; o < out_volume(g); ++o) {
+    const long i = ind[o];
+    if (i >= 0 && i < in_volume(g)) ST(gi, i, LD(gi, i) + LD(go, o));
+  }
 }
