@@ -9,7 +9,6 @@
 #include <ATen/ops/index_copy_meta.h>
 #include <ATen/ops/index_reduce_meta.h>
 #include <ATen/ops/linalg_cross_meta.h>
-#include <ATen/ops/renorm_meta.h>
 #include <ATen/ops/rsub_native.h>
 #include <torch/library.h>
 
@@ -280,44 +279,6 @@ at::Tensor traceFn(const at::Tensor& self) {
   return self.diagonal().sum();
 }
 
-// renorm: each slice along dim whose p-norm exceeds maxnorm is scaled to it, with CPU's
-// factor maxnorm / (norm + 1e-7) computed in the accumulation type.
-void renormInto(Structured<at::meta::structured_renorm>& s, const at::Tensor& self,
-                const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm) {
-  s.meta(self, p, dim, maxnorm);
-  dim = at::maybe_wrap_dim(dim, self.dim());
-  std::vector<int64_t> reduce;
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (d != dim) reduce.push_back(d);
-  const c10::ScalarType t = self.scalar_type();
-  const bool low = t == at::kHalf || t == at::kBFloat16;
-  const at::Tensor norm =
-      at::linalg_vector_norm(self, p, reduce, /*keepdim=*/true,
-                             low ? std::optional<c10::ScalarType>(at::kFloat) : std::nullopt);
-  at::Tensor factor = at::where(norm.gt(maxnorm), at::full_like(norm, maxnorm).div_(norm + 1e-7),
-                                at::ones_like(norm));
-  at::mul_out(const_cast<at::Tensor&>(s.output()), self, low ? factor.to(t) : factor);
-}
-
-at::Tensor renormFn(const at::Tensor& self, const at::Scalar& p, int64_t dim,
-                    const at::Scalar& maxnorm) {
-  Structured<at::meta::structured_renorm> s(Mode::kFunctional, nullptr);
-  renormInto(s, self, p, dim, maxnorm);
-  return s.output();
-}
-at::Tensor& renormInplace(at::Tensor& self, const at::Scalar& p, int64_t dim,
-                          const at::Scalar& maxnorm) {
-  Structured<at::meta::structured_renorm> s(Mode::kInplace, &self);
-  renormInto(s, self, p, dim, maxnorm);
-  return self;
-}
-at::Tensor& renormOut(const at::Tensor& self, const at::Scalar& p, int64_t dim,
-                      const at::Scalar& maxnorm, at::Tensor& out) {
-  Structured<at::meta::structured_renorm> s(Mode::kOut, &out);
-  renormInto(s, self, p, dim, maxnorm);
-  return out;
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -346,9 +307,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_cross.out", TORCH_FN(crossOut));
   m.impl("max_unpool2d", TORCH_FN(maxUnpool2dFn));
   m.impl("max_unpool2d.out", TORCH_FN(maxUnpool2dOut));
-  m.impl("renorm", TORCH_FN(renormFn));
-  m.impl("renorm_", TORCH_FN(renormInplace));
-  m.impl("renorm.out", TORCH_FN(renormOut));
 }
 
 }  // namespace torch_ocl::aten
