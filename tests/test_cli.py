@@ -165,7 +165,7 @@ x = torch.randn(64, 32).cuda()
 w = torch.randn(32, 16, device="cuda:0", requires_grad=True)
 y = (x @ w).relu().sum()
 y.backward()
-z = torch.special.zeta(x.abs() + 1.5, torch.full_like(x, 2.0))  # ZETA_LINE
+z = torch.gcd(x.long(), torch.full_like(x, 6).long())  # FALLBACK_LINE
 print("devices", x.device.type, w.grad.device.type, z.device.type)
 with torch.autocast("cuda", dtype=torch.bfloat16):
     a = x @ w.detach()
@@ -180,19 +180,19 @@ if len(sys.argv) > 1 and sys.argv[1] == "--fail":
 def cuda_script(tmp_path):
     p = tmp_path / "train_cuda.py"
     p.write_text(CUDA_SCRIPT)
-    line = next(i for i, s in enumerate(CUDA_SCRIPT.splitlines(), 1) if "ZETA_LINE" in s)
+    line = next(i for i, s in enumerate(CUDA_SCRIPT.splitlines(), 1) if "FALLBACK_LINE" in s)
     return str(p), line
 
 
-def test_zeta_is_still_not_native():
-    # The analyze tests rely on zeta taking the CPU fallback; strict mode proves it does.
-    x = torch.ones(3, device="ocl")
-    with torch_ocl.strict(), pytest.raises(NotImplementedError, match="zeta"):
-        torch.special.zeta(x + 1, x)
+def test_gcd_is_still_not_native():
+    # The analyze tests rely on gcd taking the CPU fallback; strict mode proves it does.
+    x = torch.ones(3, dtype=torch.long, device="ocl")
+    with torch_ocl.strict(), pytest.raises(NotImplementedError, match="gcd"):
+        torch.gcd(x + 1, x)
 
 
 def test_analyze_json_lists_fallback_and_native_ops(cuda_script, capsys):
-    script, zeta_line = cuda_script
+    script, fallback_line = cuda_script
     assert main(["analyze", "--json", script]) == 0
     captured = capsys.readouterr()
     rep = json.loads(captured.out)  # the script's own prints went to stderr
@@ -204,15 +204,14 @@ def test_analyze_json_lists_fallback_and_native_ops(cuda_script, capsys):
     else:  # ran in full precision, and the report says so
         assert any(f["feature"].startswith("autocast") for f in rep["unsupported_features"])
     ops = {r["op"]: r for r in rep["ops"]}
-    zeta = next(r for name, r in ops.items() if name.startswith("aten::special_zeta")
-                or name.startswith("aten::zeta"))
-    assert zeta["where"] == "fallback" and zeta["has_native_kernel"] is False
-    assert zeta["source"] == f"{script}:{zeta_line}"  # the script is not below the cwd
-    assert zeta["bytes_to_host"] > 0 and zeta["bytes_to_device"] > 0
-    assert zeta["op"] in rep["fallback_ops"]
-    # the feature list names the op that really ran on the CPU (zeta's .out form) and its caller
-    feat = next(f for f in rep["unsupported_features"] if "zeta" in f["feature"])
-    assert feat["uses"] == 1 and "CPU fallback" in feat["note"] and f"{zeta_line}" in feat["note"]
+    fb = next(r for name, r in ops.items() if name.startswith("aten::gcd"))
+    assert fb["where"] == "fallback" and fb["has_native_kernel"] is False
+    assert fb["source"] == f"{script}:{fallback_line}"  # the script is not below the cwd
+    assert fb["bytes_to_host"] > 0 and fb["bytes_to_device"] > 0
+    assert fb["op"] in rep["fallback_ops"]
+    # the feature list names the op that really ran on the CPU (gcd's .out form) and its caller
+    feat = next(f for f in rep["unsupported_features"] if "gcd" in f["feature"])
+    assert feat["uses"] == 1 and "CPU fallback" in feat["note"] and f"{fallback_line}" in feat["note"]
     mm = ops["aten::mm"]
     assert mm["native_calls"] >= 2  # fp32 forward and the backward of w
     assert any(r["source"].startswith("backward (") for r in rep["ops"])
@@ -230,13 +229,13 @@ def test_analyze_text_and_markdown(cuda_script, capsys, tmp_path):
     out = capsys.readouterr().out
     flat = " ".join(out.split())
     assert "fallback" in out and "summary:" in out and "ran natively on ocl" in flat
-    assert "not supported natively:" in out and "zeta" in out
+    assert "not supported natively:" in out and "gcd" in out
     assert max(len(line) for line in out.splitlines()) <= 100
     md = tmp_path / "report.md"
     assert main(["analyze", "--markdown", "-o", str(md), script]) == 0
     text = md.read_text()
     assert text.startswith("### torch-ocl analyze: `train_cuda.py`")
-    assert "| `aten::mm` |" in text and "zeta" in text
+    assert "| `aten::mm` |" in text and "gcd" in text
 
 
 def test_analyze_exit_status_and_restores_cuda(cuda_script, capsys):

@@ -83,41 +83,41 @@ def test_fallback_in_place_and_out():
 
 
 def test_warns_once_per_op():
-    a = torch.ones(5, device="ocl")
-    r, w = _record(lambda: torch.igamma(a, a))
-    assert torch.allclose(r.cpu(), torch.igamma(torch.ones(5), torch.ones(5)))
+    a = torch.ones(5, dtype=torch.int32, device="ocl")
+    r, w = _record(lambda: torch.gcd(a, a))
+    assert torch.equal(r.cpu(), torch.gcd(torch.ones(5, dtype=torch.int32), torch.ones(5, dtype=torch.int32)))
     assert len(w) == 1
     assert w[0].category is UserWarning
     msg = str(w[0].message)
-    assert "aten::igamma.out" in msg and "CPU" in msg and "fallback_report" in msg
-    _, w = _record(lambda: torch.igamma(a, a))
+    assert "aten::gcd.out" in msg and "CPU" in msg and "fallback_report" in msg
+    _, w = _record(lambda: torch.gcd(a, a))
     assert w == []
     # A different op warns on its own.
-    _, w = _record(lambda: torch.i0(a))
-    assert len(w) == 1 and "aten::i0.out" in str(w[0].message)
+    _, w = _record(lambda: torch.lcm(a, a))
+    assert len(w) == 1 and "aten::lcm.out" in str(w[0].message)
     # After a reset the op is new again.
     torch_ocl.reset_fallback_report()
-    _, w = _record(lambda: torch.igamma(a, a))
+    _, w = _record(lambda: torch.gcd(a, a))
     assert len(w) == 1
 
 
 def test_report_counts_calls_bytes_and_time():
     n = 1000
-    a = torch.ones(n, device="ocl")
-    b = torch.ones(n, device="ocl")
+    a = torch.ones(n, dtype=torch.int32, device="ocl")
+    b = torch.ones(n, dtype=torch.int32, device="ocl")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(3):
-            torch.igamma(a, b)
-        torch.i0(a)
+            torch.gcd(a, b)
+        torch.lcm(a, a)
     ops = _ops()
-    add = ops["aten::igamma.out"]
+    add = ops["aten::gcd.out"]
     assert add["calls"] == 3
     # Per call: self, other and out go to the host; out comes back.
     assert add["bytes_to_host"] == 3 * 3 * n * 4
     assert add["bytes_to_device"] == 3 * n * 4
     assert add["seconds"] > 0
-    assert ops["aten::i0.out"]["calls"] == 1
+    assert ops["aten::lcm.out"]["calls"] == 1
     rows = torch_ocl.fallback_report(print_table=False)
     assert [r["seconds"] for r in rows] == sorted((r["seconds"] for r in rows), reverse=True)
     assert set(rows[0]) == {"op", "calls", "bytes_to_host", "bytes_to_device", "seconds"}
@@ -127,7 +127,7 @@ def test_report_counts_calls_bytes_and_time():
     buf = io.StringIO()
     torch_ocl.fallback_report(file=buf)
     text = buf.getvalue()
-    assert "aten::igamma.out" in text and "2 op(s) ran on the CPU" in text
+    assert "aten::gcd.out" in text and "2 op(s) ran on the CPU" in text
     torch_ocl.reset_fallback_report()
     assert torch_ocl.fallback_report(print_table=False) == []
     buf = io.StringIO()
@@ -160,11 +160,11 @@ def test_native_ops_do_not_fall_back():
 
 
 def test_strict_mode_context_manager():
-    a = torch.ones(4, device="ocl")
+    a = torch.ones(4, dtype=torch.int32, device="ocl")
     with torch_ocl.strict():
         assert torch_ocl._C.is_strict()
-        with pytest.raises(NotImplementedError, match="aten::igamma.out") as info:
-            torch.igamma(a, a)
+        with pytest.raises(NotImplementedError, match="aten::gcd.out") as info:
+            torch.gcd(a, a)
         assert "strict mode" in str(info.value)
         # Native ops still run.
         b = a.clone()
@@ -172,16 +172,16 @@ def test_strict_mode_context_manager():
         assert b[0].item() == 3.0
         with torch_ocl.strict(False), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            assert torch.allclose(torch.igamma(a, a).cpu(), torch.igamma(torch.ones(4), torch.ones(4)))
+            assert torch.equal(torch.gcd(a, a).cpu(), torch.ones(4, dtype=torch.int32))
         with pytest.raises(NotImplementedError):
-            torch.i0(a)
+            torch.lcm(a, a)
     assert not torch_ocl._C.is_strict()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert torch.allclose(torch.i0(a).cpu(), torch.i0(torch.ones(4)))
+        assert torch.equal(torch.lcm(a, a).cpu(), torch.ones(4, dtype=torch.int32))
     # The failed calls were not counted.
-    assert "aten::igamma.out" in _ops()
-    assert _ops()["aten::igamma.out"]["calls"] == 1
+    assert "aten::gcd.out" in _ops()
+    assert _ops()["aten::gcd.out"]["calls"] == 1
 
 
 def test_strict_mode_environment_variable():
@@ -189,13 +189,13 @@ def test_strict_mode_environment_variable():
         """
         import torch, torch_ocl
         assert torch_ocl._C.is_strict()
-        a = torch.ones(3, device="ocl")
+        a = torch.ones(3, dtype=torch.int32, device="ocl")
         b = a.clone().fill_(2)            # native: fine
         assert b[1].item() == 2.0
         try:
-            torch.igamma(a, b)
+            torch.gcd(a, b)
         except NotImplementedError as e:
-            assert "aten::igamma.out" in str(e), str(e)
+            assert "aten::gcd.out" in str(e), str(e)
             print("RAISED")
         """,
         env={"TORCH_OCL_STRICT": "1"},
