@@ -1,5 +1,5 @@
-"""Ops that are compositions of native ops (csrc/aten/composite.cpp, unique_consecutive in
-sort.cpp) against CPU PyTorch in strict mode: any CPU fallback fails the test."""
+"""Ops that are compositions of native ops (csrc/aten/index/composite.cpp, counting.cpp,
+unique_consecutive in sort.cpp) against CPU PyTorch in strict mode: any CPU fallback fails the test."""
 
 import pytest
 import torch
