@@ -99,3 +99,52 @@ def test_errors(ocl):
     with pytest.raises(RuntimeError, match="Incompatible shapes of A and B"):
         torch.linalg.solve_triangular(torch.eye(3, device=ocl), torch.randn(4, 2, device=ocl),
                                       upper=False)
+
+
+def general(*batch, n=5, seed=2, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*batch, n, n, generator=g, dtype=torch.float64).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_lu_factor_and_solve(dtype):
+    for a in (general(n=6, dtype=dtype), general(3, n=4, dtype=dtype), general(n=1, dtype=dtype),
+              general(n=70, dtype=dtype)):
+        ref_lu, ref_piv = torch.linalg.lu_factor(a)
+        with torch_ocl.strict():
+            lu, piv = torch.linalg.lu_factor(a.to("ocl"))
+        assert torch.equal(piv.cpu(), ref_piv)  # the same pivots as LAPACK
+        torch.testing.assert_close(lu.cpu(), ref_lu, **TOL[dtype])
+        for left in (True, False):
+            for adjoint in (False, True):
+                b = torch.randn(*a.shape[:-1], 3, dtype=dtype) if left else torch.randn(
+                    *a.shape[:-2], 3, a.shape[-1], dtype=dtype)
+                ref = torch.linalg.lu_solve(ref_lu, ref_piv, b, left=left, adjoint=adjoint)
+                with torch_ocl.strict():
+                    got = torch.linalg.lu_solve(ref_lu.to("ocl"), ref_piv.to("ocl"), b.to("ocl"),
+                                                left=left, adjoint=adjoint)
+                torch.testing.assert_close(got.cpu(), ref, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_solve_inv_det(dtype):
+    a, b = general(2, n=5, dtype=dtype), torch.randn(2, 5, 3, dtype=dtype)
+    same(torch.linalg.solve, a, b, dtype=dtype)
+    same(lambda x, y: torch.linalg.solve(x, y, left=False), a, b.mT.contiguous(), dtype=dtype)
+    same(torch.linalg.solve, a[0], b[0, :, 0], dtype=dtype)  # a vector right-hand side
+    same(torch.linalg.inv, a, dtype=dtype)
+    same(torch.linalg.det, a, dtype=dtype)
+    same(torch.linalg.det, a[0].mT, dtype=dtype)  # not contiguous
+    same(lambda x: torch.linalg.matrix_power(x, -2), a, dtype=dtype)
+
+
+def test_singular_matrices(ocl):
+    a = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
+    with torch_ocl.strict():
+        _, _, info = torch.linalg.lu_factor_ex(a.to(ocl))
+        assert info.item() == torch.linalg.lu_factor_ex(a)[2].item() == 2
+        assert torch.linalg.det(a.to(ocl)).item() == 0.0
+        _, inv_info = torch.linalg.inv_ex(a.to(ocl))
+        assert inv_info.item() == 2
+    with pytest.raises(torch.linalg.LinAlgError, match="singular"):
+        torch.linalg.inv(a.to(ocl))

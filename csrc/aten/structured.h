@@ -18,10 +18,11 @@ enum class Mode { kFunctional, kInplace, kOut };
 // the way PyTorch's generated backend registrations do it.
 template <class Meta>
 struct Structured final : Meta {
-  static constexpr int kMaxOutputs = 2;
+  static constexpr int kMaxOutputs = 4;  // _linalg_solve_ex has four
   // out: the destination(s) for kInplace and kOut (one per output of the op).
-  Structured(Mode mode, at::Tensor* out, at::Tensor* out1 = nullptr)
-      : mode_(mode), out_{out, out1} {}
+  Structured(Mode mode, at::Tensor* out, at::Tensor* out1 = nullptr, at::Tensor* out2 = nullptr,
+             at::Tensor* out3 = nullptr)
+      : mode_(mode), out_{out, out1, out2, out3} {}
 
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options) override {

@@ -1,5 +1,6 @@
 // linalg.cholesky (linalg_cholesky_ex), linalg.solve_triangular and the forms built on them
-// (cholesky, cholesky_solve, cholesky_inverse, triangular_solve) on the device through the
+// (cholesky, cholesky_solve, cholesky_inverse, triangular_solve), and LU with partial pivoting
+// with what is built on it (lu_factor, lu_solve, solve, inv, det) on the device through the
 // unblocked small-matrix kernels of kernels/linalg_small.cl (real floating dtypes; complex keeps
 // the counted CPU fallback). Argument checks and output layouts are PyTorch's (meta functions,
 // LinearAlgebraUtils.h). cholesky's info is written on the device; linalg.cholesky reads it back
@@ -7,7 +8,12 @@
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_linalg_det_meta.h>
+#include <ATen/ops/_linalg_solve_ex_meta.h>
 #include <ATen/ops/linalg_cholesky_ex_meta.h>
+#include <ATen/ops/linalg_inv_ex_meta.h>
+#include <ATen/ops/linalg_lu_factor_ex_meta.h>
+#include <ATen/ops/linalg_lu_solve_meta.h>
 #include <ATen/ops/triangular_solve_meta.h>
 #include <torch/library.h>
 
@@ -210,15 +216,266 @@ std::tuple<at::Tensor&, at::Tensor&> triangularSolveOut(const at::Tensor& b, con
   return {X, M};
 }
 
+// ---- LU with partial pivoting and what is built on it ------------------------------------------
+// The same results as LAPACK's getrf/getrs (LU packed, 1-based int32 pivots, info), so autograd's
+// formulas, which reuse LU and pivots, hold. Square real matrices; the rest keeps the fallback.
+
+void luFactorInPlace(const at::Tensor& lu, const at::Tensor& piv, const at::Tensor& info) {
+  const int64_t n = lu.size(-1), batch = n == 0 ? 0 : lu.numel() / (n * n);
+  if (batch == 0) return;
+  const c10::DeviceIndex idx = lu.device().index();
+  OCL_TRY
+  cl_kernel k = smallKernel(lu, "lu_factor");
+  setArgs(k, bufferOf(lu), bufferOf(piv), bufferOf(info), static_cast<cl_long>(n));
+  launchRowGroups(idx, k, batch);
+  OCL_CATCH
+}
+
+// P^T x (reverse = false) or P x (reverse = true) for contiguous x (batch, n, k), piv (batch, n).
+void luPermute(const at::Tensor& x, const at::Tensor& piv, bool reverse) {
+  const int64_t n = x.size(-2), k = x.size(-1);
+  const int64_t batch = n == 0 || k == 0 ? 0 : x.numel() / (n * k);
+  if (batch == 0) return;
+  const c10::DeviceIndex idx = x.device().index();
+  OCL_TRY
+  cl_kernel kern = smallKernel(x, "lu_permute");
+  setArgs(kern, bufferOf(x), bufferOf(piv), static_cast<cl_long>(n), static_cast<cl_long>(k),
+          static_cast<cl_int>(reverse));
+  const size_t local[2] = {64, 1};
+  const size_t global[2] = {static_cast<size_t>((k + 63) / 64 * 64), static_cast<size_t>(batch)};
+  launch2D(currentQueue(idx), kern, global, local);
+  OCL_CATCH
+}
+
+bool luNative(const at::Tensor& A) {
+  return realFloating(A) && A.dim() >= 2 && A.size(-1) == A.size(-2);
+}
+
+void luFactorExInto(Structured<at::meta::structured_linalg_lu_factor_ex>& s, const at::Tensor& A,
+                    bool pivot, bool check_errors) {
+  s.meta(A, pivot, check_errors);
+  at::Tensor work = A.contiguous().clone();
+  at::Tensor piv = at::empty(s.output(1).sizes(), s.output(1).options());
+  at::Tensor info = at::zeros(s.output(2).sizes(), s.output(2).options());
+  luFactorInPlace(work, piv, info);
+  const_cast<at::Tensor&>(s.output(0)).copy_(work);
+  const_cast<at::Tensor&>(s.output(1)).copy_(piv);
+  const_cast<at::Tensor&>(s.output(2)).copy_(info);
+  if (check_errors)
+    at::_linalg_check_errors(s.output(2), "torch.linalg.lu_factor_ex", A.dim() == 2);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> luFactorEx(const at::Tensor& A, bool pivot,
+                                                          bool check_errors) {
+  if (!luNative(A) || !pivot) {
+    auto r = runFallback("aten::linalg_lu_factor_ex", "", {A, pivot, check_errors});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  Structured<at::meta::structured_linalg_lu_factor_ex> s(Mode::kFunctional, nullptr);
+  luFactorExInto(s, A, pivot, check_errors);
+  return {s.output(0), s.output(1), s.output(2)};
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> luFactorExOut(const at::Tensor& A, bool pivot,
+                                                                bool check_errors, at::Tensor& LU,
+                                                                at::Tensor& pivots,
+                                                                at::Tensor& info) {
+  if (!luNative(A) || !pivot) {
+    runFallback("aten::linalg_lu_factor_ex", "out", {A, pivot, check_errors, LU, pivots, info});
+    return {LU, pivots, info};
+  }
+  Structured<at::meta::structured_linalg_lu_factor_ex> s(Mode::kOut, &LU, &pivots, &info);
+  luFactorExInto(s, A, pivot, check_errors);
+  return {LU, pivots, info};
+}
+
+// X with A X = B (left) or X A = B, op(A) = A or A^T (adjoint), A = P L U given as LU, pivots.
+at::Tensor luSolve(const at::Tensor& LU, const at::Tensor& pivots, const at::Tensor& B, bool left,
+                   bool adjoint, at::IntArrayRef out_shape) {
+  if (!left) return luSolve(LU, pivots, B.mT(), true, !adjoint, {}).mT();
+  const int64_t n = LU.size(-1);
+  std::vector<int64_t> batch(B.sizes().begin(), B.sizes().end() - 2);
+  if (!out_shape.empty()) batch.assign(out_shape.begin(), out_shape.end() - 2);
+  std::vector<int64_t> lu_shape = batch, piv_shape = batch, b_shape = batch;
+  lu_shape.insert(lu_shape.end(), {n, n});
+  piv_shape.push_back(n);
+  b_shape.insert(b_shape.end(), {n, B.size(-1)});
+  const at::Tensor lu = LU.expand(lu_shape);
+  const at::Tensor piv = pivots.expand(piv_shape).contiguous();
+  at::Tensor x = B.expand(b_shape).contiguous().clone();
+  if (!adjoint) {  // P^T A = L U: x = U^-1 L^-1 P^T b
+    luPermute(x, piv, /*reverse=*/false);
+    x = solveTriangular(lu, x, /*upper=*/false, true, /*unitriangular=*/true);
+    return solveTriangular(lu, x, /*upper=*/true, true, false);
+  }
+  // A^T = U^T L^T P^T: x = P L^-T U^-T b
+  x = solveTriangular(lu.mT(), x, /*upper=*/false, true, false);
+  x = solveTriangular(lu.mT(), x, /*upper=*/true, true, /*unitriangular=*/true).contiguous();
+  luPermute(x, piv, /*reverse=*/true);
+  return x;
+}
+
+void luSolveInto(Structured<at::meta::structured_linalg_lu_solve>& s, const at::Tensor& LU,
+                 const at::Tensor& pivots, const at::Tensor& B, bool left, bool adjoint) {
+  s.meta(LU, pivots, B, left, adjoint);
+  const at::Tensor& out = s.output(0);
+  if (out.numel() == 0) return;
+  const_cast<at::Tensor&>(out).copy_(luSolve(LU, pivots, B, left, adjoint, out.sizes()));
+}
+
+at::Tensor luSolveFn(const at::Tensor& LU, const at::Tensor& pivots, const at::Tensor& B, bool left,
+                     bool adjoint) {
+  if (!luNative(LU) || !realFloating(B))
+    return runFallback("aten::linalg_lu_solve", "", {LU, pivots, B, left, adjoint})[0].toTensor();
+  Structured<at::meta::structured_linalg_lu_solve> s(Mode::kFunctional, nullptr);
+  luSolveInto(s, LU, pivots, B, left, adjoint);
+  return s.output(0);
+}
+
+at::Tensor& luSolveOut(const at::Tensor& LU, const at::Tensor& pivots, const at::Tensor& B,
+                       bool left, bool adjoint, at::Tensor& out) {
+  if (!luNative(LU) || !realFloating(B)) {
+    runFallback("aten::linalg_lu_solve", "out", {LU, pivots, B, left, adjoint, out});
+    return out;
+  }
+  Structured<at::meta::structured_linalg_lu_solve> s(Mode::kOut, &out);
+  luSolveInto(s, LU, pivots, B, left, adjoint);
+  return out;
+}
+
+// CPU's _linalg_solve_ex in 2.13: A itself is factored (LU and pivots are outputs that the
+// backward solves with again), then lu_solve.
+void solveExInto(Structured<at::meta::structured__linalg_solve_ex>& s, const at::Tensor& A,
+                 const at::Tensor& B, bool left, bool check_errors) {
+  s.meta(A, B, left, check_errors);
+  auto& result = const_cast<at::Tensor&>(s.output(0));
+  auto& LU = const_cast<at::Tensor&>(s.output(1));
+  auto& pivots = const_cast<at::Tensor&>(s.output(2));
+  auto& info = const_cast<at::Tensor&>(s.output(3));
+  at::linalg_lu_factor_ex_out(LU, pivots, info, A);
+  if (check_errors) at::_linalg_check_errors(info, "torch.linalg.solve_ex", A.dim() == 2);
+  const bool vector_case = at::native::linalg_solve_is_vector_rhs(LU, B);
+  at::Tensor result_ = vector_case ? result.unsqueeze(-1) : result;
+  const at::Tensor B_ = vector_case ? B.unsqueeze(-1) : B;
+  at::linalg_lu_solve_out(result_, LU, pivots, B_, left, /*adjoint=*/false);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> solveEx(const at::Tensor& A,
+                                                                   const at::Tensor& B, bool left,
+                                                                   bool check_errors) {
+  if (!luNative(A) || !realFloating(B)) {
+    auto r = runFallback("aten::_linalg_solve_ex", "", {A, B, left, check_errors});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor(), r[3].toTensor()};
+  }
+  Structured<at::meta::structured__linalg_solve_ex> s(Mode::kFunctional, nullptr);
+  solveExInto(s, A, B, left, check_errors);
+  return {s.output(0), s.output(1), s.output(2), s.output(3)};
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> solveExOut(
+    const at::Tensor& A, const at::Tensor& B, bool left, bool check_errors, at::Tensor& result,
+    at::Tensor& LU, at::Tensor& pivots, at::Tensor& info) {
+  if (!luNative(A) || !realFloating(B)) {
+    runFallback("aten::_linalg_solve_ex", "result",
+                {A, B, left, check_errors, result, LU, pivots, info});
+    return {result, LU, pivots, info};
+  }
+  Structured<at::meta::structured__linalg_solve_ex> s(Mode::kOut, &result, &LU, &pivots, &info);
+  solveExInto(s, A, B, left, check_errors);
+  return {result, LU, pivots, info};
+}
+
+// inv(A) = solve(A, I), as CPU computes it.
+void invExInto(Structured<at::meta::structured_linalg_inv_ex>& s, const at::Tensor& A,
+               bool check_errors) {
+  s.meta(A, check_errors);
+  auto& inverse = const_cast<at::Tensor&>(s.output(0));
+  auto& info = const_cast<at::Tensor&>(s.output(1));
+  inverse.zero_();
+  inverse.diagonal(0, -2, -1).fill_(1.);
+  at::linalg_solve_ex_out(inverse, info, A, inverse.clone(), /*left=*/true);
+  if (check_errors) at::_linalg_check_errors(info, "linalg.inv_ex", A.dim() == 2);
+}
+
+std::tuple<at::Tensor, at::Tensor> invEx(const at::Tensor& A, bool check_errors) {
+  if (!luNative(A)) {
+    auto r = runFallback("aten::linalg_inv_ex", "", {A, check_errors});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  Structured<at::meta::structured_linalg_inv_ex> s(Mode::kFunctional, nullptr);
+  invExInto(s, A, check_errors);
+  return {s.output(0), s.output(1)};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> invExOut(const at::Tensor& A, bool check_errors,
+                                              at::Tensor& inverse, at::Tensor& info) {
+  if (!luNative(A)) {
+    runFallback("aten::linalg_inv_ex", "inverse", {A, check_errors, inverse, info});
+    return {inverse, info};
+  }
+  Structured<at::meta::structured_linalg_inv_ex> s(Mode::kOut, &inverse, &info);
+  invExInto(s, A, check_errors);
+  return {inverse, info};
+}
+
+// det = det(P) * prod(diag(U)); a contiguous A is factored as A^T (det(A^T) = det(A)), as CPU.
+void detInto(Structured<at::meta::structured__linalg_det>& s, const at::Tensor& A) {
+  s.meta(A);
+  auto& result = const_cast<at::Tensor&>(s.output(0));
+  auto& LU = const_cast<at::Tensor&>(s.output(1));
+  auto& pivots = const_cast<at::Tensor&>(s.output(2));
+  at::Tensor info = at::empty({0}, A.options().dtype(at::kInt));
+  at::linalg_lu_factor_ex_out(LU, pivots, info, A.is_contiguous() ? A.mT() : A);
+  const int64_t n = pivots.size(-1);
+  const at::Tensor det_p = at::arange(1, n + 1, pivots.options())
+                               .ne(pivots)
+                               .sum(-1, /*keepdim=*/false, at::kLong)
+                               .fmod_(2)
+                               .mul_(-2)
+                               .add_(1);
+  at::mul_out(result, det_p, at::linalg_diagonal(LU).prod(-1));
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> det(const at::Tensor& A) {
+  if (!luNative(A)) {
+    auto r = runFallback("aten::_linalg_det", "", {A});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
+  }
+  Structured<at::meta::structured__linalg_det> s(Mode::kFunctional, nullptr);
+  detInto(s, A);
+  return {s.output(0), s.output(1), s.output(2)};
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> detOut(const at::Tensor& A, at::Tensor& result,
+                                                         at::Tensor& LU, at::Tensor& pivots) {
+  if (!luNative(A)) {
+    runFallback("aten::_linalg_det", "result", {A, result, LU, pivots});
+    return {result, LU, pivots};
+  }
+  Structured<at::meta::structured__linalg_det> s(Mode::kOut, &result, &LU, &pivots);
+  detInto(s, A);
+  return {result, LU, pivots};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_cholesky_solve_helper", TORCH_FN(choleskySolveHelper));
+  m.impl("_linalg_det", TORCH_FN(det));
+  m.impl("_linalg_det.result", TORCH_FN(detOut));
+  m.impl("_linalg_solve_ex", TORCH_FN(solveEx));
+  m.impl("_linalg_solve_ex.result", TORCH_FN(solveExOut));
   m.impl("cholesky", TORCH_FN(cholesky));
   m.impl("cholesky_inverse", TORCH_FN(choleskyInverse));
   m.impl("cholesky_inverse.out", TORCH_FN(choleskyInverseOut));
   m.impl("linalg_cholesky_ex", TORCH_FN(choleskyEx));
   m.impl("linalg_cholesky_ex.L", TORCH_FN(choleskyExOut));
+  m.impl("linalg_inv_ex", TORCH_FN(invEx));
+  m.impl("linalg_inv_ex.inverse", TORCH_FN(invExOut));
+  m.impl("linalg_lu_factor_ex", TORCH_FN(luFactorEx));
+  m.impl("linalg_lu_factor_ex.out", TORCH_FN(luFactorExOut));
+  m.impl("linalg_lu_solve", TORCH_FN(luSolveFn));
+  m.impl("linalg_lu_solve.out", TORCH_FN(luSolveOut));
   m.impl("linalg_solve_triangular", TORCH_FN(solveTriangularFn));
   m.impl("linalg_solve_triangular.out", TORCH_FN(solveTriangularOut));
   m.impl("triangular_solve", TORCH_FN(triangularSolve));
