@@ -1,4 +1,4 @@
-"""Cholesky and triangular solves on the device against CPU in strict mode: linalg.cholesky(_ex)
+"""Cholesky, LU (solve, inv, det, slogdet) and triangular solves on the device against CPU in strict mode: linalg.cholesky(_ex)
 (lower/upper, batches, n = 0 and 1, not positive definite: info and the error), solve_triangular
 (left/right, upper/lower, unit diagonal, broadcast batches, strided B), cholesky_solve,
 cholesky_inverse, triangular_solve, gradients, float64."""
@@ -136,6 +136,9 @@ def test_solve_inv_det(dtype):
     same(torch.linalg.det, a, dtype=dtype)
     same(torch.linalg.det, a[0].mT, dtype=dtype)  # not contiguous
     same(lambda x: torch.linalg.matrix_power(x, -2), a, dtype=dtype)
+    same(torch.linalg.slogdet, a, dtype=dtype)
+    same(torch.logdet, spd(2, n=5, dtype=dtype), dtype=dtype)
+    same(torch.linalg.slogdet, a[0].mT, dtype=dtype)
 
 
 def test_singular_matrices(ocl):
@@ -144,6 +147,8 @@ def test_singular_matrices(ocl):
         _, _, info = torch.linalg.lu_factor_ex(a.to(ocl))
         assert info.item() == torch.linalg.lu_factor_ex(a)[2].item() == 2
         assert torch.linalg.det(a.to(ocl)).item() == 0.0
+        sign, logabs = torch.linalg.slogdet(a.to(ocl))
+        assert sign.item() == 0.0 and logabs.item() == -float("inf")
         _, inv_info = torch.linalg.inv_ex(a.to(ocl))
         assert inv_info.item() == 2
     with pytest.raises(torch.linalg.LinAlgError, match="singular"):

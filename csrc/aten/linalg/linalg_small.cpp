@@ -1,14 +1,15 @@
 // linalg.cholesky (linalg_cholesky_ex), linalg.solve_triangular and the forms built on them
 // (cholesky, cholesky_solve, cholesky_inverse, triangular_solve), and LU with partial pivoting
-// with what is built on it (lu_factor, lu_solve, solve, inv, det) on the device through the
-// unblocked small-matrix kernels of kernels/linalg_small.cl (real floating dtypes; complex keeps
-// the counted CPU fallback). Argument checks and output layouts are PyTorch's (meta functions,
-// LinearAlgebraUtils.h). cholesky's info is written on the device; linalg.cholesky reads it back
-// to raise, as it does on CUDA.
+// with what is built on it (lu_factor, lu_solve, solve, inv, det, slogdet) on the device through
+// the unblocked small-matrix kernels of kernels/linalg_small.cl (real floating dtypes; complex
+// keeps the counted CPU fallback). Argument checks and output layouts are PyTorch's (meta
+// functions, LinearAlgebraUtils.h). cholesky's info is written on the device; linalg.cholesky reads
+// it back to raise, as it does on CUDA.
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_linalg_det_meta.h>
+#include <ATen/ops/_linalg_slogdet_meta.h>
 #include <ATen/ops/_linalg_solve_ex_meta.h>
 #include <ATen/ops/linalg_cholesky_ex_meta.h>
 #include <ATen/ops/linalg_inv_ex_meta.h>
@@ -418,22 +419,66 @@ std::tuple<at::Tensor&, at::Tensor&> invExOut(const at::Tensor& A, bool check_er
   return {inverse, info};
 }
 
-// det = det(P) * prod(diag(U)); a contiguous A is factored as A^T (det(A^T) = det(A)), as CPU.
+// det(A) and slogdet(A) from LU: a contiguous A is factored as A^T (det(A^T) = det(A)), as CPU
+// does, since the backward reuses LU and pivots. det(P) = (-1)^(rows swapped).
+void detFactor(const at::Tensor& A, at::Tensor& LU, at::Tensor& pivots) {
+  at::Tensor info = at::empty({0}, A.options().dtype(at::kInt));
+  at::linalg_lu_factor_ex_out(LU, pivots, info, A.is_contiguous() ? A.mT() : A);
+}
+
+at::Tensor permutationSign(const at::Tensor& pivots) {
+  const int64_t n = pivots.size(-1);
+  return at::arange(1, n + 1, pivots.options())
+      .ne(pivots)
+      .sum(-1, /*keepdim=*/false, at::kLong)
+      .fmod_(2)
+      .mul_(-2)
+      .add_(1);
+}
+
 void detInto(Structured<at::meta::structured__linalg_det>& s, const at::Tensor& A) {
   s.meta(A);
   auto& result = const_cast<at::Tensor&>(s.output(0));
   auto& LU = const_cast<at::Tensor&>(s.output(1));
   auto& pivots = const_cast<at::Tensor&>(s.output(2));
-  at::Tensor info = at::empty({0}, A.options().dtype(at::kInt));
-  at::linalg_lu_factor_ex_out(LU, pivots, info, A.is_contiguous() ? A.mT() : A);
-  const int64_t n = pivots.size(-1);
-  const at::Tensor det_p = at::arange(1, n + 1, pivots.options())
-                               .ne(pivots)
-                               .sum(-1, /*keepdim=*/false, at::kLong)
-                               .fmod_(2)
-                               .mul_(-2)
-                               .add_(1);
-  at::mul_out(result, det_p, at::linalg_diagonal(LU).prod(-1));
+  detFactor(A, LU, pivots);
+  at::mul_out(result, permutationSign(pivots), at::linalg_diagonal(LU).prod(-1));
+}
+
+void slogdetInto(Structured<at::meta::structured__linalg_slogdet>& s, const at::Tensor& A) {
+  s.meta(A);
+  auto& sign = const_cast<at::Tensor&>(s.output(0));
+  auto& logabsdet = const_cast<at::Tensor&>(s.output(1));
+  auto& LU = const_cast<at::Tensor&>(s.output(2));
+  auto& pivots = const_cast<at::Tensor&>(s.output(3));
+  detFactor(A, LU, pivots);
+  const at::Tensor diag = LU.diagonal(0, -2, -1);
+  at::mul_out(sign, diag.sgn().prod(-1), permutationSign(pivots));
+  at::sum_out(logabsdet, diag.abs().log_(), -1);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> slogdet(const at::Tensor& A) {
+  if (!luNative(A)) {
+    auto r = runFallback("aten::_linalg_slogdet", "", {A});
+    return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor(), r[3].toTensor()};
+  }
+  Structured<at::meta::structured__linalg_slogdet> s(Mode::kFunctional, nullptr);
+  slogdetInto(s, A);
+  return {s.output(0), s.output(1), s.output(2), s.output(3)};
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> slogdetOut(const at::Tensor& A,
+                                                                          at::Tensor& sign,
+                                                                          at::Tensor& logabsdet,
+                                                                          at::Tensor& LU,
+                                                                          at::Tensor& pivots) {
+  if (!luNative(A)) {
+    runFallback("aten::_linalg_slogdet", "sign", {A, sign, logabsdet, LU, pivots});
+    return {sign, logabsdet, LU, pivots};
+  }
+  Structured<at::meta::structured__linalg_slogdet> s(Mode::kOut, &sign, &logabsdet, &LU, &pivots);
+  slogdetInto(s, A);
+  return {sign, logabsdet, LU, pivots};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> det(const at::Tensor& A) {
@@ -463,6 +508,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_cholesky_solve_helper", TORCH_FN(choleskySolveHelper));
   m.impl("_linalg_det", TORCH_FN(det));
   m.impl("_linalg_det.result", TORCH_FN(detOut));
+  m.impl("_linalg_slogdet", TORCH_FN(slogdet));
+  m.impl("_linalg_slogdet.sign", TORCH_FN(slogdetOut));
   m.impl("_linalg_solve_ex", TORCH_FN(solveEx));
   m.impl("_linalg_solve_ex.result", TORCH_FN(solveExOut));
   m.impl("cholesky", TORCH_FN(cholesky));
