@@ -146,3 +146,81 @@ __kernel void depthwise_bwd_weight(__global char* gwb, ulong gwoff, __global con
     }
   ST((__global T*)(gwb + gwoff), gid, s);
 }
+
+// 3-D convolutions: the same column layout with a depth axis, (C, KD, KH, KW, N, OD, OH, OW),
+// so a 3-D convolution is the same batched GEMM. Used only when the depth axis is real (2-D and
+// 1-D convolutions take im2col/col2im above).
+typedef struct {
+  long N, C, D, H, W;
+  long KD, KH, KW, OD, OH, OW;
+  long sd, sh, sw, pd, ph, pw, dd, dh, dw;
+  long sn, sc, sz, sy, sx;  // volume element strides (vol2col input)
+} ConvGeom3;
+
+// One work item per column row segment (od * OH + oh, r), r = (((c * KD + kd) * KH + ki) * KW
+// + kj) * N + n, writing OW entries. Global size (OD * OH, C * KD * KH * KW * N).
+__kernel void vol2col(__global char* colb, ulong coloff, __global const char* xb, ulong xoff,
+                      ConvGeom3 g, long cs_n, long cs_k) {
+  const long odh = get_global_id(0), r = get_global_id(1);
+  const long od = odh / g.OH, oh = odh % g.OH;
+  const long n = r % g.N;
+  long q = r / g.N;
+  const long rk = q;
+  const long kj = q % g.KW;
+  q /= g.KW;
+  const long ki = q % g.KH;
+  q /= g.KH;
+  const long kd = q % g.KD;
+  const long c = q / g.KD;
+  __global T* col = (__global T*)(colb + coloff) + rk * cs_k + n * cs_n + odh * g.OW;
+  const long d = od * g.sd - g.pd + kd * g.dd;
+  const long h = oh * g.sh - g.ph + ki * g.dh;
+  if (d < 0 || d >= g.D || h < 0 || h >= g.H) {
+    for (long ow = 0; ow < g.OW; ++ow) ST(col, ow, (ACC)0);
+    return;
+  }
+  __global const T* xr =
+      (__global const T*)(xb + xoff) + n * g.sn + c * g.sc + d * g.sz + h * g.sy;
+  const long w0 = kj * g.dw - g.pw;
+  for (long ow = 0; ow < g.OW; ++ow) {
+    const long w = ow * g.sw + w0;
+    const ACC v = (w >= 0 && w < g.W) ? LD(xr, w * g.sx) : (ACC)0;
+    ST(col, ow, v);
+  }
+}
+
+// The adjoint of vol2col as a gather into the contiguous volume: one work item per volume row
+// (d * H + h, n * C + c). Global size (D * H, N * C).
+__kernel void col2vol(__global char* imb, ulong imoff, __global const char* colb, ulong coloff,
+                      ConvGeom3 g, long cs_n, long cs_k) {
+  const long dh = get_global_id(0), nc = get_global_id(1);
+  const long d = dh / g.H, h = dh % g.H;
+  const long c = nc % g.C, n = nc / g.C;
+  __global T* im = (__global T*)(imb + imoff) + (nc * g.D * g.H + dh) * g.W;
+  __global const T* colc =
+      (__global const T*)(colb + coloff) + c * g.KD * g.KH * g.KW * cs_k + n * cs_n;
+  for (long w = 0; w < g.W; ++w) {
+    ACC s = 0;
+    for (long kd = 0; kd < g.KD; ++kd) {
+      const long zz = d + g.pd - kd * g.dd;
+      if (zz < 0 || zz % g.sd != 0) continue;
+      const long od = zz / g.sd;
+      if (od >= g.OD) continue;
+      for (long ki = 0; ki < g.KH; ++ki) {
+        const long hh = h + g.ph - ki * g.dh;
+        if (hh < 0 || hh % g.sh != 0) continue;
+        const long oh = hh / g.sh;
+        if (oh >= g.OH) continue;
+        __global const T* crow = colc + (kd * g.KH + ki) * g.KW * cs_k + (od * g.OH + oh) * g.OW;
+        for (long kj = 0; kj < g.KW; ++kj) {
+          const long ww = w + g.pw - kj * g.dw;
+          if (ww < 0 || ww % g.sw != 0) continue;
+          const long ow = ww / g.sw;
+          if (ow >= g.OW) continue;
+          s += LD(crow, kj * cs_k + ow);
+        }
+      }
+    }
+    ST(im, w, s);
+  }
+}

@@ -1,13 +1,15 @@
-// Convolutions (1-D and 2-D, transposed or not, any stride/padding/dilation/groups) through
-// im2col/col2im kernels and batched GEMMs (at::bmm, native through CLBlast for float32).
-// PyTorch routes every PrivateUse1 convolution through at::_convolution, whose backend choice
-// for a device it does not know is ConvBackend::Overrideable: convolution_overrideable and
-// convolution_backward_overrideable (shapes are already checked there). 3-D convolutions and
+// Convolutions (1-D, 2-D and 3-D, transposed or not, any stride/padding/dilation/groups)
+// through im2col/col2im (vol2col/col2vol for a real depth axis) kernels and batched GEMMs of the
+// matrix engine. PyTorch routes every PrivateUse1 convolution through at::_convolution, whose
+// backend choice for a device it does not know is ConvBackend::Overrideable:
+// convolution_overrideable and convolution_backward_overrideable (shapes are already checked
+// there). Every convolution is seen as 3-D here (1-D and 2-D ones get unit depth and height);
 // integer dtypes go through the counted CPU fallback of aten::convolution.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "aten/fallback.h"
@@ -27,22 +29,56 @@ struct alignas(8) ConvGeom {
   cl_long sn, sc, sy, sx;
 };
 
-// A convolution seen as 2-D: 1-D inputs get H = 1 (kernel 1, stride 1, padding 0).
-struct Params {
-  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, oph = 0, opw = 0, groups = 1;
+// Mirrors ConvGeom3 in im2col.cl.
+struct alignas(8) ConvGeom3 {
+  cl_long N, C, D, H, W;
+  cl_long KD, KH, KW, OD, OH, OW;
+  cl_long sd, sh, sw, pd, ph, pw, dd, dh, dw;
+  cl_long sn, sc, sz, sy, sx;
 };
 
-Params params2d(at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+// A convolution seen as 3-D: 2-D ones get D = 1, 1-D ones D = H = 1 (kernel 1, stride 1,
+// padding 0 on the added axes).
+struct Params {
+  int64_t sd = 1, sh = 1, sw = 1, pd = 0, ph = 0, pw = 0, dd = 1, dh = 1, dw = 1;
+  int64_t opd = 0, oph = 0, opw = 0, groups = 1;
+};
+
+Params params3d(at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                 at::IntArrayRef output_padding, int64_t groups) {
   Params p;
-  auto last = [](at::IntArrayRef v, int64_t dflt) { return v.empty() ? dflt : v.back(); };
-  auto first = [](at::IntArrayRef v, int64_t dflt) { return v.size() < 2 ? dflt : v.front(); };
-  p.sh = first(stride, 1), p.sw = last(stride, 1);
-  p.ph = first(padding, 0), p.pw = last(padding, 0);
-  p.dh = first(dilation, 1), p.dw = last(dilation, 1);
-  p.oph = first(output_padding, 0), p.opw = last(output_padding, 0);
+  // Element `back` places from the end (0: width, 1: height, 2: depth), or the default.
+  auto at_ = [](at::IntArrayRef v, size_t back, int64_t dflt) {
+    return v.size() > back ? v[v.size() - 1 - back] : dflt;
+  };
+  p.sw = at_(stride, 0, 1), p.sh = at_(stride, 1, 1), p.sd = at_(stride, 2, 1);
+  p.pw = at_(padding, 0, 0), p.ph = at_(padding, 1, 0), p.pd = at_(padding, 2, 0);
+  p.dw = at_(dilation, 0, 1), p.dh = at_(dilation, 1, 1), p.dd = at_(dilation, 2, 1);
+  p.opw = at_(output_padding, 0, 0), p.oph = at_(output_padding, 1, 0);
+  p.opd = at_(output_padding, 2, 0);
   p.groups = groups;
   return p;
+}
+
+// (N, C, L) -> (N, C, 1, 1, L), (N, C, H, W) -> (N, C, 1, H, W); a view.
+at::Tensor as3d(const at::Tensor& t) {
+  if (t.dim() == 3) return t.unsqueeze(2).unsqueeze(2);
+  if (t.dim() == 4) return t.unsqueeze(2);
+  return t;
+}
+
+// The inverse of as3d for a result of an input of `dim` dimensions.
+at::Tensor fromAs3d(const at::Tensor& t, int64_t dim) {
+  if (!t.defined()) return t;
+  if (dim == 3) return t.squeeze(2).squeeze(2);
+  if (dim == 4) return t.squeeze(2);
+  return t;
+}
+
+// A volume (nb, C, D, H, W) and kernel/column depth that the 2-D kernels can take: no real depth
+// axis.
+bool flat(const at::Tensor& vol, int64_t kd, int64_t od, const Params& p) {
+  return vol.size(2) == 1 && kd == 1 && od == 1 && p.pd == 0;
 }
 
 // image: (nb, C, Hi, Wi) with any strides; col spatial size (Hc, Wc).
@@ -53,6 +89,18 @@ ConvGeom geometry(const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc, i
   g.KH = kh, g.KW = kw, g.OH = hc, g.OW = wc;
   g.sh = p.sh, g.sw = p.sw, g.ph = p.ph, g.pw = p.pw, g.dh = p.dh, g.dw = p.dw;
   g.sn = image.stride(0), g.sc = image.stride(1), g.sy = image.stride(2), g.sx = image.stride(3);
+  return g;
+}
+
+// vol: (nb, C, Di, Hi, Wi) with any strides; col spatial size (Dc, Hc, Wc).
+ConvGeom3 geometry3(const at::Tensor& vol, at::IntArrayRef k, at::IntArrayRef c, const Params& p) {
+  ConvGeom3 g{};
+  g.N = vol.size(0), g.C = vol.size(1), g.D = vol.size(2), g.H = vol.size(3), g.W = vol.size(4);
+  g.KD = k[0], g.KH = k[1], g.KW = k[2], g.OD = c[0], g.OH = c[1], g.OW = c[2];
+  g.sd = p.sd, g.sh = p.sh, g.sw = p.sw, g.pd = p.pd, g.ph = p.ph, g.pw = p.pw;
+  g.dd = p.dd, g.dh = p.dh, g.dw = p.dw;
+  g.sn = vol.stride(0), g.sc = vol.stride(1), g.sz = vol.stride(2), g.sy = vol.stride(3);
+  g.sx = vol.stride(4);
   return g;
 }
 
@@ -74,10 +122,11 @@ bool depthwise(const at::Tensor& x, const Params& p, bool transposed) {
   return !transposed && p.groups > 1 && x.size(1) == p.groups;
 }
 
-// A 2-D launch (d0, d1) of the im2col/col2im kernels; the driver picks the local size. `extra`
-// are further cl_long arguments after the geometry.
+// A 2-D launch (d0, d1) of the im2col/col2im/vol2col/col2vol kernels; the driver picks the local
+// size. `extra` are further cl_long arguments after the geometry.
+template <typename Geom>
 void launchGeom2D(const at::Tensor& anchor, const char* name, const at::Tensor& out,
-                  const at::Tensor& in, const ConvGeom& g, int64_t d0, int64_t d1,
+                  const at::Tensor& in, const Geom& g, int64_t d0, int64_t d1,
                   std::initializer_list<cl_long> extra = {}) {
   if (d0 == 0 || d1 == 0) return;
   const c10::DeviceIndex idx = anchor.device().index();
@@ -92,31 +141,52 @@ void launchGeom2D(const at::Tensor& anchor, const char* name, const at::Tensor& 
   OCL_CATCH
 }
 
-// Columns (G, Cg*KH*KW, nb*Hc*Wc) of `image` (nb, C, Hi, Wi), or per sample (nb, C*KH*KW, Hc*Wc)
-// (groups == 1), where each sample's columns are one matrix with a short row stride.
-at::Tensor im2col(const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc, int64_t wc,
-                  const Params& p, bool per_sample = false) {
-  const int64_t g = p.groups, cgk = image.size(1) / g * kh * kw, nb = image.size(0), l = hc * wc;
+// Kernel (KD, KH, KW) and column (OD, OH, OW) sizes.
+using Dims3 = std::array<int64_t, 3>;
+
+int64_t prod(const Dims3& d) {
+  return d[0] * d[1] * d[2];
+}
+
+// Columns (G, Cg*K, nb*L) of `vol` (nb, C, Di, Hi, Wi), or per sample (nb, C*K, L) (groups == 1),
+// where each sample's columns are one matrix with a short row stride; K = KD*KH*KW, L = OD*OH*OW.
+at::Tensor im2col(const at::Tensor& vol, const Dims3& k, const Dims3& c, const Params& p,
+                  bool per_sample = false) {
+  const int64_t g = p.groups, cgk = vol.size(1) / g * prod(k), nb = vol.size(0), l = prod(c);
   TORCH_INTERNAL_ASSERT(!per_sample || g == 1);
-  at::Tensor col = per_sample ? at::empty({nb, cgk, l}, image.options())
-                              : at::empty({g, cgk, nb * l}, image.options());
+  at::Tensor col = per_sample ? at::empty({nb, cgk, l}, vol.options())
+                              : at::empty({g, cgk, nb * l}, vol.options());
   if (col.numel() == 0) return col;
   const cl_long cs_n = per_sample ? cgk * l : l, cs_k = per_sample ? l : nb * l;
-  launchGeom2D(image, "im2col", col, image, geometry(image, kh, kw, hc, wc, p), hc,
-               image.size(1) * kh * kw * nb, {cs_n, cs_k});
+  const int64_t rows = vol.size(1) * prod(k) * nb;
+  if (flat(vol, k[0], c[0], p)) {
+    const at::Tensor image = vol.select(2, 0);
+    launchGeom2D(vol, "im2col", col, image, geometry(image, k[1], k[2], c[1], c[2], p), c[1], rows,
+                 {cs_n, cs_k});
+  } else {
+    launchGeom2D(vol, "vol2col", col, vol, geometry3(vol, k, c, p), c[0] * c[1], rows,
+                 {cs_n, cs_k});
+  }
   return col;
 }
 
-// Adds up columns into the contiguous `image` (nb, C, Hi, Wi), which it overwrites. `col` is
-// contiguous, (G, Cg*KH*KW, nb*Hc*Wc) as im2col writes it, or per sample (nb, C*KH*KW, Hc*Wc).
-void col2im(const at::Tensor& col, const at::Tensor& image, int64_t kh, int64_t kw, int64_t hc,
-            int64_t wc, const Params& p, bool per_sample = false) {
-  TORCH_INTERNAL_ASSERT(image.is_contiguous() && col.is_contiguous());
-  if (image.numel() == 0) return;
-  const int64_t l = hc * wc, rows = image.size(1) * kh * kw;
-  const cl_long cs_n = per_sample ? rows * l : l, cs_k = per_sample ? l : image.size(0) * l;
-  launchGeom2D(image, "col2im", image, col, geometry(image, kh, kw, hc, wc, p), image.size(2),
-               image.size(0) * image.size(1), {cs_n, cs_k});
+// Adds up columns into the contiguous `vol` (nb, C, Di, Hi, Wi), which it overwrites. `col` is
+// contiguous, (G, Cg*K, nb*L) as im2col writes it, or per sample (nb, C*K, L).
+void col2im(const at::Tensor& col, const at::Tensor& vol, const Dims3& k, const Dims3& c,
+            const Params& p, bool per_sample = false) {
+  TORCH_INTERNAL_ASSERT(vol.is_contiguous() && col.is_contiguous());
+  if (vol.numel() == 0) return;
+  const int64_t l = prod(c), rows = vol.size(1) * prod(k);
+  const cl_long cs_n = per_sample ? rows * l : l, cs_k = per_sample ? l : vol.size(0) * l;
+  const int64_t nc = vol.size(0) * vol.size(1);
+  if (flat(vol, k[0], c[0], p)) {
+    const at::Tensor image = vol.select(2, 0);
+    launchGeom2D(vol, "col2im", image, col, geometry(image, k[1], k[2], c[1], c[2], p),
+                 image.size(2), nc, {cs_n, cs_k});
+  } else {
+    launchGeom2D(vol, "col2vol", vol, col, geometry3(vol, k, c, p), vol.size(2) * vol.size(3), nc,
+                 {cs_n, cs_k});
+  }
 }
 
 // Samples per chunk so that one chunk's columns stay near 128 MiB (and below the device's
@@ -127,7 +197,7 @@ int64_t batchChunk(int64_t n, int64_t col_elems_per_sample, int64_t elem_size) {
   return std::max<int64_t>(1, std::min<int64_t>(n, budget / per));
 }
 
-// (nb, G*Cg, S) -> (G, Cg, nb*S), a copy.
+// (nb, G*Cg, ...) -> (G, Cg, nb*S), a copy.
 at::Tensor groupMajor(const at::Tensor& t, int64_t g) {
   const int64_t nb = t.size(0), cg = t.size(1) / g;
   return t.reshape({nb, g, cg, -1}).permute({1, 2, 0, 3}).reshape({g, cg, -1});
@@ -139,63 +209,81 @@ void fromGroupMajor(const at::Tensor& src, const at::Tensor& dst) {
   dst.view({nb, g, cg, -1}).copy_(src.view({g, cg, nb, -1}).permute({2, 0, 1, 3}));
 }
 
-at::Tensor as2d(const at::Tensor& t) {
-  return t.dim() == 3 ? t.unsqueeze(2) : t;
+bool native(const at::Tensor& input, const at::Tensor& weight) {
+  return nnFloating(input.scalar_type()) && input.dim() >= 3 && input.dim() <= 5 &&
+         weight.scalar_type() == input.scalar_type();
 }
 
-bool native(const at::Tensor& input, const at::Tensor& weight) {
-  return nnFloating(input.scalar_type()) && (input.dim() == 3 || input.dim() == 4) &&
-         weight.scalar_type() == input.scalar_type();
+Dims3 kernelDims(const at::Tensor& w) {
+  return {w.size(2), w.size(3), w.size(4)};
+}
+
+// Output size of a convolution along one axis.
+int64_t convOut(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / s + 1;
+}
+
+int64_t convTransposeOut(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t dil, int64_t op) {
+  return (in - 1) * s - 2 * pad + dil * (k - 1) + op + 1;
+}
+
+// A depthwise convolution without a depth axis runs the direct 2-D kernels.
+bool depthwise2d(const at::Tensor& x, const Dims3& k, const Dims3& c, const Params& p,
+                 bool transposed) {
+  return depthwise(x, p, transposed) && flat(x, k[0], c[0], p);
 }
 
 at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
                        const std::optional<at::Tensor>& bias, const Params& p, bool transposed) {
-  const at::Tensor x = as2d(input), w = as2d(weight);
-  const int64_t n = x.size(0), h = x.size(2), wd = x.size(3), kh = w.size(2), kw = w.size(3);
-  const int64_t g = p.groups, k = kh * kw;
+  const at::Tensor x = as3d(input), w = as3d(weight);
+  const int64_t n = x.size(0), g = p.groups;
+  const Dims3 k = kernelDims(w), in{x.size(2), x.size(3), x.size(4)};
+  const int64_t kk = prod(k);
   at::Tensor out;
   if (!transposed) {
     const int64_t o = w.size(0), og = o / g, cg = x.size(1) / g;
-    const int64_t oh = (h + 2 * p.ph - p.dh * (kh - 1) - 1) / p.sh + 1;
-    const int64_t ow = (wd + 2 * p.pw - p.dw * (kw - 1) - 1) / p.sw + 1;
-    out = at::empty({n, o, oh, ow}, x.options());
-    if (depthwise(x, p, transposed)) {
-      const at::Tensor wc = w.contiguous();
-      launchDepthwise("depthwise_fwd", out, x, wc, geometry(x, kh, kw, oh, ow, p), o, out.numel());
-      if (bias && bias->defined()) out.add_(bias->view({1, -1, 1, 1}));
-      return input.dim() == 3 ? out.squeeze(2) : out;
-    }
-    const at::Tensor w_r = w.reshape({g, og, cg * k});
-    const int64_t step = batchChunk(n, x.size(1) * k * oh * ow, x.element_size());
-    for (int64_t n0 = 0; n0 < n; n0 += step) {
-      const int64_t nb = std::min(step, n - n0);
-      if (g == 1) {
-        // One GEMM per sample straight into out (nb, O, L) from per-sample columns, the weight
-        // broadcast over the batch. No group-major copy.
-        const int64_t l = oh * ow;
-        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p, /*per_sample=*/true);
-        at::Tensor o3 = out.narrow(0, n0, nb).view({nb, o, l});
-        at::bmm_out(o3, w_r.expand({nb, og, cg * k}), col);
-      } else {
-        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p);
-        fromGroupMajor(at::bmm(w_r, col), out.narrow(0, n0, nb));
+    const Dims3 c{convOut(in[0], k[0], p.sd, p.pd, p.dd), convOut(in[1], k[1], p.sh, p.ph, p.dh),
+                  convOut(in[2], k[2], p.sw, p.pw, p.dw)};
+    out = at::empty({n, o, c[0], c[1], c[2]}, x.options());
+    if (depthwise2d(x, k, c, p, transposed)) {
+      const at::Tensor wc = w.select(2, 0).contiguous(), x2 = x.select(2, 0);
+      launchDepthwise("depthwise_fwd", out, x2, wc, geometry(x2, k[1], k[2], c[1], c[2], p), o,
+                      out.numel());
+    } else {
+      const int64_t l = prod(c);
+      const at::Tensor w_r = w.reshape({g, og, cg * kk});
+      const int64_t step = batchChunk(n, x.size(1) * kk * l, x.element_size());
+      for (int64_t n0 = 0; n0 < n; n0 += step) {
+        const int64_t nb = std::min(step, n - n0);
+        if (g == 1) {
+          // One GEMM per sample straight into out (nb, O, L) from per-sample columns, the weight
+          // broadcast over the batch. No group-major copy.
+          const at::Tensor col = im2col(x.narrow(0, n0, nb), k, c, p, /*per_sample=*/true);
+          at::Tensor o3 = out.narrow(0, n0, nb).view({nb, o, l});
+          at::bmm_out(o3, w_r.expand({nb, og, cg * kk}), col);
+        } else {
+          const at::Tensor col = im2col(x.narrow(0, n0, nb), k, c, p);
+          fromGroupMajor(at::bmm(w_r, col), out.narrow(0, n0, nb));
+        }
       }
     }
   } else {
     const int64_t cin_g = x.size(1) / g, cout_g = w.size(1), cout = cout_g * g;
-    const int64_t oh = (h - 1) * p.sh - 2 * p.ph + p.dh * (kh - 1) + p.oph + 1;
-    const int64_t ow = (wd - 1) * p.sw - 2 * p.pw + p.dw * (kw - 1) + p.opw + 1;
-    out = at::empty({n, cout, oh, ow}, x.options());
-    const at::Tensor w_t = w.reshape({g, cin_g, cout_g * k}).transpose(1, 2);
-    const int64_t step = batchChunk(n, cout * k * h * wd, x.element_size());
+    const Dims3 c{convTransposeOut(in[0], k[0], p.sd, p.pd, p.dd, p.opd),
+                  convTransposeOut(in[1], k[1], p.sh, p.ph, p.dh, p.oph),
+                  convTransposeOut(in[2], k[2], p.sw, p.pw, p.dw, p.opw)};
+    out = at::empty({n, cout, c[0], c[1], c[2]}, x.options());
+    const at::Tensor w_t = w.reshape({g, cin_g, cout_g * kk}).transpose(1, 2);
+    const int64_t step = batchChunk(n, cout * kk * prod(in), x.element_size());
     for (int64_t n0 = 0; n0 < n; n0 += step) {
       const int64_t nb = std::min(step, n - n0);
+      // The columns of the output volume at the input's positions.
       const at::Tensor col = at::bmm(w_t, groupMajor(x.narrow(0, n0, nb), g)).contiguous();
-      col2im(col, out.narrow(0, n0, nb), kh, kw, h, wd, p);
+      col2im(col, out.narrow(0, n0, nb), k, in, p);
     }
   }
-  if (bias && bias->defined()) out.add_(bias->view({1, -1, 1, 1}));
-  return input.dim() == 3 ? out.squeeze(2) : out;
+  if (bias && bias->defined()) out.add_(bias->view({1, -1, 1, 1, 1}));
+  return fromAs3d(out, input.dim());
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& grad_output,
@@ -203,24 +291,27 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
                                                             const at::Tensor& weight,
                                                             const Params& p, bool transposed,
                                                             std::array<bool, 3> mask) {
-  const at::Tensor x = as2d(input), w = as2d(weight), go = as2d(grad_output);
-  const int64_t n = x.size(0), h = x.size(2), wd = x.size(3), kh = w.size(2), kw = w.size(3);
-  const int64_t oh = go.size(2), ow = go.size(3), g = p.groups, k = kh * kw;
+  const at::Tensor x = as3d(input), w = as3d(weight), go = as3d(grad_output);
+  const int64_t n = x.size(0), g = p.groups;
+  const Dims3 k = kernelDims(w), in{x.size(2), x.size(3), x.size(4)};
+  const Dims3 c{go.size(2), go.size(3), go.size(4)};
+  const int64_t kk = prod(k), l = prod(c);
   at::Tensor gi = mask[0] ? at::empty(x.sizes(), x.options()) : at::Tensor();
   at::Tensor gw_r;
   auto accumulate = [&](at::Tensor t) { gw_r = gw_r.defined() ? gw_r.add_(t) : t; };
-  if (depthwise(x, p, transposed)) {
-    const at::Tensor goc = go.contiguous(), wc = w.contiguous();
-    const ConvGeom geom = geometry(x, kh, kw, oh, ow, p);
+  if (depthwise2d(x, k, c, p, transposed)) {
+    const at::Tensor goc = go.select(2, 0).contiguous(), wc = w.select(2, 0).contiguous();
+    const at::Tensor x2 = x.select(2, 0);
+    const ConvGeom geom = geometry(x2, k[1], k[2], c[1], c[2], p);
     if (mask[0]) launchDepthwise("depthwise_bwd_input", gi, goc, wc, geom, w.size(0), gi.numel());
     if (mask[1]) {
       gw_r = at::empty(w.sizes(), w.options());
-      launchDepthwise("depthwise_bwd_weight", gw_r, goc, x, geom, w.size(0), gw_r.numel());
+      launchDepthwise("depthwise_bwd_weight", gw_r, goc, x2, geom, w.size(0), gw_r.numel());
     }
   } else if (!transposed) {
     const int64_t og = w.size(0) / g, cg = x.size(1) / g;
-    const at::Tensor w_r = w.reshape({g, og, cg * k});
-    const int64_t step = batchChunk(n, x.size(1) * k * oh * ow, x.element_size());
+    const at::Tensor w_r = w.reshape({g, og, cg * kk});
+    const int64_t step = batchChunk(n, x.size(1) * kk * l, x.element_size());
     for (int64_t n0 = 0; n0 < n; n0 += step) {
       const int64_t nb = std::min(step, n - n0);
       const bool need_go_r = g != 1 && (mask[0] || mask[1]);
@@ -229,48 +320,44 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
       if (mask[1] && g == 1) {
         // Sum over samples of grad_output[n] (O x L) @ columns[n]^T, accumulated in place over the
         // chunks: no group-major copy of grad_output.
-        const int64_t l = oh * ow;
-        const at::Tensor col = im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p, /*per_sample=*/true);
+        const at::Tensor col = im2col(x.narrow(0, n0, nb), k, c, p, /*per_sample=*/true);
         const bool first = !gw_r.defined();
-        if (first) gw_r = at::empty({1, og, cg * k}, w.options());
+        if (first) gw_r = at::empty({1, og, cg * kk}, w.options());
         gemmBatchSum(gw_r.select(0, 0), go.narrow(0, n0, nb).reshape({nb, og, l}),
                      col.transpose(1, 2), 1, first ? 0 : 1);
       } else if (mask[1]) {
-        accumulate(at::bmm(go_r, im2col(x.narrow(0, n0, nb), kh, kw, oh, ow, p).transpose(1, 2)));
+        accumulate(at::bmm(go_r, im2col(x.narrow(0, n0, nb), k, c, p).transpose(1, 2)));
       }
       if (mask[0] && g == 1) {
         // Per-sample columns (nb, Cg*K, L) = W^T @ grad_output[n]: no group-major copy.
-        const int64_t l = oh * ow;
-        at::Tensor gcol = at::empty({nb, cg * k, l}, x.options());
-        at::bmm_out(gcol, w_r.transpose(1, 2).expand({nb, cg * k, og}),
+        at::Tensor gcol = at::empty({nb, cg * kk, l}, x.options());
+        at::bmm_out(gcol, w_r.transpose(1, 2).expand({nb, cg * kk, og}),
                     go.narrow(0, n0, nb).reshape({nb, og, l}));
-        col2im(gcol, gi.narrow(0, n0, nb), kh, kw, oh, ow, p, /*per_sample=*/true);
+        col2im(gcol, gi.narrow(0, n0, nb), k, c, p, /*per_sample=*/true);
       } else if (mask[0]) {
         const at::Tensor gcol = at::bmm(w_r.transpose(1, 2), go_r).contiguous();
-        col2im(gcol, gi.narrow(0, n0, nb), kh, kw, oh, ow, p);
+        col2im(gcol, gi.narrow(0, n0, nb), k, c, p);
       }
     }
   } else {
     const int64_t cin_g = x.size(1) / g, cout_g = w.size(1), cout = cout_g * g;
-    const at::Tensor w_r = w.reshape({g, cin_g, cout_g * k});
-    const int64_t step = batchChunk(n, cout * k * h * wd, x.element_size());
+    const at::Tensor w_r = w.reshape({g, cin_g, cout_g * kk});
+    const int64_t step = batchChunk(n, cout * kk * prod(in), x.element_size());
     for (int64_t n0 = 0; n0 < n; n0 += step) {
       const int64_t nb = std::min(step, n - n0);
       // The transposed convolution's adjoint is an ordinary one over grad_output.
-      const at::Tensor col =
-          im2col(go.narrow(0, n0, nb), kh, kw, h, wd, p);  // (G, Cout_g*K, nb*HW)
+      const at::Tensor col = im2col(go.narrow(0, n0, nb), k, in, p);  // (G, Cout_g*K, nb*In)
       if (mask[0]) fromGroupMajor(at::bmm(w_r, col), gi.narrow(0, n0, nb));
       if (mask[1]) accumulate(at::bmm(groupMajor(x.narrow(0, n0, nb), g), col.transpose(1, 2)));
     }
   }
   at::Tensor gw;
   if (mask[1]) gw = gw_r.defined() ? gw_r.view(w.sizes()) : at::zeros(w.sizes(), w.options());
-  if (gw.defined() && weight.dim() == 3) gw = gw.squeeze(2);
-  if (gi.defined() && input.dim() == 3) gi = gi.squeeze(2);
+  gw = fromAs3d(gw, weight.dim());
+  gi = fromAs3d(gi, input.dim());
   at::Tensor gb;
   if (mask[2]) {
     // Sum over pixels as a batched GEMV through the matrix engine, then over the batch.
-    const int64_t l = oh * ow;
     const at::Tensor ones = at::ones({l, 1}, go.options());
     gb = go.numel() == 0 ? at::zeros({go.size(1)}, go.options())
                          : at::bmm(go.reshape({n, go.size(1), l}), ones.expand({n, l, 1}))
@@ -294,7 +381,7 @@ at::Tensor convolutionOverrideable(const at::Tensor& input, const at::Tensor& we
         .toTensor();
   // im2col reads any strides; channels_last inputs are read in place (no .contiguous()).
   return convForward(input, weight, bias,
-                     params2d(stride, padding, dilation, output_padding, groups), transposed);
+                     params3d(stride, padding, dilation, output_padding, groups), transposed);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolutionBackwardOverrideable(
@@ -314,15 +401,107 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolutionBackwardOverrideable(
     return {get(0), get(1), get(2)};
   }
   return convBackward(grad_output, input, weight,
-                      params2d(stride, padding, dilation, output_padding, groups), transposed,
+                      params3d(stride, padding, dilation, output_padding, groups), transposed,
                       output_mask);
+}
+
+// nn.functional.unfold / fold: the sliding blocks of a (N, C, H, W) or (C, H, W) image as
+// (N, C*KH*KW, L) columns and back, with the convolution's own kernels.
+void checkBlocks(const char* op, at::IntArrayRef kernel, at::IntArrayRef dilation,
+                 at::IntArrayRef padding, at::IntArrayRef stride) {
+  TORCH_CHECK(
+      kernel.size() == 2 && dilation.size() == 2 && padding.size() == 2 && stride.size() == 2, op,
+      ": kernel_size, dilation, padding and stride must have 2 elements each");
+  TORCH_CHECK(kernel[0] > 0 && kernel[1] > 0, op,
+              ": kernel size should be greater than zero, but got kH: ", kernel[0],
+              " kW: ", kernel[1]);
+  TORCH_CHECK(dilation[0] > 0 && dilation[1] > 0, op,
+              ": dilation should be greater than zero, but got dH: ", dilation[0],
+              " dW: ", dilation[1]);
+  TORCH_CHECK(padding[0] >= 0 && padding[1] >= 0, op,
+              ": padding should be non-negative, but got padH: ", padding[0],
+              " padW: ", padding[1]);
+  TORCH_CHECK(stride[0] > 0 && stride[1] > 0, op,
+              ": stride should be greater than zero, but got dH: ", stride[0], " dW: ", stride[1]);
+}
+
+Dims3 blockGrid(const char* op, int64_t h, int64_t w, at::IntArrayRef kernel,
+                at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  const int64_t oh = convOut(h, kernel[0], stride[0], padding[0], dilation[0]);
+  const int64_t ow = convOut(w, kernel[1], stride[1], padding[1], dilation[1]);
+  TORCH_CHECK(oh >= 1 && ow >= 1, op, ": given input with spatial size (", h, ", ", w,
+              "), kernel_size=", kernel, ", dilation=", dilation, ", padding=", padding,
+              ", calculated shape of the array of sliding blocks as (", oh, ", ", ow,
+              "), but its components must be at least one.");
+  return {1, oh, ow};
+}
+
+Params blockParams(at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  return params3d(stride, padding, dilation, {}, 1);
+}
+
+at::Tensor im2colOp(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef dilation,
+                    at::IntArrayRef padding, at::IntArrayRef stride) {
+  if (!nnFloating(self.scalar_type()))
+    return runFallback("aten::im2col", "",
+                       {self, kernel.vec(), dilation.vec(), padding.vec(), stride.vec()})[0]
+        .toTensor();
+  checkBlocks("im2col", kernel, dilation, padding, stride);
+  TORCH_CHECK((self.dim() == 3 && self.size(0) > 0 && self.size(1) > 0 && self.size(2) > 0) ||
+                  (self.dim() == 4 && self.size(1) > 0 && self.size(2) > 0 && self.size(3) > 0),
+              "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
+              "non-zero dimensions for input, but got: ",
+              self.sizes());
+  const at::Tensor x = self.dim() == 3 ? self.unsqueeze(0) : self;
+  const Dims3 c = blockGrid("im2col", x.size(2), x.size(3), kernel, dilation, padding, stride);
+  const at::Tensor col = im2col(as3d(x), {1, kernel[0], kernel[1]}, c,
+                                blockParams(dilation, padding, stride), /*per_sample=*/true);
+  return self.dim() == 3 ? col.squeeze(0) : col;
+}
+
+at::Tensor col2imOp(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel,
+                    at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  if (!nnFloating(self.scalar_type()))
+    return runFallback("aten::col2im", "",
+                       {self, output_size.vec(), kernel.vec(), dilation.vec(), padding.vec(),
+                        stride.vec()})[0]
+        .toTensor();
+  checkBlocks("col2im", kernel, dilation, padding, stride);
+  TORCH_CHECK(output_size.size() == 2, "col2im: output_size must have 2 elements, got ",
+              output_size.size());
+  TORCH_CHECK((self.dim() == 2 && self.size(0) > 0 && self.size(1) > 0) ||
+                  (self.dim() == 3 && self.size(1) > 0 && self.size(2) > 0),
+              "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+              "non-zero dimensions for input, but got: ",
+              self.sizes());
+  const at::Tensor col = self.dim() == 2 ? self.unsqueeze(0) : self;
+  const int64_t k = kernel[0] * kernel[1];
+  TORCH_CHECK(col.size(1) % k == 0,
+              "Expected size of input's dimension 1 to be divisible by the product of "
+              "kernel_size, but got input.size(1)=",
+              col.size(1), " and kernel_size=", kernel);
+  const Dims3 c =
+      blockGrid("col2im", output_size[0], output_size[1], kernel, dilation, padding, stride);
+  TORCH_CHECK(col.size(2) == c[1] * c[2], "Given output_size=", output_size,
+              ", kernel_size=", kernel, ", dilation=", dilation, ", padding=", padding,
+              ", stride=", stride,
+              ", expected size of input's dimension 2 to match the calculated "
+              "number of sliding blocks ",
+              c[1], " * ", c[2], " = ", c[1] * c[2], ", but got input.size(2)=", col.size(2), ".");
+  at::Tensor out =
+      at::empty({col.size(0), col.size(1) / k, output_size[0], output_size[1]}, col.options());
+  col2im(col.contiguous(), as3d(out), {1, kernel[0], kernel[1]}, c,
+         blockParams(dilation, padding, stride), /*per_sample=*/true);
+  return self.dim() == 2 ? out.squeeze(0) : out;
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("col2im", TORCH_FN(col2imOp));
   m.impl("convolution_backward_overrideable", TORCH_FN(convolutionBackwardOverrideable));
   m.impl("convolution_overrideable", TORCH_FN(convolutionOverrideable));
+  m.impl("im2col", TORCH_FN(im2colOp));
 }
 
 }  // namespace torch_ocl::aten
