@@ -173,15 +173,16 @@ def compare(actual, expected, atol, rtol, values=True):
 
 # Ops that return indices and leave the order of equal elements unspecified (sort and argsort
 # unless stable=True, topk, and the order statistics kthvalue/median/nanmedian, which may return
-# any of several equal elements): CPU and ocl may pick different indices for ties, and both are
+# any of several equal elements; mode's CPU index comes from an unstable std::sort): CPU and ocl
+# may pick different indices for ties, and both are
 # right. Their indices are checked by what they select from the input, not by their values.
-TIE_ORDER_OPS = {"sort", "argsort", "topk", "kthvalue", "median", "nanmedian"}
+TIE_ORDER_OPS = {"sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode"}
 
 
 def _tie_dim(op, sample):
     if "dim" in sample.kwargs:
         return sample.kwargs["dim"]
-    # topk/kthvalue(input, k, dim), sort/argsort/median/nanmedian(input, dim)
+    # topk/kthvalue(input, k, dim), sort/argsort/median/nanmedian/mode(input, dim)
     pos = 1 if op.name in ("topk", "kthvalue") else 0
     return sample.args[pos] if len(sample.args) > pos else -1
 

@@ -487,6 +487,57 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, b
   return {values, inverse, r.counts};
 }
 
+// mode: the most frequent value of each row, the smallest on ties, with the largest index of
+// its occurrences (as CPU). From the stable sort: run starts, their running maximum (cummax)
+// gives each element's position in its run, and the first maximum of that ends the wanted run.
+std::tuple<at::Tensor, at::Tensor> modeImpl(const at::Tensor& self, int64_t dim, bool keepdim) {
+  if (self.dim() == 0) return {self.clone(), at::zeros({}, self.options().dtype(at::kLong))};
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const int64_t n = self.size(dim);
+  auto [sv, si] = at::sort(self, /*stable=*/true, dim, /*descending=*/false);
+  const at::Tensor v = sv.movedim(dim, -1), i = si.movedim(dim, -1);
+  at::Tensor starts = at::ones(v.sizes(), v.options().dtype(at::kBool));
+  if (n > 1) starts.narrow(-1, 1, n - 1).copy_(v.narrow(-1, 1, n - 1).ne(v.narrow(-1, 0, n - 1)));
+  const at::Tensor ar = at::arange(n, v.options().dtype(at::kLong)).expand(v.sizes());
+  const at::Tensor run_start = std::get<0>(at::where(starts, ar, 0).cummax(-1));
+  const at::Tensor pos = (ar - run_start).argmax(-1, /*keepdim=*/true);
+  at::Tensor values = v.gather(-1, pos).movedim(-1, dim),
+             indices = i.gather(-1, pos).movedim(-1, dim);
+  if (!keepdim) {
+    values = values.squeeze(dim);
+    indices = indices.squeeze(dim);
+  }
+  return {values, indices};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> modeOut(const at::Tensor& self, int64_t dim, bool keepdim,
+                                             at::Tensor& values, at::Tensor& indices) {
+  checkSameDevice({self, values, indices});
+  if (!orderNative(self)) {
+    runFallback("aten::mode", "values", {self, dim, keepdim, values, indices});
+    return {values, indices};
+  }
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", values.scalar_type(), " instead");
+  TORCH_CHECK(indices.scalar_type() == at::kLong,
+              "Expected out tensor to have dtype Long, but got ", indices.scalar_type(),
+              " instead");
+  auto [v, i] = modeImpl(self, dim, keepdim);
+  at::native::resize_output(values, v.sizes());
+  at::native::resize_output(indices, i.sizes());
+  values.copy_(v);
+  indices.copy_(i);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> modeFn(const at::Tensor& self, int64_t dim, bool keepdim) {
+  if (!orderNative(self)) {
+    auto r = runFallback("aten::mode", "", {self, dim, keepdim});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  return modeImpl(self, dim, keepdim);
+}
+
 // _unique (the older form): _unique2's values and inverse.
 std::tuple<at::Tensor, at::Tensor> uniqueLegacy(const at::Tensor& self, bool sorted,
                                                 bool return_inverse) {
@@ -501,6 +552,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("kthvalue.values", TORCH_FN(kthvalueOut));
   m.impl("median", TORCH_FN(medianAll<Order::kMedian>));
   m.impl("median.dim_values", TORCH_FN(medianDimOut<Order::kMedian>));
+  m.impl("mode", TORCH_FN(modeFn));
+  m.impl("mode.values", TORCH_FN(modeOut));
   m.impl("nanmedian", TORCH_FN(medianAll<Order::kNanMedian>));
   m.impl("nanmedian.dim_values", TORCH_FN(medianDimOut<Order::kNanMedian>));
   m.impl("unique_dim", TORCH_FN(uniqueDim));
