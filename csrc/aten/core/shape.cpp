@@ -7,6 +7,9 @@
 #include <ATen/ops/triu_meta.h>
 
 #include <torch/library.h>
+
+#include <algorithm>
+#include <vector>
 #include "aten/cl_types.h"
 
 #include "aten/launch.h"
@@ -111,6 +114,31 @@ void triInto(const at::Tensor& out, const at::Tensor& self, int64_t k, bool uppe
 OCL_TRI(tril, false)
 OCL_TRI(triu, true)
 
+// The gradient of Tensor.unfold: each window's gradient added back at its place. Windows r, r + m,
+// r + 2m, ... (m = ceil(size / step)) never overlap, so each class is one strided view that takes
+// one add: ceil(size / step) launches, one when windows do not overlap.
+at::Tensor unfoldBackward(const at::Tensor& grad, at::IntArrayRef input_sizes, int64_t dim,
+                          int64_t size, int64_t step) {
+  checkSameDevice({grad});
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(1, static_cast<int64_t>(input_sizes.size())));
+  at::Tensor result = at::zeros(input_sizes, grad.options());
+  if (input_sizes.empty()) return result.add_(grad.reshape({}));
+  const int64_t windows = grad.size(dim);
+  if (windows == 0 || result.numel() == 0) return result;
+  const int64_t classes = (size + step - 1) / step;
+  std::vector<int64_t> sizes = result.sizes().vec(), strides = result.strides().vec();
+  const int64_t sd = strides[dim];
+  sizes.push_back(size);
+  strides.push_back(sd);
+  strides[dim] = sd * step * classes;
+  for (int64_t r = 0; r < std::min(classes, windows); ++r) {
+    sizes[dim] = (windows - r + classes - 1) / classes;
+    at::Tensor view = result.as_strided(sizes, strides, result.storage_offset() + r * step * sd);
+    view.add_(grad.slice(dim, r, windows, classes));
+  }
+  return result;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -124,6 +152,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("triu", TORCH_FN(triuFn));
   m.impl("triu_", TORCH_FN(triuInplace));
   m.impl("triu.out", TORCH_FN(triuOut));
+  m.impl("unfold_backward", TORCH_FN(unfoldBackward));
 }
 
 }  // namespace torch_ocl::aten
