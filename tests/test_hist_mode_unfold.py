@@ -128,3 +128,26 @@ def test_matrix_exp(dtype, scale):
         torch.linalg.matrix_exp(xo).sum().backward()
     torch.testing.assert_close(xo.grad.cpu(), x.grad, rtol=tol * 10,
                                atol=tol * 10 * x.grad.abs().max().item())
+
+
+@pytest.mark.parametrize("fn", [torch.tril_indices, torch.triu_indices])
+@pytest.mark.parametrize("args", [(4, 4, 0), (3, 7, 2), (7, 3, -2), (5, 5, 9), (5, 5, -9),
+                                  (0, 3, 0), (1, 1, 0)])
+def test_triangle_indices(fn, args):
+    for dtype in (torch.long, torch.int32):
+        with torch_ocl.strict():
+            got = fn(*args, dtype=dtype, device="ocl")
+        torch.testing.assert_close(got.cpu(), fn(*args, dtype=dtype), rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="row must be non-negative"):
+        fn(-1, 3, device="ocl")
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int16, torch.uint8, torch.bool])
+def test_dropout_backward_other_dtypes(dtype):
+    g = torch.randint(0, 3, (5, 6)).to(dtype)
+    m = torch.rand(5, 6, generator=torch.Generator().manual_seed(0)) > 0.5
+    ref = torch.ops.aten.native_dropout_backward(g, m, 2.0)
+    with torch_ocl.strict():
+        got = torch.ops.aten.native_dropout_backward(g.to("ocl"), m.to("ocl"), 2.0)
+    assert got.dtype == ref.dtype
+    torch.testing.assert_close(got.cpu(), ref, rtol=0, atol=0)

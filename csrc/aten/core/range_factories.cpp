@@ -200,6 +200,28 @@ at::Tensor& eyeOut(int64_t n, at::Tensor& result) {
   return eyeMOut(n, n, result);
 }
 
+// tril_indices / triu_indices: the (row, col) pairs of the triangle in row-major order, selected
+// from the full index grid on the device.
+template <bool kLower>
+at::Tensor triangleIndices(int64_t row, int64_t col, int64_t offset,
+                           std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                           std::optional<at::Device> dev, std::optional<bool> pin_memory) {
+  const char* name = kLower ? "tril_indices" : "triu_indices";
+  TORCH_CHECK(row >= 0, "row must be non-negative, got", row);
+  TORCH_CHECK(col >= 0, "col must be non-negative, got", col);
+  TORCH_CHECK(!layout || *layout == at::kStrided, name, " only supports the strided layout");
+  const auto opts =
+      at::TensorOptions().dtype(dtype.value_or(at::kLong)).device(dev.value_or(at::Device("ocl")));
+  TORCH_CHECK(c10::isIntegralType(opts.dtype().toScalarType(), /*includeBool=*/false), name,
+              ": dtype must be an integer type, got ", opts.dtype());
+  if (row == 0 || col == 0) return at::empty({2, 0}, opts);
+  const auto longs = opts.dtype(at::kLong);
+  const at::Tensor r = at::arange(row, longs).unsqueeze(1).expand({row, col});
+  const at::Tensor c = at::arange(col, longs).unsqueeze(0).expand({row, col});
+  const at::Tensor keep = kLower ? c.le(r + offset) : c.ge(r + offset);
+  return at::stack({r.masked_select(keep), c.masked_select(keep)}).to(opts.dtype());
+}
+
 }  // namespace
 
 }  // namespace torch_ocl::aten
@@ -224,6 +246,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logspace.out", TORCH_FN(logspaceOut));
   m.impl("eye.m_out", TORCH_FN(eyeMOut));
   m.impl("eye.out", TORCH_FN(eyeOut));
+  m.impl("tril_indices", TORCH_FN(triangleIndices<true>));
+  m.impl("triu_indices", TORCH_FN(triangleIndices<false>));
 }
 
 }  // namespace torch_ocl::aten

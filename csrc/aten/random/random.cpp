@@ -388,8 +388,8 @@ at::Tensor nativeDropoutBackward(const at::Tensor& grad, const at::Tensor& mask,
   TORCH_CHECK(mask.scalar_type() == c10::kBool, "Mask should be Bool Scalar Type",
               mask.scalar_type());
   checkSameDevice({grad, mask});
-  if (!dropoutDtype(grad.scalar_type()) || grad.sizes() != mask.sizes())
-    return runFallback("aten::native_dropout_backward", "", {grad, mask, scale})[0].toTensor();
+  // Other dtypes and broadcast masks: CPU's own definition, grad * mask * scale, in native ops.
+  if (!dropoutDtype(grad.scalar_type()) || grad.sizes() != mask.sizes()) return grad * mask * scale;
   const c10::DeviceIndex idx = grad.device().index();
   checkDtypeSupported(grad.scalar_type(), idx);
   at::Tensor out = at::empty_like(grad, at::MemoryFormat::Contiguous);
