@@ -216,19 +216,19 @@ def test_strict_mode_environment_variable():
 
 
 def test_sparse_tensors_raise_a_clear_error(ocl):
-    # Sparse layouts have no ocl kernels yet: a NotImplementedError naming the op and the layout,
-    # never the dispatcher's raw "Sparseocl backend" message; dense work goes on afterwards.
+    # Sparse COO has native basics (tests/test_sparse.py); any other sparse op raises a
+    # NotImplementedError naming the op and the layout, never the dispatcher's raw "Sparseocl
+    # backend" message; dense work goes on afterwards.
     x = torch.eye(3)
     for make, layout in (
-        (lambda: x.to_sparse().to(ocl), "sparse COO"),
-        (lambda: torch.sparse_coo_tensor(torch.tensor([[0, 1]]), torch.tensor([1.0, 2.0]),
-                                         device=ocl), "sparse COO"),
+        (lambda: torch.sin(x.to_sparse().to(ocl)), "sparse COO"),
+        (lambda: x.to_sparse().to(ocl) + x.to_sparse().to(ocl), "sparse COO"),
         # A CSR tensor can be moved (its members are dense ocl tensors); its ops then raise.
         (lambda: x.to_sparse_csr().to(ocl) @ torch.ones(3, 1, device=ocl), "sparse compressed"),
         (lambda: x.to_sparse_csr().to(ocl).to_dense(), "sparse compressed"),
     ):
         with pytest.raises(NotImplementedError, match=f"torch-ocl: aten::.* on a {layout}.*not "
-                                                      "supported on ocl yet") as info:
+                                                      "supported on ocl") as info:
             make()
         assert "Sparseocl" not in str(info.value)
     assert (x.to(ocl) * 2).sum().item() == 6.0

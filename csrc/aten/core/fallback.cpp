@@ -145,16 +145,17 @@ bool strict() {
   return g_strict.load();
 }
 
-// Sparse layouts have no kernels on ocl yet: every op that reaches a sparse dispatch key says so
-// by name, instead of the dispatcher's "Could not run ... with arguments from the 'Sparseocl'
-// backend" (and no sparse op falls back to the CPU).
+// Sparse layouts: COO has the basics of aten/sparse/sparse_coo.cpp; every other op that reaches
+// a sparse dispatch key says so by name, instead of the dispatcher's "Could not run ... with
+// arguments from the 'Sparseocl' backend" (and no sparse op falls back to the CPU).
 template <const char* kLayout>
 void sparseUnsupported(const c10::OperatorHandle& op, torch::jit::Stack*) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "torch-ocl: ", op.schema().operator_name(), " on a ",
-                              kLayout,
-                              " tensor: sparse tensors are not supported on ocl yet; keep them "
-                              "on the CPU, or make them dense there (.to_dense()) before moving "
-                              "them to ocl");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      false, "torch-ocl: ", op.schema().operator_name(), " on a ", kLayout,
+      " tensor is not supported on ocl yet (sparse COO on ocl covers construction, .to(), "
+      "to_sparse/to_dense, coalesce, indices/values, sparse @ dense (mm, addmm, torch.sparse.mm "
+      "and its backward), torch.sparse.sum and clone); keep the tensor on the CPU, or make it "
+      "dense (.to_dense()) first");
 }
 constexpr char kCoo[] = "sparse COO";
 constexpr char kCompressed[] = "sparse compressed (CSR/CSC/BSR/BSC)";
