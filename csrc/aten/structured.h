@@ -24,15 +24,26 @@ struct Structured final : Meta {
              at::Tensor* out3 = nullptr)
       : mode_(mode), out_{out, out1, out2, out3} {}
 
+  // torch 2.13's virtuals; each also has the form with a trailing DimnameList that earlier
+  // releases (2.11 on the GPU machine) declare instead. Whichever the headers declare is
+  // overridden (hence no `override`), and the other is an unused overload.
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options) override {
+                          at::TensorOptions options) {
+    prepare(i, sizes, strides, options);
+    forward(i, sizes, strides, options);
+  }
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options, at::DimnameList) {
+    set_output_strided(i, sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options) {
     prepare(i, sizes, strides, options);
     forward(i, sizes, strides, options);
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
-    prepare(i, sizes, strides, options);
-    forward(i, sizes, strides, options);
+                              at::TensorOptions options, at::DimnameList) {
+    set_output_raw_strided(i, sizes, strides, options);
   }
   const at::Tensor& maybe_get_output(int64_t i) override {
     TORCH_INTERNAL_ASSERT(i >= 0 && i < kMaxOutputs);
