@@ -10,6 +10,13 @@
 #include <array>
 #include <type_traits>
 
+#if __has_include(<ATen/core/Dimname.h>)
+#include <ATen/core/Dimname.h>
+#define OCL_TORCH_HAS_DIMNAMES 1
+#else
+#define OCL_TORCH_HAS_DIMNAMES 0
+#endif
+
 namespace torch_ocl::aten {
 
 enum class Mode { kFunctional, kInplace, kOut };
@@ -24,27 +31,31 @@ struct Structured final : Meta {
              at::Tensor* out3 = nullptr)
       : mode_(mode), out_{out, out1, out2, out3} {}
 
-  // torch 2.13's virtuals; each also has the form with a trailing DimnameList that earlier
-  // releases (2.11 on the GPU machine) declare instead. Whichever the headers declare is
-  // overridden (hence no `override`), and the other is an unused overload.
+  // torch 2.13's virtuals. Releases that still have named tensors (2.11 on the GPU machine)
+  // declare them with a trailing DimnameList instead; the forms below cover both (hence no
+  // `override`: whichever the headers declare is overridden, the other is an unused overload).
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options) {
     prepare(i, sizes, strides, options);
     forward(i, sizes, strides, options);
   }
+#if OCL_TORCH_HAS_DIMNAMES
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options, at::DimnameList) {
     set_output_strided(i, sizes, strides, options);
   }
+#endif
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                               at::TensorOptions options) {
     prepare(i, sizes, strides, options);
     forward(i, sizes, strides, options);
   }
+#if OCL_TORCH_HAS_DIMNAMES
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                               at::TensorOptions options, at::DimnameList) {
     set_output_raw_strided(i, sizes, strides, options);
   }
+#endif
   const at::Tensor& maybe_get_output(int64_t i) override {
     TORCH_INTERNAL_ASSERT(i >= 0 && i < kMaxOutputs);
     return mode_ == Mode::kFunctional ? result_[i] : *out_[i];
