@@ -4,7 +4,7 @@
 // size is correct, the sizes models use (up to a few hundred) are what it is fast for. Macros
 // from nn_common: T, ACC, LD, ST. The Jacobi kernels work on ACC buffers (the host passes float
 // or double work copies).
-#define LS 256  // kRowLocal: launchRowGroups' work-group size
+#define LS 256  // the largest work-group size the host launches these with (a power of 2)
 #define ACC3 CAT3(ACC)
 #define CAT3(t) CAT3_(t)
 #define CAT3_(t) t##3
@@ -14,7 +14,7 @@ ACC group_sum(__local ACC* red, ACC v) {
   const int lid = get_local_id(0);
   red[lid] = v;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = LS / 2; s > 0; s >>= 1) {
+  for (int s = (int)get_local_size(0) / 2; s > 0; s >>= 1) {
     if (lid < s) red[lid] += red[lid + s];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
@@ -30,7 +30,7 @@ ACC3 group_sum3(__local ACC* red, ACC x, ACC y, ACC z) {
   red[LS + lid] = y;
   red[2 * LS + lid] = z;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = LS / 2; s > 0; s >>= 1) {
+  for (int s = (int)get_local_size(0) / 2; s > 0; s >>= 1) {
     if (lid < s) {
       red[lid] += red[lid + s];
       red[LS + lid] += red[LS + lid + s];
@@ -51,6 +51,7 @@ __kernel void geqrf(__global char* ab, ulong aoff, __global char* tb, ulong toff
                     long n) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
+  const long ls = get_local_size(0);
   const long k = min(m, n);
   __global T* a = (__global T*)(ab + aoff) + g * m * n;
   __global T* tau = (__global T*)(tb + toff) + g * k;
@@ -58,7 +59,7 @@ __kernel void geqrf(__global char* ab, ulong aoff, __global char* tb, ulong toff
   __local ACC tau_j;
   for (long j = 0; j < k; ++j) {
     ACC part = 0;
-    for (long i = j + 1 + lid; i < m; i += LS) {
+    for (long i = j + 1 + lid; i < m; i += ls) {
       const ACC x = LD(a, i * n + j);
       part += x * x;
     }
@@ -75,12 +76,12 @@ __kernel void geqrf(__global char* ab, ulong aoff, __global char* tb, ulong toff
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  // alpha read everywhere
     if (reflect) {
       if (lid == 0) ST(a, j * n + j, beta);
-      for (long i = j + 1 + lid; i < m; i += LS) ST(a, i * n + j, LD(a, i * n + j) * scale);
+      for (long i = j + 1 + lid; i < m; i += ls) ST(a, i * n + j, LD(a, i * n + j) * scale);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const ACC tj = tau_j;
     if (tj != 0)
-      for (long c = j + 1 + lid; c < n; c += LS) {
+      for (long c = j + 1 + lid; c < n; c += ls) {
         ACC w = LD(a, j * n + c);
         for (long i = j + 1; i < m; ++i) w += LD(a, i * n + j) * LD(a, i * n + c);
         w *= tj;
@@ -122,12 +123,13 @@ __kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulon
                           int compute_v, int max_sweeps, ACC eps) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
+  const long ls = get_local_size(0);
   __global ACC* a = (__global ACC*)(ab + aoff) + g * n * n;
   __global ACC* v = (__global ACC*)(vb + voff) + g * n * n;
   __local ACC cs[2];
   __local int rotate, rotated;
   if (compute_v)
-    for (long e = lid; e < n * n; e += LS) v[e] = e / n == e % n ? 1 : 0;
+    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? 1 : 0;
   for (int sweep = 0; sweep < max_sweeps; ++sweep) {
     if (lid == 0) rotated = 0;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -152,7 +154,7 @@ __kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulon
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         if (rotate) {
           const ACC c = cs[0], s = cs[1];
-          for (long r = lid; r < n; r += LS) {
+          for (long r = lid; r < n; r += ls) {
             if (r != p && r != q) {
               const ACC arp = a[r * n + p], arq = a[r * n + q];
               const ACC np = c * arp - s * arq, nq = s * arp + c * arq;
@@ -183,12 +185,13 @@ __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong
                          long m, int compute_v, int max_sweeps, ACC eps) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
+  const long ls = get_local_size(0);
   __global ACC* u = (__global ACC*)(ub + uoff) + g * n * m;
   __global ACC* v = (__global ACC*)(vb + voff) + g * n * n;
   __local ACC red[3 * LS];
   __local int rotated;
   if (compute_v)
-    for (long e = lid; e < n * n; e += LS) v[e] = e / n == e % n ? 1 : 0;
+    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? 1 : 0;
   for (int sweep = 0; sweep < max_sweeps; ++sweep) {
     if (lid == 0) rotated = 0;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -197,7 +200,7 @@ __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong
         __global ACC* up = u + p * m;
         __global ACC* uq = u + q * m;
         ACC al = 0, be = 0, ga = 0;
-        for (long i = lid; i < m; i += LS) {
+        for (long i = lid; i < m; i += ls) {
           const ACC x = up[i], y = uq[i];
           al += x * x;
           be += y * y;
@@ -211,7 +214,7 @@ __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong
           const ACC zeta = (be - al) / (2 * ga);
           const ACC t = (zeta >= 0 ? 1 : -1) / (fabs(zeta) + sqrt(zeta * zeta + 1));
           const ACC c = 1 / sqrt(t * t + 1), s = t * c;
-          for (long i = lid; i < m; i += LS) {
+          for (long i = lid; i < m; i += ls) {
             const ACC x = up[i], y = uq[i];
             up[i] = c * x - s * y;
             uq[i] = s * x + c * y;
@@ -219,7 +222,7 @@ __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong
           if (compute_v) {
             __global ACC* vp = v + p * n;
             __global ACC* vq = v + q * n;
-            for (long i = lid; i < n; i += LS) {
+            for (long i = lid; i < n; i += ls) {
               const ACC x = vp[i], y = vq[i];
               vp[i] = c * x - s * y;
               vq[i] = s * x + c * y;

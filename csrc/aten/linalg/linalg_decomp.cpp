@@ -31,6 +31,14 @@ cl_kernel decompKernel(const at::Tensor& like, const char* name) {
       nnProgram(idx, &kLinalgDecompFamily, "linalg_decomp.cl", like.scalar_type()), name);
 }
 
+// One work group per matrix, of the smallest power of two >= the matrix's parallel extent in
+// [32, 256] (kernels/linalg_decomp.cl's LS): small matrices do not idle 256 items per barrier.
+void launchPerMatrix(c10::DeviceIndex idx, cl_kernel kernel, int64_t batch, int64_t extent) {
+  size_t local = 32;
+  while (local < 256 && static_cast<int64_t>(local) < extent) local *= 2;
+  launchND(device(idx), currentQueue(idx), kernel, static_cast<size_t>(batch) * local, local);
+}
+
 bool decompNative(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble;
 }
@@ -52,7 +60,7 @@ std::tuple<at::Tensor, at::Tensor> geqrfDevice(const at::Tensor& A) {
     OCL_TRY
     cl_kernel kern = decompKernel(a, "geqrf");
     setArgs(kern, bufferOf(a), bufferOf(tau), static_cast<cl_long>(m), static_cast<cl_long>(n));
-    launchRowGroups(idx, kern, batch);
+    launchPerMatrix(idx, kern, batch, std::max(m, n));
     OCL_CATCH
   }
   return {a, tau};
@@ -298,7 +306,7 @@ std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, b
       setArg(kern, i, static_cast<cl_double>(DBL_EPSILON));
     else
       setArg(kern, i, static_cast<cl_float>(FLT_EPSILON));
-    launchRowGroups(idx, kern, batch);
+    launchPerMatrix(idx, kern, batch, n);
     OCL_CATCH
   }
   auto [w, order] = sym.diagonal(0, -2, -1).sort(/*dim=*/-1);
@@ -372,7 +380,7 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
       setArg(kern, i, static_cast<cl_double>(DBL_EPSILON));
     else
       setArg(kern, i, static_cast<cl_float>(FLT_EPSILON));
-    launchRowGroups(idx, kern, batch);
+    launchPerMatrix(idx, kern, batch, L);
     OCL_CATCH
   }
   const at::Tensor norms = at::linalg_vector_norm(work, 2, {-1}, /*keepdim=*/false);
