@@ -290,3 +290,15 @@ def test_lstsq_errors(ocl):
         torch.linalg.lstsq(torch.randn(3, 3, device=ocl), torch.randn(3, 2, dtype=torch.float64, device=ocl))
     with pytest.raises(RuntimeError, match="parameter `driver` should be one of"):
         torch.linalg.lstsq(torch.randn(3, 3, device=ocl), torch.randn(3, 2, device=ocl), driver="foo")
+
+
+def test_lu_unpack_half_and_bad_pivots(ocl):
+    lu, piv = torch.linalg.lu_factor(rand(2, 4, 4))
+    for dtype in (torch.float16, torch.bfloat16):
+        with torch_ocl.strict():
+            got = torch.lu_unpack(lu.to(dtype).to(ocl), piv.to(ocl))
+        for g, r in zip(got, torch.lu_unpack(lu.to(dtype), piv)):
+            assert g.dtype == r.dtype
+            torch.testing.assert_close(g.cpu(), r)
+    with pytest.raises(RuntimeError, match="pivots passed to lu_unpack must be between 1 and LU.size"):
+        torch.lu_unpack(lu.to(ocl), torch.full((2, 4), 5, dtype=torch.int32, device=ocl))

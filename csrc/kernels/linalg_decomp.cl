@@ -250,6 +250,7 @@ __kernel void pivots_to_perm(__global char* pb, ulong poff, __global char* qb, u
   for (long i = 0; i < m; ++i) perm[i] = i;
   for (long j = 0; j < k; ++j) {
     const long p = piv[j] - 1;
+    if (p < 0 || p >= m) continue;  // the host has checked; never write out of bounds
     const long t = perm[j];
     perm[j] = perm[p];
     perm[p] = t;

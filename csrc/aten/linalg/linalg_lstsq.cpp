@@ -1,9 +1,10 @@
 // linalg.lstsq (every driver name CPU accepts), lu_unpack and linalg.lu on the device, from the
 // QR and SVD of linalg_decomp.cpp and the LU of linalg_small.cpp, for float32 and float64
-// (complex keeps the counted CPU fallback). Outputs follow CPU's: gels solves through QR (full
-// rank assumed, as LAPACK's), gelsy/gelsd/gelss through the SVD with rank = #(s > rcond s_max)
-// and the minimum-norm solution; rank for every driver but gels, singular values for gelsd and
-// gelss, residuals for m > n and a driver other than gelsy (gelsd/gelss: only at full rank).
+// (lu_unpack also float16/bfloat16, as on CPU; complex keeps the counted CPU fallback). Outputs
+// follow CPU's: gels solves through QR (full rank assumed, as LAPACK's), gelsy/gelsd/gelss through
+// the SVD with rank = #(s > rcond s_max) and the minimum-norm solution; rank for every driver but
+// gels, singular values for gelsd and gelss, residuals for m > n and a driver other than gelsy
+// (gelsd/gelss: only at full rank).
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/native/Resize.h>
@@ -33,6 +34,9 @@ at::Tensor pivotsToPerm(const at::Tensor& pivots, int64_t m, const at::Tensor& l
   const int64_t k = pivots.size(-1), batch = at::native::batchCount(pivots.unsqueeze(-1));
   if (batch == 0 || m == 0) return perm;
   const at::Tensor piv = pivots.contiguous();
+  TORCH_CHECK(k == 0 || piv.ge(1).logical_and_(piv.le(m)).all().item<bool>(),
+              "pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.",
+              "Did you properly pass the result of lu_factor?");
   const c10::DeviceIndex idx = like.device().index();
   OCL_TRY
   cl_kernel kern = decompKernel(like, "pivots_to_perm");
@@ -69,7 +73,7 @@ void luUnpackCore(const at::Tensor& LU, const at::Tensor& pivots, bool unpack_da
 std::tuple<at::Tensor, at::Tensor, at::Tensor> luUnpack(const at::Tensor& LU,
                                                         const at::Tensor& pivots, bool unpack_data,
                                                         bool unpack_pivots) {
-  if (!decompNative(LU)) {
+  if (!nnFloating(LU.scalar_type())) {
     auto r = runFallback("aten::lu_unpack", "", {LU, pivots, unpack_data, unpack_pivots});
     return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
   }
@@ -85,7 +89,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> luUnpackOut(const at::Tensor& 
                                                               bool unpack_data, bool unpack_pivots,
                                                               at::Tensor& P, at::Tensor& L,
                                                               at::Tensor& U) {
-  if (!decompNative(LU)) {
+  if (!nnFloating(LU.scalar_type())) {
     runFallback("aten::lu_unpack", "out", {LU, pivots, unpack_data, unpack_pivots, P, L, U});
     return {P, L, U};
   }
