@@ -5,9 +5,6 @@
 // from nn_common: T, ACC, LD, ST. The Jacobi kernels work on ACC buffers (the host passes float
 // or double work copies).
 #define LS 256  // the largest work-group size the host launches these with (a power of 2)
-#define ACC3 CAT3(ACC)
-#define CAT3(t) CAT3_(t)
-#define CAT3_(t) t##3
 
 // Sum of v over the work group (all items get it); red is __local ACC[LS].
 ACC group_sum(__local ACC* red, ACC v) {
@@ -19,26 +16,6 @@ ACC group_sum(__local ACC* red, ACC v) {
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   const ACC r = red[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return r;
-}
-
-// The three sums of (x, y, z) over the work group in one pass; red is __local ACC[3 * LS].
-ACC3 group_sum3(__local ACC* red, ACC x, ACC y, ACC z) {
-  const int lid = get_local_id(0);
-  red[lid] = x;
-  red[LS + lid] = y;
-  red[2 * LS + lid] = z;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = (int)get_local_size(0) / 2; s > 0; s >>= 1) {
-    if (lid < s) {
-      red[lid] += red[lid + s];
-      red[LS + lid] += red[LS + lid + s];
-      red[2 * LS + lid] += red[2 * LS + lid + s];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const ACC3 r = (ACC3)(red[0], red[LS], red[2 * LS]);
   barrier(CLK_LOCAL_MEM_FENCE);
   return r;
 }
@@ -115,63 +92,102 @@ __kernel void apply_reflectors(__global char* vb, ulong voff, __global char* tb,
   }
 }
 
-// Cyclic Jacobi on the symmetric a (n, n, ACC, both triangles filled), in place: a becomes
-// diagonal (the eigenvalues, unsorted), v (n, n) the eigenvectors in its columns when
-// compute_v. A rotation is skipped when |a_pq| is negligible against its diagonal; the sweeps
-// stop when one rotates nothing (or after max_sweeps).
-__kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulong voff, long n,
-                          int compute_v, int max_sweeps, ACC eps) {
+// Jacobi on the symmetric a (n, n, ACC, both triangles filled), in place: a becomes diagonal
+// (the eigenvalues, unsorted), v (n, n) the eigenvectors in its columns when compute_v. Parallel
+// (round-robin, rr_index) ordering: each round rotates n / 2 disjoint pairs at once (a <- J^T a J
+// in a row phase and a column phase), cs (4 per pair, ACC scratch) holding their c, s and new
+// diagonal. A
+// rotation is skipped when |a_pq| is negligible against its diagonal; the sweeps stop when one
+// rotates nothing (or after max_sweeps).
+long rr_index(long pos, long round, long nn) {
+  return pos == 0 ? 0 : 1 + (pos - 1 + round) % (nn - 1);
+}
+
+__kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulong voff,
+                          __global char* sb, ulong soff, long n, int compute_v, int max_sweeps,
+                          ACC eps) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
   const long ls = get_local_size(0);
   __global ACC* a = (__global ACC*)(ab + aoff) + g * n * n;
   __global ACC* v = (__global ACC*)(vb + voff) + g * n * n;
-  __local ACC cs[2];
-  __local int rotate, rotated;
+  const long nn = n + (n & 1), npairs = nn / 2;
+  __global ACC* cs = (__global ACC*)(sb + soff) + g * 4 * npairs;
+  __local int rotated;
   if (compute_v)
     for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? 1 : 0;
   for (int sweep = 0; sweep < max_sweeps; ++sweep) {
     if (lid == 0) rotated = 0;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    for (long p = 0; p < n - 1; ++p)
-      for (long q = p + 1; q < n; ++q) {
-        if (lid == 0) {
+    for (long round = 0; round < nn - 1; ++round) {
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        ACC c = 1, sn = 0;
+        if (q < n) {
           const ACC apq = a[p * n + q], app = a[p * n + p], aqq = a[q * n + q];
-          rotate = fabs(apq) > eps * (fabs(app) + fabs(aqq)) * (ACC)0.5 && apq != 0;
-          if (rotate) {
+          if (apq != 0 && fabs(apq) > eps * (fabs(app) + fabs(aqq)) * (ACC)0.5) {
             const ACC theta = (aqq - app) / (2 * apq);
             const ACC t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
-            const ACC c = 1 / sqrt(t * t + 1);
-            cs[0] = c;
-            cs[1] = t * c;
-            a[p * n + p] = app - t * apq;
-            a[q * n + q] = aqq + t * apq;
-            a[p * n + q] = 0;
-            a[q * n + p] = 0;
-            rotated = 1;
+            c = 1 / sqrt(t * t + 1);
+            sn = t * c;
+            cs[4 * pr + 2] = app - t * apq;  // the exact new diagonal, set after the phases
+            cs[4 * pr + 3] = aqq + t * apq;
+            atomic_or(&rotated, 1);
           }
         }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        if (rotate) {
-          const ACC c = cs[0], s = cs[1];
-          for (long r = lid; r < n; r += ls) {
-            if (r != p && r != q) {
-              const ACC arp = a[r * n + p], arq = a[r * n + q];
-              const ACC np = c * arp - s * arq, nq = s * arp + c * arq;
-              a[r * n + p] = np;
-              a[p * n + r] = np;
-              a[r * n + q] = nq;
-              a[q * n + r] = nq;
-            }
-            if (compute_v) {
-              const ACC vrp = v[r * n + p], vrq = v[r * n + q];
-              v[r * n + p] = c * vrp - s * vrq;
-              v[r * n + q] = s * vrp + c * vrq;
-            }
-          }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        cs[4 * pr] = c;
+        cs[4 * pr + 1] = sn;
       }
+      barrier(CLK_GLOBAL_MEM_FENCE);
+      // rows p, q of every pair: a <- J^T a (one item per pair, whole rows)
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        const ACC sn = cs[4 * pr + 1];
+        if (q >= n || sn == 0) continue;
+        const ACC c = cs[4 * pr];
+        for (long col = 0; col < n; ++col) {
+          const ACC x = a[p * n + col], y = a[q * n + col];
+          a[p * n + col] = c * x - sn * y;
+          a[q * n + col] = sn * x + c * y;
+        }
+      }
+      barrier(CLK_GLOBAL_MEM_FENCE);
+      // columns p, q: a <- a J, v <- v J
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        const ACC sn = cs[4 * pr + 1];
+        if (q >= n || sn == 0) continue;
+        const ACC c = cs[4 * pr];
+        for (long r = 0; r < n; ++r) {
+          const ACC x = a[r * n + p], y = a[r * n + q];
+          a[r * n + p] = c * x - sn * y;
+          a[r * n + q] = sn * x + c * y;
+        }
+        if (compute_v)
+          for (long r = 0; r < n; ++r) {
+            const ACC vx = v[r * n + p], vy = v[r * n + q];
+            v[r * n + p] = c * vx - sn * vy;
+            v[r * n + q] = sn * vx + c * vy;
+          }
+      }
+      barrier(CLK_GLOBAL_MEM_FENCE);
+      // what the rotation makes exact: a_pq = 0 and the diagonal from t (rounding left in a_pq
+      // would keep the sweeps going)
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        if (q >= n || cs[4 * pr + 1] == 0) continue;
+        a[p * n + p] = cs[4 * pr + 2];
+        a[q * n + q] = cs[4 * pr + 3];
+        a[p * n + q] = 0;
+        a[q * n + p] = 0;
+      }
+      barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
     const int again = rotated;  // every item reads it before item 0 resets it
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!again) break;
@@ -180,7 +196,9 @@ __kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulon
 
 // One-sided (Hestenes) Jacobi on the rows of u (n, m, ACC): the rows (A's columns, m >= n) are
 // rotated until pairwise orthogonal; v (n, n) accumulates the rotations in its rows (V^T) when
-// compute_v. Afterwards row j of u is sigma_j times the j-th left singular vector.
+// compute_v. Afterwards row j of u is sigma_j times the j-th left singular vector. Parallel
+// (round-robin, rr_index) ordering: a sweep is n - 1 rounds (n rounded up to even) of n / 2 disjoint
+// pairs, one work item per pair, so a sweep costs n - 1 barriers, not one per pair.
 __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong voff, long n,
                          long m, int compute_v, int max_sweeps, ACC eps) {
   const long g = get_group_id(0);
@@ -188,33 +206,32 @@ __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong
   const long ls = get_local_size(0);
   __global ACC* u = (__global ACC*)(ub + uoff) + g * n * m;
   __global ACC* v = (__global ACC*)(vb + voff) + g * n * n;
-  __local ACC red[3 * LS];
   __local int rotated;
+  const long nn = n + (n & 1), npairs = nn / 2;
   if (compute_v)
     for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? 1 : 0;
   for (int sweep = 0; sweep < max_sweeps; ++sweep) {
     if (lid == 0) rotated = 0;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    for (long p = 0; p < n - 1; ++p)
-      for (long q = p + 1; q < n; ++q) {
+    for (long round = 0; round < nn - 1; ++round) {
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        if (q >= n) continue;  // the padding index of an odd n
         __global ACC* up = u + p * m;
         __global ACC* uq = u + q * m;
         ACC al = 0, be = 0, ga = 0;
-        for (long i = lid; i < m; i += ls) {
+        for (long i = 0; i < m; ++i) {
           const ACC x = up[i], y = uq[i];
           al += x * x;
           be += y * y;
           ga += x * y;
         }
-        const ACC3 sums = group_sum3(red, al, be, ga);
-        al = sums.x;
-        be = sums.y;
-        ga = sums.z;
         if (ga != 0 && fabs(ga) > eps * sqrt(al * be)) {
           const ACC zeta = (be - al) / (2 * ga);
           const ACC t = (zeta >= 0 ? 1 : -1) / (fabs(zeta) + sqrt(zeta * zeta + 1));
           const ACC c = 1 / sqrt(t * t + 1), s = t * c;
-          for (long i = lid; i < m; i += ls) {
+          for (long i = 0; i < m; ++i) {
             const ACC x = up[i], y = uq[i];
             up[i] = c * x - s * y;
             uq[i] = s * x + c * y;
@@ -222,17 +239,17 @@ __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong
           if (compute_v) {
             __global ACC* vp = v + p * n;
             __global ACC* vq = v + q * n;
-            for (long i = lid; i < n; i += ls) {
+            for (long i = 0; i < n; ++i) {
               const ACC x = vp[i], y = vq[i];
               vp[i] = c * x - s * y;
               vq[i] = s * x + c * y;
             }
           }
-          if (lid == 0) rotated = 1;
+          atomic_or(&rotated, 1);
         }
-        barrier(CLK_GLOBAL_MEM_FENCE);
       }
-    barrier(CLK_LOCAL_MEM_FENCE);
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
     const int again = rotated;  // every item reads it before item 0 resets it
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!again) break;

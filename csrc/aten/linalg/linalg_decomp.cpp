@@ -291,6 +291,8 @@ std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, b
   sym = sym.contiguous();
   at::Tensor v = at::empty(compute_v ? sym.sizes() : at::IntArrayRef{0}, sym.options());
   const int64_t batch = at::native::batchCount(sym);
+  // (c, s, new a_pp, new a_qq) of each round's n / 2 rotations, per matrix
+  at::Tensor cs = at::empty({batch, 4 * ((n + 1) / 2)}, sym.options());
   if (batch > 0 && n > 0) {
     const c10::DeviceIndex idx = A.device().index();
     const bool dbl = A.scalar_type() == at::kDouble;
@@ -299,6 +301,7 @@ std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, b
     cl_uint i = 0;
     setArg(kern, i, bufferOf(sym));
     setArg(kern, i, bufferOrAny(v, sym));
+    setArg(kern, i, bufferOf(cs));
     setArg(kern, i, static_cast<cl_long>(n));
     setArg(kern, i, static_cast<cl_int>(compute_v));
     setArg(kern, i, static_cast<cl_int>(dbl ? 100 : 60));
@@ -306,7 +309,7 @@ std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, b
       setArg(kern, i, static_cast<cl_double>(DBL_EPSILON));
     else
       setArg(kern, i, static_cast<cl_float>(FLT_EPSILON));
-    launchPerMatrix(idx, kern, batch, n);
+    launchPerMatrix(idx, kern, batch, (n + 1) / 2);  // one item per pair of a round
     OCL_CATCH
   }
   auto [w, order] = sym.diagonal(0, -2, -1).sort(/*dim=*/-1);
@@ -380,7 +383,7 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
       setArg(kern, i, static_cast<cl_double>(DBL_EPSILON));
     else
       setArg(kern, i, static_cast<cl_float>(FLT_EPSILON));
-    launchPerMatrix(idx, kern, batch, L);
+    launchPerMatrix(idx, kern, batch, (k + 1) / 2);  // one item per pair of a round
     OCL_CATCH
   }
   const at::Tensor norms = at::linalg_vector_norm(work, 2, {-1}, /*keepdim=*/false);
