@@ -1,9 +1,9 @@
 // Householder QR, the application of its reflectors, symmetric Jacobi eigensolver and one-sided
-// Jacobi SVD on contiguous row-major (batch, rows, cols) matrices, one work group of LS items
-// per matrix (or one work item per column where columns are independent). Unblocked: every
-// size is correct, the sizes models use (up to a few hundred) are what it is fast for. Macros
-// from nn_common: T, ACC, LD, ST. The Jacobi kernels work on ACC buffers (the host passes float
-// or double work copies).
+// Jacobi SVD on contiguous row-major (batch, rows, cols) matrices, one work group (32..LS
+// items, sized by the host to the matrix) per matrix, or one work item per column where
+// columns are independent. Unblocked: every size is correct, but they are meant for batches of
+// small matrices (n up to about 64; QR up to a few hundred); large matrices want blocked
+// algorithms over the GEMM, not written yet. Macros from nn_common: T, ACC, LD, ST. The Jacobi kernels work on ACC buffers (the host passes float or double).
 #define LS 256  // the largest work-group size the host launches these with (a power of 2)
 
 // Sum of v over the work group (all items get it); red is __local ACC[LS].

@@ -3,9 +3,10 @@
 // kernels/linalg_decomp.cl, for float32 and float64 (the dtypes CPU PyTorch has for them;
 // complex keeps the counted CPU fallback, 16-bit gets CPU's error through it). Argument checks
 // and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
-// conventions, so R's signs, Q and the packed reflectors are CPU's. eigh is cyclic Jacobi, the
-// SVD one-sided Jacobi whose left vectors are re-orthonormalised (and completed for
-// full_matrices) through the Householder QR; their vectors' signs are not LAPACK's.
+// conventions, so R's signs, Q and the packed reflectors are CPU's. eigh is two-sided Jacobi,
+// the SVD one-sided Jacobi (both in parallel round-robin ordering) whose left vectors are
+// re-orthonormalised (and completed for full_matrices) through the Householder QR; their
+// vectors' signs are not LAPACK's (the OpInfo checks compare them sign-free).
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/native/Resize.h>
