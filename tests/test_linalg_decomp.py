@@ -302,3 +302,41 @@ def test_lu_unpack_half_and_bad_pivots(ocl):
             torch.testing.assert_close(g.cpu(), r)
     with pytest.raises(RuntimeError, match="pivots passed to lu_unpack must be between 1 and LU.size"):
         torch.lu_unpack(lu.to(ocl), torch.full((2, 4), 5, dtype=torch.int32, device=ocl))
+
+
+def test_out_variants(ocl):
+    a, sq = rand(2, 5, 3), sym(2, n=4)
+    e = lambda *s, dtype=torch.float32: torch.empty(*s, dtype=dtype, device=ocl)  # noqa: E731
+    with torch_ocl.strict():
+        ga, gt = e(0), e(0)
+        torch.geqrf(a.to(ocl), out=(ga, gt))
+        q, r = e(0), e(0)
+        torch.linalg.qr(a.to(ocl), mode="complete", out=(q, r))
+        w, v = e(0), e(0)
+        torch.linalg.eigh(sq.to(ocl), out=(w, v))
+        u, s, vh = e(0), e(0), e(0)
+        torch.linalg.svd(a.to(ocl), full_matrices=False, out=(u, s, vh))
+        hp = e(0)
+        torch.linalg.householder_product(ga, gt, out=hp)
+        om = e(0)
+        torch.ormqr(ga, gt, rand(2, 5, 2, seed=3).to(ocl), out=om)
+        p, l, uu = e(0), e(0), e(0)
+        torch.linalg.lu(a.to(ocl), out=(p, l, uu))
+        sol, res, rk, sv = e(0), e(0), e(0, dtype=torch.int64), e(0)
+        torch.linalg.lstsq(a.to(ocl), rand(2, 5, 2, seed=4).to(ocl), driver="gelsd", out=(sol, res, rk, sv))
+    ra, rt = torch.geqrf(a)
+    close(ga, ra, torch.float32, 10)
+    close(gt, rt, torch.float32, 10)
+    for g, x in zip((q, r), torch.linalg.qr(a, mode="complete")):
+        close(g, x, torch.float32, 10)
+    close(w, torch.linalg.eigvalsh(sq), torch.float32, 50)
+    close(v @ torch.diag_embed(w) @ v.mT, sq, torch.float32, 50)
+    close(s, torch.linalg.svdvals(a), torch.float32, 10)
+    close(u @ torch.diag_embed(s) @ vh, a, torch.float32, 10)
+    close(hp, torch.linalg.householder_product(ra, rt), torch.float32, 10)
+    close(om, torch.ormqr(ra, rt, rand(2, 5, 2, seed=3)), torch.float32, 10)
+    for g, x in zip((p, l, uu), torch.linalg.lu(a)):
+        close(g, x, torch.float32, 10)
+    for g, x in zip((sol, res, rk, sv), torch.linalg.lstsq(a, rand(2, 5, 2, seed=4), driver="gelsd")):
+        assert g.shape == x.shape
+        close(g.float(), x.float(), torch.float32, 20)
