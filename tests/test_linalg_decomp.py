@@ -340,3 +340,15 @@ def test_out_variants(ocl):
     for g, x in zip((sol, res, rk, sv), torch.linalg.lstsq(a, rand(2, 5, 2, seed=4), driver="gelsd")):
         assert g.shape == x.shape
         close(g.float(), x.float(), torch.float32, 20)
+
+
+def test_non_finite(ocl):
+    a = sym(n=4)
+    a[1, 2] = a[2, 1] = float("nan")
+    with pytest.raises(torch.linalg.LinAlgError, match="linalg.eigh: The algorithm failed to converge"):
+        torch.linalg.eigh(a.to(ocl))
+    with pytest.raises(torch.linalg.LinAlgError, match="input matrix contained non-finite values"):
+        torch.linalg.svd(a.to(ocl))
+    with torch_ocl.strict():
+        r = torch.linalg.qr(a.to(ocl))[1].cpu()
+    assert torch.equal(r.isnan(), torch.linalg.qr(a)[1].isnan())

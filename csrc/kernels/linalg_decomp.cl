@@ -42,7 +42,7 @@ __kernel void geqrf(__global char* ab, ulong aoff, __global char* tb, ulong toff
     }
     const ACC xnorm2 = group_sum(red, part);
     const ACC alpha = LD(a, j * n + j);
-    const int reflect = xnorm2 > 0;
+    const int reflect = xnorm2 != 0;  // NaN reflects (and spreads), as LAPACK's dlarfg
     const ACC beta = reflect ? -copysign(sqrt(alpha * alpha + xnorm2), alpha) : alpha;
     const ACC scale = reflect ? 1 / (alpha - beta) : 0;
     if (lid == 0) {

@@ -321,6 +321,13 @@ std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, b
 void eighInto(Structured<at::meta::structured__linalg_eigh>& s, const at::Tensor& A,
               c10::string_view uplo, bool compute_v) {
   s.meta(A, uplo, compute_v);
+  // LAPACK fails on non-finite input (CPU raises from its info); Jacobi would not notice.
+  if (A.numel() > 0) {
+    const bool lower = uplo == "L" || uplo == "l";
+    const at::Tensor tri = lower ? A.tril() : A.triu();
+    const at::Tensor info = tri.isfinite().logical_not_().flatten(-2).any(-1).to(at::kInt);
+    at::_linalg_check_errors(info, "linalg.eigh", A.dim() == 2);
+  }
   auto [w, v] = eighDevice(A, uplo == "L" || uplo == "l", compute_v);
   const_cast<at::Tensor&>(s.output(0)).copy_(w);
   if (compute_v) const_cast<at::Tensor&>(s.output(1)).copy_(v);
@@ -358,6 +365,9 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
   TORCH_CHECK(!driver.has_value(),
               "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
               "cuSOLVER backend.");
+  TORCH_CHECK_LINALG(A.numel() == 0 || A.isfinite().all().item<bool>(),
+                     "linalg.svd: The algorithm failed to converge because the input matrix "
+                     "contained non-finite values.");
   auto& U = const_cast<at::Tensor&>(s.output(0));
   auto& S = const_cast<at::Tensor&>(s.output(1));
   auto& Vh = const_cast<at::Tensor&>(s.output(2));
