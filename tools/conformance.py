@@ -179,6 +179,14 @@ def compare(actual, expected, atol, rtol, values=True):
 TIE_ORDER_OPS = {"sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode"}
 
 
+# Ops whose vectors are defined only up to sign (and a rotation within repeated values): the SVD
+# and the symmetric eigendecomposition. LAPACK's signs are no more right than another
+# implementation's, so their results are compared, like PyTorch's own OpInfo gradient checks do,
+# through the sample's sign-invariant output_process_fn_grad (|U|, S, |Vh|, U Vh, eigenvalues,
+# |eigenvectors|), after the raw outputs' shapes and dtypes.
+SIGN_FREE_OPS = {"svd", "linalg.svd", "linalg.eigh"}
+
+
 def _tie_dim(op, sample):
     if "dim" in sample.kwargs:
         return sample.kwargs["dim"]
@@ -264,6 +272,10 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
         return None  # a factory op (arange, linspace, ...) without device=: nothing ran on ocl
     if values and op.name in TIE_ORDER_OPS and not cpu_sample.kwargs.get("stable", False):
         compare_tie_order(op, cpu_sample, actual, expected, atol, rtol)
+    elif values and op.name in SIGN_FREE_OPS:
+        compare(actual, expected, atol, rtol, values=False)
+        compare(cpu_sample.output_process_fn_grad(actual),
+                cpu_sample.output_process_fn_grad(expected), atol, rtol)
     else:
         compare(actual, expected, atol, rtol, values)
     if grads:

@@ -63,24 +63,26 @@ __kernel void triangular_solve(__global char* ab, ulong aoff, __global char* xb,
   }
 }
 
-// LU with partial pivoting (LAPACK getrf's result), one work group of LS items per matrix, in
-// place: the unit lower L below the diagonal, U on and above it. piv[j] (1-based) is the row
-// swapped with row j; info the first zero pivot (1-based), 0 if none (the factorization goes on,
-// as LAPACK's does). The first largest |a| of a column is its pivot, as idamax picks it.
+// LU with partial pivoting (LAPACK getrf's result) of an (m, n) matrix, one work group of LS
+// items per matrix, in place: the unit lower L below the diagonal, U on and above it. piv[j]
+// (1-based, min(m, n) of them) is the row swapped with row j; info the first zero pivot
+// (1-based), 0 if none (the factorization goes on, as LAPACK's does). The first largest |a| of a
+// column is its pivot, as idamax picks it.
 __kernel void lu_factor(__global char* ab, ulong aoff, __global char* pb, ulong poff,
-                        __global char* ib, ulong ioff, long n) {
+                        __global char* ib, ulong ioff, long m, long n) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
-  __global T* a = (__global T*)(ab + aoff) + g * n * n;
-  __global int* piv = (__global int*)(pb + poff) + g * n;
+  const long kmin = min(m, n);
+  __global T* a = (__global T*)(ab + aoff) + g * m * n;
+  __global int* piv = (__global int*)(pb + poff) + g * kmin;
   __local long prow;
   __local int first_zero;
   if (lid == 0) first_zero = 0;
-  for (long j = 0; j < n; ++j) {
+  for (long j = 0; j < kmin; ++j) {
     if (lid == 0) {
       long p = j;
       ACC best = fabs(LD(a, j * n + j));
-      for (long i = j + 1; i < n; ++i) {
+      for (long i = j + 1; i < m; ++i) {
         const ACC v = fabs(LD(a, i * n + j));
         if (v > best) {
           best = v;
@@ -102,11 +104,11 @@ __kernel void lu_factor(__global char* ab, ulong aoff, __global char* pb, ulong 
     barrier(CLK_GLOBAL_MEM_FENCE);
     const ACC d = LD(a, j * n + j);
     if (d != 0)
-      for (long i = j + 1 + lid; i < n; i += LS) ST(a, i * n + j, LD(a, i * n + j) / d);
+      for (long i = j + 1 + lid; i < m; i += LS) ST(a, i * n + j, LD(a, i * n + j) / d);
     barrier(CLK_GLOBAL_MEM_FENCE);
-    const long m = n - j - 1;
-    for (long e = lid; e < m * m; e += LS) {
-      const long i = j + 1 + e / m, c = j + 1 + e % m;
+    const long mr = m - j - 1, nc = n - j - 1;
+    for (long e = lid; e < mr * nc; e += LS) {
+      const long i = j + 1 + e / nc, c = j + 1 + e % nc;
       ST(a, i * n + c, LD(a, i * n + c) - LD(a, i * n + j) * LD(a, j * n + c));
     }
     barrier(CLK_GLOBAL_MEM_FENCE);

@@ -219,15 +219,17 @@ std::tuple<at::Tensor&, at::Tensor&> triangularSolveOut(const at::Tensor& b, con
 
 // ---- LU with partial pivoting and what is built on it ------------------------------------------
 // The same results as LAPACK's getrf/getrs (LU packed, 1-based int32 pivots, info), so autograd's
-// formulas, which reuse LU and pivots, hold. Square real matrices; the rest keeps the fallback.
+// formulas, which reuse LU and pivots, hold. Real matrices (lu_factor rectangular ones too); the
+// rest keeps the fallback.
 
 void luFactorInPlace(const at::Tensor& lu, const at::Tensor& piv, const at::Tensor& info) {
-  const int64_t n = lu.size(-1), batch = n == 0 ? 0 : lu.numel() / (n * n);
-  if (batch == 0) return;
+  const int64_t m = lu.size(-2), n = lu.size(-1), batch = at::native::batchCount(lu);
+  if (batch == 0 || m == 0 || n == 0) return;
   const c10::DeviceIndex idx = lu.device().index();
   OCL_TRY
   cl_kernel k = smallKernel(lu, "lu_factor");
-  setArgs(k, bufferOf(lu), bufferOf(piv), bufferOf(info), static_cast<cl_long>(n));
+  setArgs(k, bufferOf(lu), bufferOf(piv), bufferOf(info), static_cast<cl_long>(m),
+          static_cast<cl_long>(n));
   launchRowGroups(idx, k, batch);
   OCL_CATCH
 }
@@ -268,7 +270,7 @@ void luFactorExInto(Structured<at::meta::structured_linalg_lu_factor_ex>& s, con
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> luFactorEx(const at::Tensor& A, bool pivot,
                                                           bool check_errors) {
-  if (!luNative(A) || !pivot) {
+  if (!realFloating(A) || !pivot) {
     auto r = runFallback("aten::linalg_lu_factor_ex", "", {A, pivot, check_errors});
     return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
   }
@@ -281,7 +283,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> luFactorExOut(const at::Tensor
                                                                 bool check_errors, at::Tensor& LU,
                                                                 at::Tensor& pivots,
                                                                 at::Tensor& info) {
-  if (!luNative(A) || !pivot) {
+  if (!realFloating(A) || !pivot) {
     runFallback("aten::linalg_lu_factor_ex", "out", {A, pivot, check_errors, LU, pivots, info});
     return {LU, pivots, info};
   }

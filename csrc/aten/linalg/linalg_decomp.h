@@ -1,0 +1,27 @@
+// Shared by linalg_decomp.cpp and linalg_lstsq.cpp: the device QR pieces (kernels in
+// kernels/linalg_decomp.cl) on float32/float64 tensors of one device.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <tuple>
+#include <vector>
+
+#include "aten/launch.h"
+
+namespace torch_ocl::aten {
+
+// float32 or float64: the dtypes the decomposition kernels take (CPU PyTorch's too).
+bool decompNative(const at::Tensor& t);
+cl_kernel decompKernel(const at::Tensor& like, const char* name);
+// t's sizes without the last `drop`.
+std::vector<int64_t> batchShape(const at::Tensor& t, int64_t drop);
+// (packed reflectors and R (..., m, n) contiguous, tau (..., min(m, n))): LAPACK geqrf's values.
+std::tuple<at::Tensor, at::Tensor> geqrfDevice(const at::Tensor& A);
+// c (contiguous (..., m, p), in place) = Q c (forward = false) or Q^T c (forward = true) for
+// Q = H_0 ... H_{k-1} of the reflectors v (..., m, nv), tau (..., k) (same batch as c).
+void applyReflectors(const at::Tensor& v, const at::Tensor& tau, const at::Tensor& c, bool forward);
+// The first p columns of Q (..., m, p) for the reflectors of v, tau.
+at::Tensor formQ(const at::Tensor& v, const at::Tensor& tau, int64_t p);
+
+}  // namespace torch_ocl::aten

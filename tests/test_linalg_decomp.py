@@ -1,0 +1,354 @@
+"""QR (geqrf, linalg.qr, householder_product, ormqr), eigh/eigvalsh and the SVD on the device
+against CPU in strict mode: values where they are unique (R, tau, Q of LAPACK's conventions,
+eigenvalues, singular values), reconstructions and orthogonality where vectors' signs are free,
+gradients through the autograd formulas, batches, non-contiguous and zero-size inputs,
+ill-conditioned and rank-deficient matrices, float32 and float64, errors."""
+
+import pytest
+import torch
+
+import torch_ocl
+
+TOL = {torch.float32: dict(rtol=2e-4, atol=2e-4), torch.float64: dict(rtol=1e-9, atol=1e-9)}
+DTYPES = [torch.float32, torch.float64]
+
+
+def rand(*shape, seed=0, dtype=torch.float32):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
+
+
+def close(a, b, dtype, scale=1.0):
+    t = TOL[dtype]
+    torch.testing.assert_close(a.detach().cpu(), b.detach().cpu(), rtol=t["rtol"] * scale, atol=t["atol"] * scale)
+
+
+def orthonormal_cols(q, dtype):
+    k = q.shape[-1]
+    eye = torch.eye(k, dtype=q.dtype).expand(*q.shape[:-2], k, k)
+    close(q.mT.cpu() @ q.cpu(), eye, dtype, scale=10)
+
+
+SHAPES = [(5, 3), (3, 5), (4, 4), (2, 6, 4), (2, 3, 4, 7), (1, 1), (0, 3), (3, 0), (0, 4, 4), (40, 33)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_geqrf_and_qr(shape, dtype):
+    a = rand(*shape, dtype=dtype)
+    with torch_ocl.strict():
+        ga, gt = torch.geqrf(a.to("ocl"))
+        got = {mode: torch.linalg.qr(a.to("ocl"), mode=mode) for mode in ("reduced", "complete", "r")}
+    ra, rt = torch.geqrf(a)
+    close(ga, ra, dtype, scale=10)
+    close(gt, rt, dtype, scale=10)
+    for mode, (q, r) in got.items():
+        rq, rr = torch.linalg.qr(a, mode=mode)
+        assert q.shape == rq.shape and r.shape == rr.shape
+        close(r, rr, dtype, scale=10)
+        if mode != "r":
+            close(q, rq, dtype, scale=10)
+            orthonormal_cols(q, dtype)
+            close(q.cpu() @ r.cpu(), a, dtype, scale=10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qr_noncontiguous_rank_deficient_and_grad(dtype):
+    base = rand(3, 8, 6, dtype=dtype)
+    a = base.mT[:, ::2, :]  # (3, 3, 8) strided
+    deficient = rand(6, 2, seed=3, dtype=dtype) @ rand(2, 5, seed=4, dtype=dtype)  # rank 2
+    for x in (a, deficient):
+        with torch_ocl.strict():
+            q, r = torch.linalg.qr(x.to("ocl"))
+        close(q.cpu() @ r.cpu(), x, dtype, scale=10)
+        orthonormal_cols(q, dtype)
+    # gradient through linalg_qr_backward (reduced, m >= n) and householder_product's
+    x = rand(2, 6, 4, seed=5, dtype=dtype)
+    xc, xo = x.clone().requires_grad_(), x.to("ocl").requires_grad_()
+    gq, gr = rand(2, 6, 4, seed=6, dtype=dtype), rand(2, 4, 4, seed=7, dtype=dtype)
+    q, r = torch.linalg.qr(xc)
+    torch.autograd.backward((q, r), (gq, gr))
+    with torch_ocl.strict():
+        qo, ro = torch.linalg.qr(xo)
+        torch.autograd.backward((qo, ro), (gq.to("ocl"), gr.to("ocl")))
+    close(xo.grad, xc.grad, dtype, scale=10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_householder_product_and_ormqr(dtype):
+    for shape, k in (((5, 3), 3), ((5, 3), 2), ((2, 4, 4), 4), ((3, 6, 2), 0), ((0, 0), 0)):
+        v = rand(*shape, dtype=dtype)
+        tau = rand(*shape[:-2], k, seed=1, dtype=dtype)
+        with torch_ocl.strict():
+            got = torch.linalg.householder_product(v.to("ocl"), tau.to("ocl"))
+        close(got, torch.linalg.householder_product(v, tau), dtype, scale=10)
+    a = rand(2, 5, 3, dtype=dtype)
+    ra, rt = torch.geqrf(a)
+    for left in (True, False):
+        for transpose in (False, True):
+            c = rand(2, 5, 4, seed=2, dtype=dtype) if left else rand(2, 4, 5, seed=2, dtype=dtype)
+            c = c.mT.contiguous().mT  # column-major
+            with torch_ocl.strict():
+                got = torch.ormqr(ra.to("ocl"), rt.to("ocl"), c.to("ocl"), left, transpose)
+            close(got, torch.ormqr(ra, rt, c, left, transpose), dtype, scale=10)
+    # gradient of householder_product (the matrix's float32 cell was wrong before)
+    v, tau = rand(4, 3, seed=8, dtype=dtype), rand(3, seed=9, dtype=dtype) * 0.5
+    vc, tc = v.clone().requires_grad_(), tau.clone().requires_grad_()
+    vo, to = v.to("ocl").requires_grad_(), tau.to("ocl").requires_grad_()
+    g = rand(4, 3, seed=10, dtype=dtype)
+    torch.linalg.householder_product(vc, tc).backward(g)
+    with torch_ocl.strict():
+        torch.linalg.householder_product(vo, to).backward(g.to("ocl"))
+    close(vo.grad, vc.grad, dtype, scale=10)
+    close(to.grad, tc.grad, dtype, scale=10)
+
+
+def sym(*batch, n, seed=0, dtype=torch.float32):
+    a = rand(*batch, n, n, seed=seed, dtype=torch.float64)
+    return (a + a.mT).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eigh(dtype):
+    cases = [sym(n=5, dtype=dtype), sym(3, n=4, dtype=dtype), sym(n=1, dtype=dtype), sym(0, n=3, dtype=dtype),
+             sym(n=0, dtype=dtype), sym(n=37, seed=2, dtype=dtype),
+             torch.diag(torch.tensor([3.0, 1.0, 1.0, -2.0], dtype=dtype)),  # repeated eigenvalues
+             torch.diag(torch.tensor([1e6, 1.0, 1e-6], dtype=dtype))]  # ill-conditioned
+    for a in cases:
+        for uplo in ("L", "U"):
+            # garbage in the other triangle: only UPLO's is read
+            if uplo == "L":
+                x = a.tril() + torch.triu(torch.full_like(a, 7.0), 1)
+            else:
+                x = a.triu() + torch.tril(torch.full_like(a, 7.0), -1)
+            with torch_ocl.strict():
+                w, v = torch.linalg.eigh(x.to("ocl"), UPLO=uplo)
+                wv = torch.linalg.eigvalsh(x.to("ocl"), UPLO=uplo)
+            rw = torch.linalg.eigvalsh(x, UPLO=uplo)
+            scale = 10 * max(1.0, float(a.abs().max()) if a.numel() else 1.0)
+            close(w, rw, dtype, scale=scale)
+            close(wv, rw, dtype, scale=scale)
+            orthonormal_cols(v, dtype)
+            close(v.cpu() @ torch.diag_embed(w.cpu()) @ v.cpu().mT, a, dtype, scale=scale)
+    # non-contiguous input and the gradient (distinct eigenvalues; sign-invariant loss)
+    a = sym(2, n=6, seed=4, dtype=dtype).mT.contiguous().mT
+    ac, ao = a.clone().requires_grad_(), a.to("ocl").requires_grad_()
+    w, v = torch.linalg.eigh(ac)
+    (w.sum() + (v.abs() * torch.arange(6, dtype=dtype)).sum()).backward()
+    with torch_ocl.strict():
+        w, v = torch.linalg.eigh(ao)
+        (w.sum() + (v.abs() * torch.arange(6, dtype=dtype).to("ocl")).sum()).backward()
+    close(ao.grad, ac.grad, dtype, scale=50)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 6, 4), (2, 3, 4, 7), (1, 1), (0, 3), (3, 0),
+                                   (2, 0, 0), (30, 21)])
+def test_svd(shape, dtype):
+    a = rand(*shape, dtype=dtype)
+    for full in (False, True):
+        with torch_ocl.strict():
+            u, s, vh = torch.linalg.svd(a.to("ocl"), full_matrices=full)
+            sv = torch.linalg.svdvals(a.to("ocl"))
+        ru, rs, rvh = torch.linalg.svd(a, full_matrices=full)
+        assert u.shape == ru.shape and s.shape == rs.shape and vh.shape == rvh.shape
+        close(s, rs, dtype, scale=10)
+        close(sv, rs, dtype, scale=10)
+        orthonormal_cols(u, dtype)
+        orthonormal_cols(vh.mT, dtype)
+        k = s.shape[-1]
+        close(u.cpu()[..., :k] @ torch.diag_embed(s.cpu()) @ vh.cpu()[..., :k, :], a, dtype, scale=10)
+        close(u.cpu()[..., :k].abs(), ru[..., :k].abs(), dtype, scale=50)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_svd_rank_deficient_ill_conditioned_grad(dtype):
+    deficient = rand(7, 2, seed=3, dtype=dtype) @ rand(2, 5, seed=4, dtype=dtype)  # rank 2
+    zero = torch.zeros(3, 4, dtype=dtype)
+    u0, _, v0 = torch.linalg.svd(rand(6, 6, seed=5, dtype=torch.float64))
+    ill = (u0 @ torch.diag(torch.logspace(0, -6, 6, dtype=torch.float64)) @ v0).to(dtype)
+    for a in (deficient, deficient.mT, zero, ill):
+        for full in (False, True):
+            with torch_ocl.strict():
+                u, s, vh = torch.linalg.svd(a.to("ocl"), full_matrices=full)
+            close(s, torch.linalg.svdvals(a), dtype, scale=10)
+            orthonormal_cols(u, dtype)
+            orthonormal_cols(vh.mT, dtype)
+            k = s.shape[-1]
+            close(u.cpu()[..., :k] @ torch.diag_embed(s.cpu()) @ vh.cpu()[..., :k, :], a, dtype, scale=10)
+    # gradients through svd_backward, with sign-invariant outputs (as the OpInfo checks them)
+    a = rand(2, 5, 3, seed=6, dtype=dtype).mT  # non-contiguous (2, 3, 5)
+    ac, ao = a.clone().requires_grad_(), a.detach().to("ocl").requires_grad_()
+    u, s, vh = torch.linalg.svd(ac, full_matrices=False)
+    (s.sum() + (u @ vh).pow(2).mul(torch.arange(5.0, dtype=dtype)).sum()).backward()
+    with torch_ocl.strict():
+        u, s, vh = torch.linalg.svd(ao, full_matrices=False)
+        (s.sum() + (u @ vh).pow(2).mul(torch.arange(5.0, dtype=dtype).to("ocl")).sum()).backward()
+    close(ao.grad, ac.grad, dtype, scale=50)
+
+
+def test_composites_native(ocl):
+    a = rand(2, 5, 4, seed=11)
+    sq = rand(4, 4, seed=12)
+    with torch_ocl.strict():
+        got = [torch.linalg.pinv(a.to(ocl)), torch.linalg.matrix_rank(a.to(ocl)), torch.linalg.cond(sq.to(ocl)),
+               torch.linalg.matrix_norm(a.to(ocl), "nuc"), torch.linalg.matrix_norm(a.to(ocl), 2),
+               torch.linalg.pinv(sym(n=4).to(ocl), hermitian=True)]
+    ref = [torch.linalg.pinv(a), torch.linalg.matrix_rank(a), torch.linalg.cond(sq),
+           torch.linalg.matrix_norm(a, "nuc"), torch.linalg.matrix_norm(a, 2), torch.linalg.pinv(sym(n=4), hermitian=True)]
+    for g, r in zip(got, ref):
+        if r.is_floating_point():
+            close(g, r, torch.float32, scale=20)
+        else:
+            assert torch.equal(g.cpu(), r)
+
+
+def test_errors(ocl):
+    with pytest.raises(RuntimeError, match="input must have at least 2 dimensions"):
+        torch.geqrf(torch.randn(3, device=ocl))
+    with pytest.raises(RuntimeError, match=r"input.shape\[-2\] must be greater than or equal to input.shape\[-1\]"):
+        torch.linalg.householder_product(torch.randn(2, 3, device=ocl), torch.randn(2, device=ocl))
+    with pytest.raises(RuntimeError, match="tau dtype Double does not match input dtype Float"):
+        torch.linalg.householder_product(torch.randn(3, 2, device=ocl), torch.randn(2, dtype=torch.float64, device=ocl))
+    with pytest.raises(RuntimeError, match=r"other.shape\[-2\] must be equal to input.shape\[-2\]"):
+        torch.ormqr(torch.randn(4, 3, device=ocl), torch.randn(3, device=ocl), torch.randn(3, 3, device=ocl))
+    with pytest.raises(RuntimeError, match="must be batches of square matrices"):
+        torch.linalg.eigh(torch.randn(3, 4, device=ocl))
+    with pytest.raises(RuntimeError, match="qr received unrecognized mode"):
+        torch.linalg.qr(torch.randn(3, 4, device=ocl), mode="bad")
+    with pytest.raises(RuntimeError, match="driver"):
+        torch.linalg.svd(torch.randn(3, 4, device=ocl), driver="gesvd")
+    with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
+        torch.linalg.eigh(torch.randn(3, 3, device=ocl).half())
+    # the process stays usable
+    with torch_ocl.strict():
+        torch.linalg.qr(torch.randn(3, 3, device=ocl))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lu_rectangular_unpack_and_linalg_lu(dtype):
+    for shape in ((5, 3), (3, 5), (4, 4), (2, 6, 4), (0, 3), (3, 0), (2, 0, 0)):
+        a = rand(*shape, dtype=dtype)
+        with torch_ocl.strict():
+            lu, piv = torch.linalg.lu_factor(a.to("ocl"))
+            p, l, u = torch.lu_unpack(lu, piv)
+            pl, ll, ul = torch.linalg.lu(a.to("ocl"))
+        rlu, rpiv = torch.linalg.lu_factor(a)
+        close(lu, rlu, dtype, scale=10)
+        assert torch.equal(piv.cpu(), rpiv)
+        for got in ((p, l, u), (pl, ll, ul)):
+            for g, r in zip(got, torch.linalg.lu(a)):
+                close(g, r, dtype, scale=10)
+    # gradient of linalg.lu (rectangular) through lu_unpack and linalg_lu_backward
+    a = rand(5, 3, seed=2, dtype=dtype)
+    ac, ao = a.clone().requires_grad_(), a.to("ocl").requires_grad_()
+    _, l, u = torch.linalg.lu(ac)
+    (l.sum() + 2 * u.sum()).backward()
+    with torch_ocl.strict():
+        _, l, u = torch.linalg.lu(ao)
+        (l.sum() + 2 * u.sum()).backward()
+    close(ao.grad, ac.grad, dtype, scale=10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+def test_lstsq(driver, dtype):
+    cases = [(rand(6, 4, dtype=dtype), rand(6, 2, seed=1, dtype=dtype)),
+             (rand(2, 6, 4, dtype=dtype), rand(6, seed=1, dtype=dtype).unsqueeze(0).expand(2, 6)),  # vector b
+             (rand(3, 3, 5, dtype=dtype), rand(1, 3, 2, seed=1, dtype=dtype)),  # m < n, broadcast
+             (rand(4, 4, dtype=dtype), rand(4, 3, seed=1, dtype=dtype).mT.contiguous().mT),
+             (rand(0, 3, dtype=dtype), rand(0, 2, dtype=dtype))]
+    if driver not in ("gels",):  # rank-deficient: the minimum-norm solution, rank 2
+        x, y = (rand(6, 2, seed=3) * 3).round(), (rand(2, 4, seed=4) * 3).round()  # exact in float32
+        cases.append(((x @ y).to(dtype), rand(6, 2, seed=5, dtype=dtype)))
+    for a, b in cases:
+        with torch_ocl.strict():
+            got = torch.linalg.lstsq(a.to("ocl"), b.to("ocl"), driver=driver)
+        ref = torch.linalg.lstsq(a, b, driver=driver)
+        for g, r in zip(got, ref):
+            assert g.shape == r.shape and g.dtype == r.dtype
+            if r.is_floating_point():
+                close(g, r, dtype, scale=20)
+            else:
+                assert torch.equal(g.cpu(), r)
+    # gradient (full rank, through linalg_lstsq_backward's pinv)
+    a, b = rand(5, 3, seed=6, dtype=dtype), rand(5, 2, seed=7, dtype=dtype)
+    ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
+    ao, bo = a.to("ocl").requires_grad_(), b.to("ocl").requires_grad_()
+    torch.linalg.lstsq(ac, bc, driver=driver).solution.sum().backward()
+    with torch_ocl.strict():
+        torch.linalg.lstsq(ao, bo, driver=driver).solution.sum().backward()
+    close(ao.grad, ac.grad, dtype, scale=20)
+    close(bo.grad, bc.grad, dtype, scale=20)
+
+
+def test_lstsq_errors(ocl):
+    with pytest.raises(RuntimeError, match="input must have at least 2 dimensions"):
+        torch.linalg.lstsq(torch.randn(3, device=ocl), torch.randn(3, device=ocl))
+    with pytest.raises(RuntimeError, match=r"input.size\(-2\) should match other.size\(-2\)"):
+        torch.linalg.lstsq(torch.randn(3, 3, device=ocl), torch.randn(4, 2, device=ocl))
+    with pytest.raises(RuntimeError, match="Expected input and other to have the same dtype"):
+        torch.linalg.lstsq(torch.randn(3, 3, device=ocl), torch.randn(3, 2, dtype=torch.float64, device=ocl))
+    with pytest.raises(RuntimeError, match="parameter `driver` should be one of"):
+        torch.linalg.lstsq(torch.randn(3, 3, device=ocl), torch.randn(3, 2, device=ocl), driver="foo")
+
+
+def test_lu_unpack_half_and_bad_pivots(ocl):
+    lu, piv = torch.linalg.lu_factor(rand(2, 4, 4))
+    for dtype in (torch.float16, torch.bfloat16):
+        with torch_ocl.strict():
+            got = torch.lu_unpack(lu.to(dtype).to(ocl), piv.to(ocl))
+        for g, r in zip(got, torch.lu_unpack(lu.to(dtype), piv)):
+            assert g.dtype == r.dtype
+            torch.testing.assert_close(g.cpu(), r)
+    with pytest.raises(RuntimeError, match="pivots passed to lu_unpack must be between 1 and LU.size"):
+        torch.lu_unpack(lu.to(ocl), torch.full((2, 4), 5, dtype=torch.int32, device=ocl))
+
+
+def test_out_variants(ocl):
+    a, sq = rand(2, 5, 3), sym(2, n=4)
+    e = lambda *s, dtype=torch.float32: torch.empty(*s, dtype=dtype, device=ocl)  # noqa: E731
+    with torch_ocl.strict():
+        ga, gt = e(0), e(0)
+        torch.geqrf(a.to(ocl), out=(ga, gt))
+        q, r = e(0), e(0)
+        torch.linalg.qr(a.to(ocl), mode="complete", out=(q, r))
+        w, v = e(0), e(0)
+        torch.linalg.eigh(sq.to(ocl), out=(w, v))
+        u, s, vh = e(0), e(0), e(0)
+        torch.linalg.svd(a.to(ocl), full_matrices=False, out=(u, s, vh))
+        hp = e(0)
+        torch.linalg.householder_product(ga, gt, out=hp)
+        om = e(0)
+        torch.ormqr(ga, gt, rand(2, 5, 2, seed=3).to(ocl), out=om)
+        p, l, uu = e(0), e(0), e(0)
+        torch.linalg.lu(a.to(ocl), out=(p, l, uu))
+        sol, res, rk, sv = e(0), e(0), e(0, dtype=torch.int64), e(0)
+        torch.linalg.lstsq(a.to(ocl), rand(2, 5, 2, seed=4).to(ocl), driver="gelsd", out=(sol, res, rk, sv))
+    ra, rt = torch.geqrf(a)
+    close(ga, ra, torch.float32, 10)
+    close(gt, rt, torch.float32, 10)
+    for g, x in zip((q, r), torch.linalg.qr(a, mode="complete")):
+        close(g, x, torch.float32, 10)
+    close(w, torch.linalg.eigvalsh(sq), torch.float32, 50)
+    close(v @ torch.diag_embed(w) @ v.mT, sq, torch.float32, 50)
+    close(s, torch.linalg.svdvals(a), torch.float32, 10)
+    close(u @ torch.diag_embed(s) @ vh, a, torch.float32, 10)
+    close(hp, torch.linalg.householder_product(ra, rt), torch.float32, 10)
+    close(om, torch.ormqr(ra, rt, rand(2, 5, 2, seed=3)), torch.float32, 10)
+    for g, x in zip((p, l, uu), torch.linalg.lu(a)):
+        close(g, x, torch.float32, 10)
+    for g, x in zip((sol, res, rk, sv), torch.linalg.lstsq(a, rand(2, 5, 2, seed=4), driver="gelsd")):
+        assert g.shape == x.shape
+        close(g.float(), x.float(), torch.float32, 20)
+
+
+def test_non_finite(ocl):
+    a = sym(n=4)
+    a[1, 2] = a[2, 1] = float("nan")
+    with pytest.raises(torch.linalg.LinAlgError, match="linalg.eigh: The algorithm failed to converge"):
+        torch.linalg.eigh(a.to(ocl))
+    with pytest.raises(torch.linalg.LinAlgError, match="input matrix contained non-finite values"):
+        torch.linalg.svd(a.to(ocl))
+    with torch_ocl.strict():
+        r = torch.linalg.qr(a.to(ocl))[1].cpu()
+    assert torch.equal(r.isnan(), torch.linalg.qr(a)[1].isnan())
