@@ -74,6 +74,8 @@ def test_non_last_dims_and_non_contiguous():
     r = rand(9, 6, 11)
     check(lambda t: torch.fft.rfft(t, dim=0), r)
     check(lambda t: torch.fft.rfft(t[::2].transpose(1, 2)), r)
+    check(lambda t: torch.fft.rfft(t[1:]), r)  # dense, read in place at an element offset
+    check(lambda t: torch.fft.rfft2(t[3:]), r)
     check(lambda t: torch.fft.irfft(torch.fft.rfft(t, dim=1), n=6, dim=1), r)
     h = rand(8, 6, dtype=torch.complex64)
     check(lambda t: torch.fft.irfft(t.t(), n=15), h)
@@ -95,13 +97,25 @@ def test_2d_and_nd():
     check(lambda t: torch.fft.irfftn(t), c)  # four dims: one c2c pass, a real pass of three
     check(lambda t: torch.fft.irfft2(t, s=(7, 9)), c)
     check(lambda t: torch.fft.hfftn(t, s=(6, 8)), c)
-    check(lambda t: torch.fft.ihfft2(t), r)
+
+
+@pytest.mark.xfail(raises=NotImplementedError, strict=True,
+                   reason="ihfft2/ihfftn end in conj_physical, a complex pointwise op not native yet")
+def test_ihfftn():
+    check(lambda t: torch.fft.ihfft2(t), rand(5, 6, 7))
 
 
 def test_zero_size_and_size_one():
-    check(lambda t: torch.fft.fft(t), rand(0, 8, dtype=torch.complex64))
-    check(lambda t: torch.fft.rfft(t), rand(0, 8))
-    check(lambda t: torch.fft.irfft(t, n=8), rand(0, 5, dtype=torch.complex64))
+    # CPU PyTorch (MKL) raises for an empty batch; the result is the empty tensor of the right shape.
+    for fn, x, shape, dtype in [
+        (lambda t: torch.fft.fft(t), rand(0, 8, dtype=torch.complex64), (0, 8), torch.complex64),
+        (lambda t: torch.fft.rfft(t), rand(0, 8), (0, 5), torch.complex64),
+        (lambda t: torch.fft.irfft(t, n=8), rand(0, 5, dtype=torch.complex64), (0, 8), torch.float32),
+        (lambda t: torch.fft.fft2(t), rand(0, 3, 4, dtype=torch.complex128), (0, 3, 4), torch.complex128),
+    ]:
+        with torch_ocl.strict():
+            got = fn(x.to("ocl"))
+        close(got, torch.empty(shape, dtype=dtype))
     check(lambda t: torch.fft.fft2(t), rand(4, 1, 6, dtype=torch.complex64))
     check(lambda t: torch.fft.rfftn(t), rand(1, 6, 1))
     check(lambda t: torch.fft.irfftn(t, s=(1, 1)), rand(3, 1, 1, dtype=torch.complex64))
@@ -151,10 +165,15 @@ def test_out_variants():
 def test_errors():
     with pytest.raises(RuntimeError, match="Invalid number of data points"):
         torch.fft.fft(torch.ones(3, dtype=torch.complex64, device="ocl"), n=0)
-    with pytest.raises(ValueError, match="Invalid normalization"):
+    with pytest.raises(RuntimeError, match="Invalid normalization"):
         torch.fft.fft(torch.ones(3, dtype=torch.complex64, device="ocl"), norm="bad")
     # the process stays usable
     check(lambda t: torch.fft.fft(t), rand(5, dtype=torch.complex64))
+
+
+# The backward of a complex-to-real FFT multiplies the complex gradient by a real mask.
+COMPLEX_MUL = pytest.mark.xfail(raises=NotImplementedError, strict=True,
+                                reason="complex mul is not native yet (another helper's work)")
 
 
 @pytest.mark.parametrize(
@@ -163,8 +182,8 @@ def test_errors():
         (lambda t: torch.fft.fft(t, norm="ortho"), torch.complex64),
         (lambda t: torch.fft.ifft2(t), torch.complex64),
         (lambda t: torch.fft.rfft(t), torch.float32),
-        (lambda t: torch.fft.irfft(t, n=9), torch.complex64),
-        (lambda t: torch.fft.hfft(t, n=8), torch.complex64),
+        pytest.param(lambda t: torch.fft.irfft(t, n=9), torch.complex64, marks=COMPLEX_MUL),
+        pytest.param(lambda t: torch.fft.hfft(t, n=8), torch.complex64, marks=COMPLEX_MUL),
         (lambda t: torch.fft.rfftn(t, norm="forward"), torch.float64),
     ],
 )
@@ -206,6 +225,8 @@ def test_stft():
     check(lambda t: torch.stft(t, 32, normalized=True, return_complex=True), x[0])
 
 
+@pytest.mark.xfail(raises=NotImplementedError, strict=True,
+                   reason="istft's overlap-add (unfold_backward) is not native yet")
 def test_istft():
     x = rand(2, 400)
     win = torch.hann_window(64, dtype=torch.float32)
