@@ -57,7 +57,8 @@ def main() -> int:
         ("fft2 1024 x 1024", c64(1024, 1024), lambda t: torch.fft.fft2(t)),
         ("rfftn 64^3", f32(64, 64, 64), lambda t: torch.fft.rfftn(t)),
         ("stft 16 x 16000, n_fft 512", f32(16, 16000),
-         lambda t: torch.stft(t, 512, hop_length=128, return_complex=True)),
+         lambda t: torch.stft(t, 512, hop_length=128, window=torch.hann_window(512, device=t.device),
+                              return_complex=True)),
     ]
     results: dict = {
         "device": f"{props.name} ({props.platform_name}, driver {props.driver_version})",

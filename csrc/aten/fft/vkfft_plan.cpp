@@ -12,6 +12,7 @@
 #define VKFFT_BACKEND 3
 #include <vkFFT.h>
 
+#include <algorithm>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -103,6 +104,9 @@ class Plan {
     c.context = &context_;
     c.doublePrecision = key.fp64 ? 1 : 0;
     c.specifyOffsetsAtLaunch = 1;
+    // 32-bit indices unless an index or a launch offset (elements into a slab) could overflow.
+    const uint64_t largest = std::max<uint64_t>(dev.info().max_mem_alloc_size, bufferBytes_);
+    c.useUint64 = largest / realSize > 0x7fffffffull ? 1 : 0;
     c.userTempBuffer = 1;
     c.tempBufferSize = &tempBytes_;
     c.bufferSize = &bufferBytes_;
