@@ -139,6 +139,13 @@ def test_large_and_input_untouched():
     check(lambda t: torch.fft.rfft(t), x)
     check(lambda t: torch.fft.irfft(t), torch.fft.rfft(x))
     check(lambda t: torch.fft.fft(t), rand(2, 1 << 16, dtype=torch.complex64))
+    # 2^17 crashed VkFFT's single-upload kernels under PoCL's 2 MiB local memory (now capped).
+    check(lambda t: torch.fft.ifft(t), rand(1 << 17, dtype=torch.complex64))
+    check(lambda t: torch.fft.irfft(t, n=1 << 17), rand((1 << 16) + 1, dtype=torch.complex64))
+    # A length VkFFT's R2C rejects (odd, several uploads): the complex route gives the same.
+    odd = 3 * 5 * 7 * 11 * 13 * 17
+    check(lambda t: torch.fft.rfft(t), rand(odd))
+    check(lambda t: torch.fft.irfft(t, n=odd), rand(odd // 2 + 1, dtype=torch.complex64))
 
 
 def test_out_variants():

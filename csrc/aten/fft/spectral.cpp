@@ -77,7 +77,8 @@ at::Tensor c2cOver(at::Tensor cur, Dims dims, bool inverse, bool owned) {
     const Dims perm = permToEnd(cur.dim(), chunk);
     at::Tensor p = cur.permute(perm);
     at::Tensor w = owned && p.is_contiguous() ? p : denseCopy(p);
-    fft::execute(keyFor(w, static_cast<int>(take), Kind::kC2C, inverse), bufferOf(w), {});
+    TORCH_INTERNAL_ASSERT(
+        fft::execute(keyFor(w, static_cast<int>(take), Kind::kC2C, inverse), bufferOf(w), {}));
     cur = unpermute(w, perm);
     owned = true;
   }
@@ -131,6 +132,26 @@ at::Tensor resolveBits(const at::Tensor& x, bool& owned) {
   if (x.is_conj()) wr.select(-1, 1).neg_();
   owned = true;
   return w;
+}
+
+// The full length-n spectrum along `last` from its first n/2+1 bins (`h`, complex), as pocketfft
+// reads them: the imaginary parts of the zero (and, n even, the Nyquist) bin are ignored and the
+// upper bins are the conjugates of the lower ones, in reverse. Works on the real view.
+at::Tensor hermitianFull(const at::Tensor& h, int64_t last, int64_t n) {
+  const int64_t half = n / 2 + 1, tail = n - half;
+  std::vector<int64_t> sizes = h.sizes().vec();
+  sizes[last] = n;
+  at::Tensor full = at::empty(sizes, h.options());
+  at::Tensor fr = at::view_as_real(full), hr = at::view_as_real(h);
+  fr.narrow(last, 0, half).copy_(hr.narrow(last, 0, half));
+  if (tail > 0) {
+    at::Tensor upper = fr.narrow(last, half, tail);
+    upper.copy_(hr.narrow(last, 1, tail).flip({last}));
+    upper.select(-1, 1).neg_();
+  }
+  fr.select(last, 0).select(-1, 1).zero_();
+  if (n % 2 == 0) fr.select(last, n / 2).select(-1, 1).zero_();
+  return full;
 }
 
 // ---- the ops --------------------------------------------------------------------------------
@@ -194,10 +215,14 @@ at::Tensor fftR2C(const at::Tensor& self, at::IntArrayRef dim, int64_t normaliza
     std::vector<int64_t> half = in.sizes().vec();
     half.back() = n / 2 + 1;
     at::Tensor w = at::empty(half, copts);
-    fft::execute(keyFor(in, static_cast<int>(real_dims.size()), Kind::kR2C, false), bufferOf(w),
-                 bufferOf(in));
-    out = unpermute(w, perm);
-    if (!others.empty()) out = c2cOver(out, others, /*inverse=*/false, /*owned=*/true);
+    if (fft::execute(keyFor(in, static_cast<int>(real_dims.size()), Kind::kR2C, false), bufferOf(w),
+                     bufferOf(in))) {
+      out = unpermute(w, perm);
+      if (!others.empty()) out = c2cOver(out, others, /*inverse=*/false, /*owned=*/true);
+    } else {
+      out = c2cOver(complexify(self), dims, /*inverse=*/false, /*owned=*/true)
+                .narrow(last, 0, n / 2 + 1);
+    }
   }
   normalize(out, normalization, signalNumel(self.sizes(), dims));
   return out;
@@ -259,9 +284,17 @@ at::Tensor fftC2R(const at::Tensor& self, at::IntArrayRef dim, int64_t normaliza
     std::vector<int64_t> real_sizes = w.sizes().vec();
     real_sizes.back() = n;
     at::Tensor r = at::empty(real_sizes, ropts);
-    fft::execute(keyFor(r, static_cast<int>(real_dims.size()), Kind::kC2R, true), bufferOf(w),
-                 bufferOf(r));
-    out = unpermute(r, perm);
+    if (fft::execute(keyFor(r, static_cast<int>(real_dims.size()), Kind::kC2R, true), bufferOf(w),
+                     bufferOf(r))) {
+      out = unpermute(r, perm);
+    } else {
+      // Inverse c2c over the other dims, then along `last` on the Hermitian-completed spectrum.
+      Dims rest(real_dims.begin(), real_dims.end() - 1);
+      at::Tensor h = rest.empty() ? x : c2cOver(x, rest, /*inverse=*/true, owned);
+      at::Tensor c = c2cOver(hermitianFull(h, last, n), {last}, /*inverse=*/true, /*owned=*/true);
+      out = at::empty(out_sizes, ropts);
+      out.copy_(at::view_as_real(c).select(-1, 0));
+    }
   }
   normalize(out, normalization, signalNumel(out_sizes, dims));
   return out;

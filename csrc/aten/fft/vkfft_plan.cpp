@@ -9,10 +9,38 @@
 #include "integration/state.h"
 #include "runtime/cl_include.h"
 
-#define VKFFT_BACKEND 3
-#include <vkFFT.h>
-
 #include <algorithm>
+
+namespace {
+// What VkFFT learns of the device, capped at a GPU-like 64 KiB of local memory and 1024 work
+// items: PoCL reports 2 MiB and 4096, and VkFFT 1.2.26's single-upload kernels for such budgets
+// (e.g. a 2^17-point c2c) crash in PoCL. VkFFT has no setting for these, so its calls are routed
+// here (this file is the only one that includes vkFFT.h).
+cl_int vkfftDeviceInfo(cl_device_id device, cl_device_info param, size_t size, void* value,
+                       size_t* size_ret) {
+  const cl_int r = clGetDeviceInfo(device, param, size, value, size_ret);
+  if (r != CL_SUCCESS || value == nullptr) return r;
+  constexpr cl_ulong kLocalMem = 64 << 10;
+  constexpr size_t kWorkItems = 1024;
+  if (param == CL_DEVICE_LOCAL_MEM_SIZE) {
+    auto* v = static_cast<cl_ulong*>(value);
+    *v = std::min(*v, kLocalMem);
+  } else if (param == CL_DEVICE_MAX_WORK_GROUP_SIZE) {
+    auto* v = static_cast<size_t*>(value);
+    *v = std::min(*v, kWorkItems);
+  } else if (param == CL_DEVICE_MAX_WORK_ITEM_SIZES) {
+    auto* v = static_cast<size_t*>(value);
+    for (size_t i = 0; i < size / sizeof(size_t); ++i) v[i] = std::min(v[i], kWorkItems);
+  }
+  return r;
+}
+}  // namespace
+
+#define VKFFT_BACKEND 3
+#define clGetDeviceInfo vkfftDeviceInfo
+#include <vkFFT.h>
+#undef clGetDeviceInfo
+
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -139,14 +167,22 @@ class Plan {
     c.buffer = &buffer_;
     c.tempBuffer = &temp_;
     if (key.kind != Kind::kC2C) c.inputBuffer = &input_;
-    checkVkFFT(initializeVkFFT(&app_, c), "initializeVkFFT", key);
+    const VkFFTResult r = initializeVkFFT(&app_, c);
+    if (r == VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH_R2C) {
+      supported_ = false;
+      return;
+    }
+    checkVkFFT(r, "initializeVkFFT", key);
     initialized_ = true;
     const VkFFTPlan* plan = key.kind == Kind::kC2R || (key.kind == Kind::kC2C && key.inverse)
                                 ? app_.localFFTPlan_inverse
                                 : app_.localFFTPlan;
-    for (int i = 0; i < key.rank; ++i)
+    for (int i = 0; i < key.rank; ++i) {
       if ((plan && plan->numAxisUploads[i] > 1) || app_.useBluesteinFFT[i]) needsTemp_ = true;
+      if (key.kind == Kind::kC2R && plan && plan->numAxisUploads[i] > 1) supported_ = false;
+    }
   }
+  bool supported() const { return supported_; }
   ~Plan() {
     if (initialized_) deleteVkFFT(&app_);
   }
@@ -200,6 +236,7 @@ class Plan {
   VkFFTApplication app_ = {};
   bool initialized_ = false;
   bool needsTemp_ = false;
+  bool supported_ = true;
   std::mutex mutex_;
 };
 
@@ -257,9 +294,12 @@ PlanCache& cache() {
 
 }  // namespace
 
-void execute(const PlanKey& key, rt::BufferRef data, rt::BufferRef real) {
+bool execute(const PlanKey& key, rt::BufferRef data, rt::BufferRef real) {
   OCL_TRY
-  cache().get(key)->run(data, real);
+  std::shared_ptr<Plan> plan = cache().get(key);
+  if (!plan->supported()) return false;
+  plan->run(data, real);
+  return true;
   OCL_CATCH
 }
 

@@ -33,8 +33,10 @@ struct PlanKey {
 // Enqueues the plan's transform on the current stream of key.device. C2C: in place on `data`.
 // R2C: real `real` (contiguous, unpadded) -> complex `data` (fastest axis sizes[0]/2+1).
 // C2R: complex `data` -> real `real`; `data` is overwritten. Offsets are in bytes; temp buffers
-// come from the caching allocator.
-void execute(const PlanKey& key, rt::BufferRef data, rt::BufferRef real);
+// come from the caching allocator. Returns false (and enqueues nothing) for the real transforms
+// VkFFT 1.2.26 cannot do right: R2C lengths it rejects, and C2R that needs several uploads per
+// axis (it reads out of bounds there); the caller then takes a complex-to-complex route.
+bool execute(const PlanKey& key, rt::BufferRef data, rt::BufferRef real);
 
 // Plans currently cached, and the cache's capacity (for tests and the benchmark).
 size_t planCacheSize();
