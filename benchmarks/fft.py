@@ -1,12 +1,13 @@
-"""FFT benchmark: torch.fft on ocl (VkFFT plans) against CPU PyTorch (pocketfft) on the same
-machine, in one process run.
+"""FFT benchmark: torch.fft on ocl (VkFFT plans) against CPU PyTorch (MKL in the pinned x86 wheel,
+pocketfft elsewhere) on the same machine, in one process run.
 
     python benchmarks/fft.py [--device 0] [--reps 7] [--json out.json]
 
 Each row times one call (median of --reps, after a warm-up call that builds the plan: "cold" is
 that first call, plan build and kernel compile included). ratio = cpu_time / ocl_time (> 1: the
 device is faster). On PoCL both run on the same CPU cores, so the ratio compares the two FFT
-implementations; on a shared machine the figures are noisy.
+implementations (VkFFT's kernels are written for GPUs; PoCL runs them on the CPU); on a shared
+machine the figures are noisy. CPU PyTorch keeps no MKL plan between calls, ours are cached.
 """
 
 from __future__ import annotations
