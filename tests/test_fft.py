@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import torch_ocl
+from conftest import TWO_DEVICES, fp64_supported, run_ok
 
 NORMS = [None, "forward", "backward", "ortho"]
 
@@ -122,6 +123,7 @@ def test_zero_size_and_size_one():
     check(lambda t: torch.fft.fft(t), rand(1, dtype=torch.complex64))
 
 
+@pytest.mark.skipif(not fp64_supported(), reason="the device has no cl_khr_fp64")
 def test_float64():
     x = rand(3, 17, 8, dtype=torch.complex128)
     for norm in NORMS:
@@ -191,7 +193,8 @@ COMPLEX_MUL = pytest.mark.xfail(raises=NotImplementedError, strict=True,
         (lambda t: torch.fft.rfft(t), torch.float32),
         pytest.param(lambda t: torch.fft.irfft(t, n=9), torch.complex64, marks=COMPLEX_MUL),
         pytest.param(lambda t: torch.fft.hfft(t, n=8), torch.complex64, marks=COMPLEX_MUL),
-        (lambda t: torch.fft.rfftn(t, norm="forward"), torch.float64),
+        pytest.param(lambda t: torch.fft.rfftn(t, norm="forward"), torch.float64,
+                     marks=pytest.mark.skipif(not fp64_supported(), reason="no cl_khr_fp64")),
     ],
 )
 def test_gradients(fn, dtype):
@@ -239,3 +242,47 @@ def test_istft():
     win = torch.hann_window(64, dtype=torch.float32)
     spec = torch.stft(x, 64, hop_length=16, window=win, return_complex=True)
     check(lambda s, w: torch.istft(s, 64, hop_length=16, window=w, length=400), spec, win)
+
+
+def test_threads_share_plans():
+    import threading
+
+    x = rand(4, 96, dtype=torch.complex64)
+    ref = torch.fft.fft(x)
+    xd = x.to("ocl")
+    errors = []
+
+    def work():
+        try:
+            with torch_ocl.strict():
+                for _ in range(10):
+                    close(torch.fft.fft(xd), ref)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_second_device():
+    out = run_ok(
+        """
+        import torch, torch_ocl
+        x = torch.randn(3, 20, dtype=torch.complex64)
+        for dev in ("ocl:0", "ocl:1"):
+            with torch_ocl.strict():
+                y = torch.fft.fft(x.to(dev))
+                r = torch.fft.irfft(y, n=20)
+            assert y.device == torch.device(dev) and r.device == torch.device(dev)
+            torch.testing.assert_close(y.cpu(), torch.fft.fft(x), rtol=1e-4, atol=1e-5)
+            torch.testing.assert_close(r.cpu(), torch.fft.irfft(torch.fft.fft(x), n=20),
+                                       rtol=1e-4, atol=1e-5)
+        print("ok")
+        """,
+        env=TWO_DEVICES,
+    )
+    assert "ok" in out
