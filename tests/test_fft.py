@@ -100,19 +100,23 @@ def test_2d_and_nd():
     check(lambda t: torch.fft.hfftn(t, s=(6, 8)), c)
 
 
-@pytest.mark.xfail(raises=NotImplementedError, strict=True,
-                   reason="ihfft2/ihfftn end in conj_physical, a complex pointwise op not native yet")
+@pytest.mark.xfail(
+    raises=NotImplementedError,
+    strict=True,
+    reason="ihfft2/ihfftn end in conj_physical, a complex pointwise op not native yet",
+)
 def test_ihfftn():
     check(lambda t: torch.fft.ihfft2(t), rand(5, 6, 7))
 
 
 def test_zero_size_and_size_one():
-    # CPU PyTorch (MKL) raises for an empty batch; the result is the empty tensor of the right shape.
+    # CPU PyTorch (MKL) raises for an empty batch; the result is the empty tensor of that shape.
+    c64 = torch.complex64
     for fn, x, shape, dtype in [
-        (lambda t: torch.fft.fft(t), rand(0, 8, dtype=torch.complex64), (0, 8), torch.complex64),
-        (lambda t: torch.fft.rfft(t), rand(0, 8), (0, 5), torch.complex64),
-        (lambda t: torch.fft.irfft(t, n=8), rand(0, 5, dtype=torch.complex64), (0, 8), torch.float32),
-        (lambda t: torch.fft.fft2(t), rand(0, 3, 4, dtype=torch.complex128), (0, 3, 4), torch.complex128),
+        (lambda t: torch.fft.fft(t), rand(0, 8, dtype=c64), (0, 8), c64),
+        (lambda t: torch.fft.rfft(t), rand(0, 8), (0, 5), c64),
+        (lambda t: torch.fft.irfft(t, n=8), rand(0, 5, dtype=c64), (0, 8), torch.float32),
+        (lambda t: torch.fft.fft2(t), rand(0, 3, 4, dtype=c64), (0, 3, 4), c64),
     ]:
         with torch_ocl.strict():
             got = fn(x.to("ocl"))
