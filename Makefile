@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
-SYSTEM_PACKAGES := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo \
+SYSTEM_PACKAGES := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev libvkfft-dev clinfo \
                    cmake g++ make libgtest-dev ninja-build libopenblas0-pthread
 SOURCES := $(shell find csrc cmake -type f) CMakeLists.txt pyproject.toml $(shell find src -name "*.py")
 
