@@ -23,8 +23,8 @@ __kernel void softmax_fwd(__global char* yb, ulong yoff, __global const char* xb
   ACC s = 0;
   if (log_) {
     for (long d = 0; d < dim; ++d) s += ocl_exp(LOAD_X(x, d * inner) - m);
-    const ACC lse = m + log(s);
-    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, LOAD_X(x, d * inner) - lse);
+    const ACC ls = log(s);  // (x - m) - log(s), as CPU PyTorch rounds it
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, (LOAD_X(x, d * inner) - m) - ls);
   } else if (sizeof(YT) >= sizeof(ACC)) {
     // One exp per element (the costly part on CPUs): store exp(x - m), then rescale in place.
     for (long d = 0; d < dim; ++d) {
@@ -69,8 +69,8 @@ __kernel void softmax_fwd_rows(__global char* yb, ulong yoff, __global const cha
   }
   s = sh[0];
   if (log_) {
-    const ACC lse = m + log(s);
-    for (long d = lid; d < dim; d += L) STORE_Y(y, d, LOAD_X(x, d) - lse);
+    const ACC ls = log(s);  // (x - m) - log(s), as CPU PyTorch rounds it
+    for (long d = lid; d < dim; d += L) STORE_Y(y, d, (LOAD_X(x, d) - m) - ls);
   } else {
     const ACC r = (ACC)1 / s;
     for (long d = lid; d < dim; d += L) STORE_Y(y, d, ocl_exp(LOAD_X(x, d) - m) * r);
@@ -125,5 +125,196 @@ __kernel void softmax_bwd_rows(__global char* gxb, ulong gxoff, __global const c
     for (long d = lid; d < dim; d += L) STORE_X(gx, d, LOAD_Y(gy, d) - ocl_exp(LOAD_Y(y, d)) * s);
   } else {
     for (long d = lid; d < dim; d += L) STORE_X(gx, d, LOAD_Y(y, d) * (LOAD_Y(gy, d) - s));
+  }
+}
+
+// ---- CPU drivers (PoCL): explicit vectors --------------------------------------------------
+// PoCL runs a work-group as a loop over its items; a loop inside one item (a row) stays scalar
+// unless it is written in vector types, and the exp builtin is a scalar library call. These
+// kernels take one row (inner == 1) or VW neighbouring lines (inner > 1) per work item, in ACCV
+// (VW lanes of ACC) with the host's VLOAD_X/VLOAD_Y/VSTORE_X/VSTORE_Y(p, i[, v]) (VW elements
+// from p + i) and v_exp, a vector form of ocl_exp_float (rows of 4096 floats: about 5x the
+// scalar per-row kernel).
+#ifdef ACC_IS_FLOAT
+inline ACCV v_exp(ACCV x) {
+  const ACCV xc = fmin(fmax(x, (ACCV)-104.0f), (ACCV)89.0f);
+  const ACCV k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  ACCV r = fma(k, (ACCV)-0.693145751953125f, xc);
+  r = fma(k, (ACCV)-1.428606765330187e-6f, r);
+  ACCV p = (ACCV)1.9875691500e-4f;
+  p = fma(p, r, (ACCV)1.3981999507e-3f);
+  p = fma(p, r, (ACCV)8.3334519073e-3f);
+  p = fma(p, r, (ACCV)4.1665795894e-2f);
+  p = fma(p, r, (ACCV)1.6666665459e-1f);
+  p = fma(p, r, (ACCV)5.0000001201e-1f);
+  p = fma(p, r * r, r + 1.0f);
+  const ACCI ki = CONVERT_ACCI(k), k1 = ki >> 1;
+  const ACCV y = p * AS_ACCV((k1 + 127) << 23) * AS_ACCV((ki - k1 + 127) << 23);
+  return x != x ? x : y;
+}
+#else
+#define v_exp exp
+#endif
+
+// Horizontal max of an ACCV (VW is 16 or 8); v_hsum comes from the host's macros.
+inline ACC v_hmax(ACCV v) {
+#if VW == 16
+  const ACC8 a = SM_MAX(v.lo, v.hi);
+#else
+  const ACC8 a = v;
+#endif
+  const ACC4 b = SM_MAX(a.lo, a.hi);
+  const ACC2 c = SM_MAX(b.lo, b.hi);
+  return SM_MAX(c.x, c.y);
+}
+
+// One row per work item (inner == 1).
+__kernel void softmax_fwd_vrows(__global char* yb, ulong yoff, __global const char* xb,
+                                ulong xoff, long rows, long dim, int log_) {
+  const long row = get_global_id(0);
+  if (row >= rows) return;
+  __global const XT* x = (__global const XT*)(xb + xoff) + row * dim;
+  __global YT* y = (__global YT*)(yb + yoff) + row * dim;
+  const long nv = dim - dim % VW;
+  ACCV mv = (ACCV)(-INFINITY);
+  for (long d = 0; d < nv; d += VW) mv = SM_MAX(mv, VLOAD_X(x, d));
+  ACC m = v_hmax(mv);
+  for (long d = nv; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d));
+  ACCV sv = 0;
+  ACC s = 0;
+  if (log_ || sizeof(YT) < sizeof(ACC)) {
+    for (long d = 0; d < nv; d += VW) sv += v_exp(VLOAD_X(x, d) - m);
+    for (long d = nv; d < dim; ++d) s += ocl_exp(LOAD_X(x, d) - m);
+    s += v_hsum(sv);
+    if (log_) {
+      const ACC ls = log(s);  // (x - m) - log(s), as CPU PyTorch rounds it
+      for (long d = 0; d < nv; d += VW) VSTORE_Y(y, d, (VLOAD_X(x, d) - m) - ls);
+      for (long d = nv; d < dim; ++d) STORE_Y(y, d, (LOAD_X(x, d) - m) - ls);
+    } else {  // a narrower output would round exp(x - m) before the division
+      const ACC r = (ACC)1 / s;
+      for (long d = 0; d < nv; d += VW) VSTORE_Y(y, d, v_exp(VLOAD_X(x, d) - m) * r);
+      for (long d = nv; d < dim; ++d) STORE_Y(y, d, ocl_exp(LOAD_X(x, d) - m) * r);
+    }
+  } else {  // one exp per element: store exp(x - m), then rescale in place
+    for (long d = 0; d < nv; d += VW) {
+      const ACCV e = v_exp(VLOAD_X(x, d) - m);
+      sv += e;
+      VSTORE_Y(y, d, e);
+    }
+    for (long d = nv; d < dim; ++d) {
+      const ACC e = ocl_exp(LOAD_X(x, d) - m);
+      s += e;
+      STORE_Y(y, d, e);
+    }
+    s += v_hsum(sv);
+    const ACC r = (ACC)1 / s;
+    for (long d = 0; d < nv; d += VW) VSTORE_Y(y, d, VLOAD_Y(y, d) * r);
+    for (long d = nv; d < dim; ++d) STORE_Y(y, d, LOAD_Y(y, d) * r);
+  }
+}
+
+// inner > 1: work item (o, b) takes the VW lines o * dim * inner + b * VW + [0, VW); a last
+// partial block of each outer index (inner % VW lines) runs the scalar per-line kernel's loops.
+__kernel void softmax_fwd_vcols(__global char* yb, ulong yoff, __global const char* xb,
+                                ulong xoff, long outer, long dim, long inner, int log_) {
+  const long nb = (inner + VW - 1) / VW;
+  const long gid = get_global_id(0);
+  if (gid >= outer * nb) return;
+  const long o = gid / nb, i0 = (gid % nb) * VW;
+  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
+  __global YT* y = (__global YT*)(yb + yoff) + o * dim * inner + i0;
+  if (i0 + VW <= inner) {
+    ACCV m = (ACCV)(-INFINITY);
+    for (long d = 0; d < dim; ++d) m = SM_MAX(m, VLOAD_X(x, d * inner));
+    ACCV s = 0;
+    for (long d = 0; d < dim; ++d) s += v_exp(VLOAD_X(x, d * inner) - m);
+    if (log_) {
+      const ACCV ls = log(s);
+      for (long d = 0; d < dim; ++d) VSTORE_Y(y, d * inner, (VLOAD_X(x, d * inner) - m) - ls);
+    } else {
+      const ACCV r = (ACCV)1 / s;
+      for (long d = 0; d < dim; ++d) VSTORE_Y(y, d * inner, v_exp(VLOAD_X(x, d * inner) - m) * r);
+    }
+    return;
+  }
+  for (long i = 0; i < inner - i0; ++i) {
+    ACC m = -INFINITY;
+    for (long d = 0; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d * inner + i));
+    ACC s = 0;
+    for (long d = 0; d < dim; ++d) s += ocl_exp(LOAD_X(x, d * inner + i) - m);
+    if (log_) {
+      const ACC ls = log(s);  // (x - m) - log(s), as CPU PyTorch rounds it
+      for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner + i, (LOAD_X(x, d * inner + i) - m) - ls);
+    } else {
+      const ACC r = (ACC)1 / s;
+      for (long d = 0; d < dim; ++d)
+        STORE_Y(y, d * inner + i, ocl_exp(LOAD_X(x, d * inner + i) - m) * r);
+    }
+  }
+}
+
+__kernel void softmax_bwd_vrows(__global char* gxb, ulong gxoff, __global const char* gyb,
+                                ulong gyoff, __global const char* yb, ulong yoff, long rows,
+                                long dim, int log_) {
+  const long row = get_global_id(0);
+  if (row >= rows) return;
+  __global XT* gx = (__global XT*)(gxb + gxoff) + row * dim;
+  __global const YT* gy = (__global const YT*)(gyb + gyoff) + row * dim;
+  __global const YT* y = (__global const YT*)(yb + yoff) + row * dim;
+  const long nv = dim - dim % VW;
+  ACCV sv = 0;
+  ACC s = 0;
+  if (log_) {
+    for (long d = 0; d < nv; d += VW) sv += VLOAD_Y(gy, d);
+    for (long d = nv; d < dim; ++d) s += LOAD_Y(gy, d);
+    s += v_hsum(sv);
+    for (long d = 0; d < nv; d += VW)
+      VSTORE_X(gx, d, VLOAD_Y(gy, d) - v_exp(VLOAD_Y(y, d)) * s);
+    for (long d = nv; d < dim; ++d) STORE_X(gx, d, LOAD_Y(gy, d) - ocl_exp(LOAD_Y(y, d)) * s);
+  } else {
+    for (long d = 0; d < nv; d += VW) sv += VLOAD_Y(gy, d) * VLOAD_Y(y, d);
+    for (long d = nv; d < dim; ++d) s += LOAD_Y(gy, d) * LOAD_Y(y, d);
+    s += v_hsum(sv);
+    for (long d = 0; d < nv; d += VW) VSTORE_X(gx, d, VLOAD_Y(y, d) * (VLOAD_Y(gy, d) - s));
+    for (long d = nv; d < dim; ++d) STORE_X(gx, d, LOAD_Y(y, d) * (LOAD_Y(gy, d) - s));
+  }
+}
+
+__kernel void softmax_bwd_vcols(__global char* gxb, ulong gxoff, __global const char* gyb,
+                                ulong gyoff, __global const char* yb, ulong yoff, long outer,
+                                long dim, long inner, int log_) {
+  const long nb = (inner + VW - 1) / VW;
+  const long gid = get_global_id(0);
+  if (gid >= outer * nb) return;
+  const long o = gid / nb, i0 = (gid % nb) * VW;
+  const long base = o * dim * inner + i0;
+  __global XT* gx = (__global XT*)(gxb + gxoff) + base;
+  __global const YT* gy = (__global const YT*)(gyb + gyoff) + base;
+  __global const YT* y = (__global const YT*)(yb + yoff) + base;
+  if (i0 + VW <= inner) {
+    ACCV s = 0;
+    if (log_) {
+      for (long d = 0; d < dim; ++d) s += VLOAD_Y(gy, d * inner);
+      for (long d = 0; d < dim; ++d)
+        VSTORE_X(gx, d * inner, VLOAD_Y(gy, d * inner) - v_exp(VLOAD_Y(y, d * inner)) * s);
+    } else {
+      for (long d = 0; d < dim; ++d) s += VLOAD_Y(gy, d * inner) * VLOAD_Y(y, d * inner);
+      for (long d = 0; d < dim; ++d)
+        VSTORE_X(gx, d * inner, VLOAD_Y(y, d * inner) * (VLOAD_Y(gy, d * inner) - s));
+    }
+    return;
+  }
+  for (long i = 0; i < inner - i0; ++i) {
+    ACC s = 0;
+    if (log_) {
+      for (long d = 0; d < dim; ++d) s += LOAD_Y(gy, d * inner + i);
+      for (long d = 0; d < dim; ++d)
+        STORE_X(gx, d * inner + i,
+                LOAD_Y(gy, d * inner + i) - ocl_exp(LOAD_Y(y, d * inner + i)) * s);
+    } else {
+      for (long d = 0; d < dim; ++d) s += LOAD_Y(gy, d * inner + i) * LOAD_Y(y, d * inner + i);
+      for (long d = 0; d < dim; ++d)
+        STORE_X(gx, d * inner + i, LOAD_Y(y, d * inner + i) * (LOAD_Y(gy, d * inner + i) - s));
+    }
   }
 }

@@ -1,6 +1,8 @@
 // _softmax / _log_softmax and their backward for float16, bfloat16, float32 and float64 over any
-// dim (half_to_float too), on contiguous (outer, dim, inner) views. Rows along the last dim that
-// are long get one work-group each (kernels/softmax.cl); the rest one work item per line.
+// dim (half_to_float too), on contiguous (outer, dim, inner) views. GPUs: rows along the last dim
+// that are long get one work-group each (kernels/softmax.cl), the rest one work item per line.
+// CPU drivers (PoCL): one work item per row, or per VW neighbouring lines when inner > 1, in
+// explicit vector types (the _v* kernels); TORCH_OCL_TREE_REDUCTIONS=1 forces the GPU shapes.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/_log_softmax_backward_data_meta.h>
@@ -13,6 +15,7 @@
 #include "aten/fallback.h"
 #include "aten/launch.h"
 #include "aten/structured.h"
+#include "aten/vector_macros.h"
 #include "codegen/reduce.h"
 
 #include <algorithm>
@@ -58,6 +61,7 @@ cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarTy
       h += std::string("#define STORE_") + name + "(p, i, v) " +
            storeStmt(t, "(p)", "(i)", convertExpr(acc, t, "(v)")) + "\n";
     }
+    h += vectorTypeMacros(acc) + vectorAccessMacros("X", x, acc) + vectorAccessMacros("Y", y, acc);
     return rt::ProgramSource{
         std::string("softmax<") + c10::toString(x) + "->" + c10::toString(y) + ">",
         withPrelude(h + kernels::source("softmax.cl")), ""};
@@ -77,17 +81,25 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   // only cost there (measured 4x slower than one item per row); GPUs want the group per row.
   const bool cpu = codegen::preferItemReductions(dev.info());
   const bool rows = !cpu && g.inner == 1 && g.dim >= kRowsMinDim;
-  const std::string name =
-      std::string(backward ? "softmax_bwd" : "softmax_fwd") + (rows ? "_rows" : "");
+  const char* shape = cpu ? (g.inner == 1 ? "_vrows" : "_vcols") : rows ? "_rows" : "";
+  const std::string name = std::string(backward ? "softmax_bwd" : "softmax_fwd") + shape;
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, name.c_str());
   cl_uint a = 0;
   for (const at::Tensor& t : tensors) setArg(k, a, bufferOf(t));
   if (!rows) setArg(k, a, static_cast<cl_long>(g.outer));
   setArg(k, a, static_cast<cl_long>(g.dim));
-  if (!rows) setArg(k, a, static_cast<cl_long>(g.inner));
+  if (!rows && (!cpu || g.inner != 1)) setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, static_cast<cl_int>(log));
-  if (rows) {
+  if (cpu) {
+    // A few items per group: a work item is a whole row (or VW lines), so small groups keep
+    // both cores busy when there are few rows.
+    const int64_t vw = xt == at::kDouble || yt == at::kDouble ? 8 : 16;
+    const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + vw - 1) / vw);
+    const size_t local = items >= 1024 ? 16 : 1;
+    launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
+             local);
+  } else if (rows) {
     size_t kwg = 0;
     OCL_CHECK(clGetKernelWorkGroupInfo(k, dev.id(), CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
                                        nullptr));
