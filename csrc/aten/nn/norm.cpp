@@ -201,49 +201,53 @@ std::pair<at::Tensor, at::Tensor> paramGrads(const at::Tensor& go, const at::Ten
   return {gw, gb};
 }
 
-// Layer-norm (centered) or RMS-norm input gradient of rows of m contiguous elements on CPU
-// drivers (ln_backward_v): a row per work item.
-void rowBackwardCpu(const at::Tensor& gi, const at::Tensor& go, const at::Tensor& x,
-                    const at::Tensor& mean, const at::Tensor& rstd, const at::Tensor& w,
-                    int64_t rows, int64_t m, bool centered) {
+// Layer-norm (centered) or RMS-norm backward of rows of m contiguous elements on CPU drivers,
+// one pass over go and x (ln_backward_chunk_v): gi when defined, and (want_p) the column sums
+// of go * xhat and go, returned as (gw, gb) ACC tensors of m.
+std::pair<at::Tensor, at::Tensor> rowBackwardFusedCpu(const at::Tensor& gi, const at::Tensor& go,
+                                                      const at::Tensor& x, const at::Tensor& mean,
+                                                      const at::Tensor& rstd, const at::Tensor& w,
+                                                      int64_t rows, int64_t m, bool centered,
+                                                      bool want_p) {
   const c10::DeviceIndex idx = x.device().index();
+  const auto opts = rstd.options();
+  at::Tensor gw = at::empty({m}, opts), gb = at::empty({m}, opts);
+  if (rows == 0 || m == 0) {
+    gw.zero_();
+    gb.zero_();
+    return {gw, gb};
+  }
+  // About 128 chunks: enough items for the cores, partials small against the input.
+  const int64_t per = std::max<int64_t>(1, (rows + 127) / 128);
+  const int64_t chunks = (rows + per - 1) / per;
+  at::Tensor pw, pb;
+  if (want_p) pw = at::empty({chunks, m}, opts), pb = at::empty({chunks, m}, opts);
   OCL_TRY
-  cl_kernel k = normKernel(x, "ln_backward_v");
+  cl_kernel k = normKernel(x, "ln_backward_chunk_v");
   cl_uint i = 0;
-  setArg(k, i, bufferOf(gi));
+  setArg(k, i, bufferOrAny(gi, rstd));
   setArg(k, i, bufferOf(go));
   setArg(k, i, bufferOf(x));
   setArg(k, i, bufferOrAny(mean, rstd));
   setArg(k, i, bufferOf(rstd));
   setArg(k, i, bufferOrAny(w, rstd));
-  setArg(k, i, static_cast<cl_long>(rows));
-  setArg(k, i, static_cast<cl_long>(m));
+  setArg(k, i, bufferOrAny(pw, rstd));
+  setArg(k, i, bufferOrAny(pb, rstd));
+  for (int64_t v : {rows, m, per}) setArg(k, i, static_cast<cl_long>(v));
   setArg(k, i, static_cast<cl_int>(w.defined()));
   setArg(k, i, static_cast<cl_int>(centered));
-  launchItems(idx, k, rows);
-  OCL_CATCH
-}
-
-// Layer-norm weight and bias gradients on CPU drivers (ln_param_grads_v): VW columns per item.
-std::pair<at::Tensor, at::Tensor> lnParamGradsCpu(const at::Tensor& go, const at::Tensor& x,
-                                                  const at::Tensor& mean, const at::Tensor& rstd,
-                                                  int64_t rows, int64_t m) {
-  at::Tensor gw = at::empty({m}, mean.options()), gb = at::empty({m}, mean.options());
-  if (m == 0) return {gw, gb};
-  const c10::DeviceIndex idx = x.device().index();
-  const int64_t vw = mean.scalar_type() == c10::kDouble ? 8 : 16;
-  OCL_TRY
-  cl_kernel k = normKernel(x, "ln_param_grads_v");
-  cl_uint i = 0;
-  setArg(k, i, bufferOf(gw));
-  setArg(k, i, bufferOf(gb));
-  setArg(k, i, bufferOrAny(go, gw));
-  setArg(k, i, bufferOrAny(x, gw));
-  setArg(k, i, bufferOrAny(mean, gw));
-  setArg(k, i, bufferOrAny(rstd, gw));
-  setArg(k, i, static_cast<cl_long>(rows));
-  setArg(k, i, static_cast<cl_long>(m));
-  launchItems(idx, k, (m + vw - 1) / vw);
+  setArg(k, i, static_cast<cl_int>(gi.defined()));
+  setArg(k, i, static_cast<cl_int>(want_p));
+  launchItems(idx, k, chunks);
+  if (want_p) {
+    const int64_t vw = rstd.scalar_type() == c10::kDouble ? 8 : 16;
+    cl_kernel f = normKernel(x, "ln_param_sums_v");
+    i = 0;
+    for (const at::Tensor* t : {&gw, &gb, &pw, &pb}) setArg(f, i, bufferOf(*t));
+    setArg(f, i, static_cast<cl_long>(chunks));
+    setArg(f, i, static_cast<cl_long>(m));
+    launchItems(idx, f, (m + vw - 1) / vw);
+  }
   OCL_CATCH
   return {gw, gb};
 }
@@ -462,19 +466,24 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeLayerNormBackward(
   const c10::DeviceIndex idx = x.device().index();
   const bool cpu = cpuDriver(idx);
   at::Tensor gi, gw, gb;
+  const bool want_p = (mask[1] && weight.defined()) || (mask[2] && bias.defined());
+  if (cpu) {
+    if (mask[0]) gi = at::empty_like(x, at::MemoryFormat::Contiguous);
+    auto [sw, sb] = rowBackwardFusedCpu(gi, go, x, mu, rs, w, rows, m, true, want_p);
+    const auto pdt = weight.defined() ? weight.scalar_type() : x.scalar_type();
+    if (mask[1] && weight.defined()) gw = sw.to(pdt).view(weight.sizes());
+    if (mask[2] && bias.defined()) gb = sb.to(bias.scalar_type()).view(bias.sizes());
+    return {gi, gw, gb};
+  }
   if (mask[0]) {
     gi = at::empty_like(x, at::MemoryFormat::Contiguous);
-    if (rows * m > 0 && cpu) {
-      rowBackwardCpu(gi, go, x, mu, rs, w, rows, m, true);
-    } else if (rows * m > 0) {
+    if (rows * m > 0) {
       const at::Tensor sums = gradSums(go, x, mu, rs, w, {rows, 1, 0, m}, {1, m});
       backwardApply(gi, go, x, mu, rs, sums, w, {m, rows}, {1, m}, true, true, m);
     }
   }
-  if ((mask[1] && weight.defined()) || (mask[2] && bias.defined())) {
-    auto [sw, sb] =
-        cpu ? lnParamGradsCpu(go, x, mu, rs, rows, m)
-            : paramGrads(go, x, mu, rs, m, rows, m, 1, 1, {m, std::max<int64_t>(rows, 1)});
+  if (want_p) {
+    auto [sw, sb] = paramGrads(go, x, mu, rs, m, rows, m, 1, 1, {m, std::max<int64_t>(rows, 1)});
     const auto pdt = weight.defined() ? weight.scalar_type() : bias.scalar_type();
     if (mask[1] && weight.defined()) gw = sw.to(pdt).view(weight.sizes());
     if (mask[2] && bias.defined()) gb = sb.to(pdt).view(bias.sizes());
@@ -554,11 +563,16 @@ std::tuple<at::Tensor, at::Tensor> fusedRmsNormBackward(
   const c10::DeviceIndex idx = x.device().index();
   const bool cpu = cpuDriver(idx);
   at::Tensor gi, gw;
+  const bool want_w = mask[1] && weight.defined();
+  if (cpu) {
+    if (mask[0]) gi = at::empty_like(x, at::MemoryFormat::Contiguous);
+    auto sums = rowBackwardFusedCpu(gi, go, x, at::Tensor(), rs, w, rows, m, false, want_w);
+    if (want_w) gw = sums.first.to(weight.scalar_type()).view(weight.sizes());
+    return {gi, gw};
+  }
   if (mask[0]) {
     gi = at::empty_like(x, at::MemoryFormat::Contiguous);
-    if (rows * m > 0 && cpu) {
-      rowBackwardCpu(gi, go, x, at::Tensor(), rs, w, rows, m, false);
-    } else if (rows * m > 0) {
+    if (rows * m > 0) {
       // The layer-norm kernels with a zero mean and without the sum(g) term.
       const at::Tensor zero = at::zeros({rows}, rs.options());
       at::Tensor sums = gradSums(go, x, zero, rs, w, {rows, 1, 0, m}, {1, m});
@@ -566,11 +580,9 @@ std::tuple<at::Tensor, at::Tensor> fusedRmsNormBackward(
       backwardApply(gi, go, x, zero, rs, sums, w, {m, rows}, {1, m}, true, true, m);
     }
   }
-  if (mask[1] && weight.defined()) {
+  if (want_w) {
     const at::Tensor zero = at::zeros({std::max<int64_t>(rows, 1)}, rs.options());
-    auto sw =
-        cpu ? lnParamGradsCpu(go, x, zero, rs, rows, m).first
-            : paramGrads(go, x, zero, rs, m, rows, m, 1, 1, {m, std::max<int64_t>(rows, 1)}).first;
+    auto sw = paramGrads(go, x, zero, rs, m, rows, m, 1, 1, {m, std::max<int64_t>(rows, 1)}).first;
     gw = sw.to(weight.scalar_type()).view(weight.sizes());
   }
   return {gi, gw};
