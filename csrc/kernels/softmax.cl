@@ -318,3 +318,122 @@ __kernel void softmax_bwd_vcols(__global char* gxb, ulong gxoff, __global const 
     }
   }
 }
+
+// ---- row statistics for CPU drivers: logsumexp (kind 0), var (1), std (2) ------------------
+// Two passes over each line in vectors: the maximum then one exp per element (logsumexp; an
+// infinite maximum shifts by 0 so that inf stays inf and all -inf gives -inf), or the mean then
+// the centred sums (var/std, corrected two-pass; corr is the correction, o1 the mean when
+// has_o1). Outputs are of type YT, the input XT.
+inline ACC st_finish(int kind, ACC n, ACC corr, ACC q, ACC u, ACC* mean) {
+  const ACC m2raw = q - u * u / n;
+  const ACC m2 = m2raw < 0 ? (ACC)0 : m2raw;
+  *mean += u / n;
+  const ACC var = m2 / fmax((ACC)0, n - corr);
+  return kind == 2 ? sqrt(var) : var;
+}
+
+__kernel void stats_vrows(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
+                          __global const char* xb, ulong xoff, long rows, long dim, int kind,
+                          ACC corr, int has_o1) {
+  const long row = get_global_id(0);
+  if (row >= rows) return;
+  __global const XT* x = (__global const XT*)(xb + xoff) + row * dim;
+  const long nv = dim - dim % VW;
+  ACC r;
+  if (kind == 0) {
+    ACCV mv = (ACCV)(-INFINITY);
+    for (long d = 0; d < nv; d += VW) mv = SM_MAX(mv, VLOAD_X(x, d));
+    ACC m = v_hmax(mv);
+    for (long d = nv; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d));
+    const ACC sh = m == INFINITY || m == -INFINITY ? (ACC)0 : m;
+    ACCV sv = 0;
+    ACC s = 0;
+    for (long d = 0; d < nv; d += VW) sv += v_exp(VLOAD_X(x, d) - sh);
+    for (long d = nv; d < dim; ++d) s += ocl_exp(LOAD_X(x, d) - sh);
+    r = sh + log(s + v_hsum(sv));
+  } else {
+    ACCV sv = 0;
+    ACC s = 0;
+    for (long d = 0; d < nv; d += VW) sv += VLOAD_X(x, d);
+    for (long d = nv; d < dim; ++d) s += LOAD_X(x, d);
+    ACC mean = (s + v_hsum(sv)) / dim;
+    ACCV qv = 0, uv = 0;
+    ACC q = 0, u = 0;
+    for (long d = 0; d < nv; d += VW) {
+      const ACCV e = VLOAD_X(x, d) - mean;
+      uv += e;
+      qv += e * e;
+    }
+    for (long d = nv; d < dim; ++d) {
+      const ACC e = LOAD_X(x, d) - mean;
+      u += e;
+      q += e * e;
+    }
+    r = st_finish(kind, (ACC)dim, corr, q + v_hsum(qv), u + v_hsum(uv), &mean);
+    if (has_o1) STORE_Y((__global YT*)(o1b + o1off), row, mean);
+  }
+  STORE_Y((__global YT*)(o0b + o0off), row, r);
+}
+
+// inner > 1: work item (o, b) takes the VW lines o * dim * inner + b * VW + [0, VW); outputs
+// o * inner + b * VW + [0, VW). A last partial block runs lane by lane.
+__kernel void stats_vcols(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
+                          __global const char* xb, ulong xoff, long outer, long dim, long inner,
+                          int kind, ACC corr, int has_o1) {
+  const long nb = (inner + VW - 1) / VW;
+  const long gid = get_global_id(0);
+  if (gid >= outer * nb) return;
+  const long o = gid / nb, i0 = (gid % nb) * VW;
+  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
+  __global YT* o0 = (__global YT*)(o0b + o0off) + o * inner + i0;
+  __global YT* o1 = (__global YT*)(o1b + o1off) + o * inner + i0;
+  if (i0 + VW <= inner) {
+    if (kind == 0) {
+      ACCV m = (ACCV)(-INFINITY);
+      for (long d = 0; d < dim; ++d) m = SM_MAX(m, VLOAD_X(x, d * inner));
+      const ACCV sh = (m == (ACCV)INFINITY || m == (ACCV)(-INFINITY)) ? (ACCV)0 : m;
+      ACCV s = 0;
+      for (long d = 0; d < dim; ++d) s += v_exp(VLOAD_X(x, d * inner) - sh);
+      VSTORE_Y(o0, 0, sh + log(s));
+    } else {
+      ACCV s = 0;
+      for (long d = 0; d < dim; ++d) s += VLOAD_X(x, d * inner);
+      const ACCV mean = s / (ACC)dim;
+      ACCV q = 0, u = 0;
+      for (long d = 0; d < dim; ++d) {
+        const ACCV e = VLOAD_X(x, d * inner) - mean;
+        u += e;
+        q += e * e;
+      }
+      const ACCV m2raw = q - u * u / (ACC)dim;
+      const ACCV m2 = m2raw < (ACCV)0 ? (ACCV)0 : m2raw;
+      const ACCV var = m2 / fmax((ACC)0, (ACC)dim - corr);
+      VSTORE_Y(o0, 0, kind == 2 ? sqrt(var) : var);
+      if (has_o1) VSTORE_Y(o1, 0, mean + u / (ACC)dim);
+    }
+    return;
+  }
+  for (long i = 0; i < inner - i0; ++i) {
+    ACC r;
+    if (kind == 0) {
+      ACC m = -INFINITY;
+      for (long d = 0; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d * inner + i));
+      const ACC sh = m == INFINITY || m == -INFINITY ? (ACC)0 : m;
+      ACC s = 0;
+      for (long d = 0; d < dim; ++d) s += ocl_exp(LOAD_X(x, d * inner + i) - sh);
+      r = sh + log(s);
+    } else {
+      ACC s = 0;
+      for (long d = 0; d < dim; ++d) s += LOAD_X(x, d * inner + i);
+      ACC mean = s / dim, q = 0, u = 0;
+      for (long d = 0; d < dim; ++d) {
+        const ACC e = LOAD_X(x, d * inner + i) - mean;
+        u += e;
+        q += e * e;
+      }
+      r = st_finish(kind, (ACC)dim, corr, q, u, &mean);
+      if (has_o1) STORE_Y(o1, i, mean);
+    }
+    STORE_Y(o0, i, r);
+  }
+}

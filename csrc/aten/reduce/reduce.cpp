@@ -23,6 +23,7 @@
 
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/reduce/row_stats.h"
 #include "aten/structured.h"
 #include "codegen/reduce.h"
 
@@ -556,6 +557,8 @@ void varStd(const ReduceOp& op, const at::Tensor& self, at::OptionalIntArrayRef 
             const std::optional<at::Scalar>& correction, bool keepdim, const at::Tensor& out,
             const at::Tensor& out2) {
   const double c = correction ? correction->toDouble() : 1.0;
+  checkSameDevice({self, out, out2});
+  if (rowStatsCpu(&op == &kStd ? RowStat::kStd : RowStat::kVar, self, dim, c, out, out2)) return;
   reduce(op, self, out, out2, dim, keepdim, floatAcc(self.scalar_type()), {c, 0});
 }
 
@@ -734,6 +737,8 @@ at::Tensor& logSumExpOut(const at::Tensor& self, at::IntArrayRef dim, bool keepd
               out.scalar_type(), " instead");
   const auto mask = at::native::make_dim_mask(dim, self.dim());
   at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+  checkSameDevice({self, out});
+  if (rowStatsCpu(RowStat::kLogSumExp, self, dim, 0, out, {})) return out;
   reduce(kLogSumExp, self, out, {}, dim, keepdim, floatAcc(out.scalar_type()));
   return out;
 }

@@ -14,6 +14,7 @@
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/reduce/row_stats.h"
 #include "aten/structured.h"
 #include "aten/vector_macros.h"
 #include "codegen/reduce.h"
@@ -186,12 +187,60 @@ at::Tensor& backwardOut(const at::Tensor& grad_output, const at::Tensor& output,
   return out;
 }
 
+// The items of a CPU launch: a whole row or VW lines each; small groups keep both cores busy.
+void launchItems(rt::Device& dev, c10::DeviceIndex idx, cl_kernel k, int64_t items) {
+  const size_t local = items >= 1024 ? 16 : 1;
+  launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
+           local);
+}
+
 using LogFwd = at::meta::structured__log_softmax;
 using Fwd = at::meta::structured__softmax;
 using LogBwd = at::meta::structured__log_softmax_backward_data;
 using Bwd = at::meta::structured__softmax_backward_data;
 
 }  // namespace
+
+bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef dims,
+                 double correction, const at::Tensor& out, const at::Tensor& out2) {
+  if (!self.defined() || self.dim() == 0 || !dims || dims->size() != 1) return false;
+  if (!native(self.scalar_type()) || !self.is_contiguous() || self.numel() == 0) return false;
+  const c10::DeviceIndex idx = self.device().index();
+  rt::Device& dev = device(idx);
+  if (!codegen::preferItemReductions(dev.info())) return false;
+  const Geometry g = geometry(self, (*dims)[0]);
+  for (const at::Tensor* o : {&out, &out2}) {
+    if (!o->defined()) continue;
+    if (o->device() != self.device() || o->scalar_type() != self.scalar_type() ||
+        !o->is_contiguous() || o->numel() != g.outer * g.inner)
+      return false;
+  }
+  const c10::ScalarType t = self.scalar_type();
+  const bool dbl = t == at::kDouble;
+  const int64_t vw = dbl ? 8 : 16;
+  const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + vw - 1) / vw);
+  // A few long lines: the generator splits them into chunks for the cores.
+  if (items < 32 && g.dim >= 8192) return false;
+  cl_program prog = softmaxProgram(idx, t, t);
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, g.inner == 1 ? "stats_vrows" : "stats_vcols");
+  cl_uint a = 0;
+  setArg(k, a, bufferOf(out));
+  setArg(k, a, bufferOf(out2.defined() ? out2 : out));
+  setArg(k, a, bufferOf(self));
+  setArg(k, a, static_cast<cl_long>(g.outer));
+  setArg(k, a, static_cast<cl_long>(g.dim));
+  if (g.inner != 1) setArg(k, a, static_cast<cl_long>(g.inner));
+  setArg(k, a, static_cast<cl_int>(kind));
+  if (dbl)
+    setArg(k, a, static_cast<cl_double>(correction));
+  else
+    setArg(k, a, static_cast<cl_float>(correction));
+  setArg(k, a, static_cast<cl_int>(out2.defined()));
+  launchItems(dev, idx, k, items);
+  OCL_CATCH
+  return true;
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax", TORCH_FN((forwardFn<LogFwd, true>)));
