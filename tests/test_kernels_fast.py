@@ -34,7 +34,8 @@ def close(got, want, dtype=None, **kw):
 # (shape, dim): rows longer and shorter than a vector, odd lengths, inner sizes below, at and
 # above a vector of lanes (16 floats / 8 doubles) with a partial last block.
 SOFTMAX_CASES = [((7, 1023), -1), ((3, 4097), 1), ((5, 16), -1), ((4, 3), -1), ((2, 33, 5), 1),
-                 ((4, 9, 37), 1), ((33, 20), 0), ((6, 2, 16), 0), ((1, 1), 0), ((5,), 0)]
+                 ((4, 9, 37), 1), ((33, 20), 0), ((6, 2, 16), 0), ((1, 1), 0), ((5,), 0),
+                 ((3, 5, 100), 1), ((9, 70), 0), ((2, 3, 64), 1)]
 
 
 @pytest.mark.parametrize("shape,dim", SOFTMAX_CASES)

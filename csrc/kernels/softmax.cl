@@ -213,44 +213,91 @@ __kernel void softmax_fwd_vrows(__global char* yb, ulong yoff, __global const ch
   }
 }
 
-// inner > 1: work item (o, b) takes the VW lines o * dim * inner + b * VW + [0, VW); a last
-// partial block of each outer index (inner % VW lines) runs the scalar per-line kernel's loops.
+// inner > 1 (a non-last dimension): work item (o, b) takes the NB * VW lines
+// o * dim * inner + b * NB * VW + [0, NB * VW): NB vectors side by side per row of the walk down
+// dim, so that each page it strides through yields NB * VW * sizeof(XT) bytes (one vector per
+// item measured TLB-bound). A last partial block goes vector by vector, then lane by lane.
+#define SM_NB 4
+#define SM_REP(X) X(0) X(1) X(2) X(3)
+
+inline void sm_cols_nb(__global const XT* x, __global YT* y, long dim, long inner, int log_) {
+#define SM_DECL(k) ACCV m##k = (ACCV)(-INFINITY), s##k = 0;
+  SM_REP(SM_DECL)
+  for (long d = 0; d < dim; ++d) {
+    __global const XT* p = x + d * inner;
+#define SM_MAXK(k) m##k = SM_MAX(m##k, VLOAD_X(p, k * VW));
+    SM_REP(SM_MAXK)
+  }
+  for (long d = 0; d < dim; ++d) {
+    __global const XT* p = x + d * inner;
+#define SM_SUMK(k) s##k += v_exp(VLOAD_X(p, k * VW) - m##k);
+    SM_REP(SM_SUMK)
+  }
+  if (log_) {
+#define SM_LOGK(k) s##k = log(s##k);
+    SM_REP(SM_LOGK)
+    for (long d = 0; d < dim; ++d) {
+      __global const XT* p = x + d * inner;
+      __global YT* q = y + d * inner;
+#define SM_STLK(k) VSTORE_Y(q, k * VW, (VLOAD_X(p, k * VW) - m##k) - s##k);
+      SM_REP(SM_STLK)
+    }
+  } else {
+#define SM_INVK(k) s##k = (ACCV)1 / s##k;
+    SM_REP(SM_INVK)
+    for (long d = 0; d < dim; ++d) {
+      __global const XT* p = x + d * inner;
+      __global YT* q = y + d * inner;
+#define SM_STK(k) VSTORE_Y(q, k * VW, v_exp(VLOAD_X(p, k * VW) - m##k) * s##k);
+      SM_REP(SM_STK)
+    }
+  }
+}
+
+inline void sm_cols_v(__global const XT* x, __global YT* y, long dim, long inner, int log_) {
+  ACCV m = (ACCV)(-INFINITY);
+  for (long d = 0; d < dim; ++d) m = SM_MAX(m, VLOAD_X(x, d * inner));
+  ACCV s = 0;
+  for (long d = 0; d < dim; ++d) s += v_exp(VLOAD_X(x, d * inner) - m);
+  if (log_) {
+    const ACCV ls = log(s);
+    for (long d = 0; d < dim; ++d) VSTORE_Y(y, d * inner, (VLOAD_X(x, d * inner) - m) - ls);
+  } else {
+    const ACCV r = (ACCV)1 / s;
+    for (long d = 0; d < dim; ++d) VSTORE_Y(y, d * inner, v_exp(VLOAD_X(x, d * inner) - m) * r);
+  }
+}
+
+inline void sm_cols_1(__global const XT* x, __global YT* y, long dim, long inner, int log_) {
+  ACC m = -INFINITY;
+  for (long d = 0; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d * inner));
+  ACC s = 0;
+  for (long d = 0; d < dim; ++d) s += ocl_exp(LOAD_X(x, d * inner) - m);
+  if (log_) {
+    const ACC ls = log(s);  // (x - m) - log(s), as CPU PyTorch rounds it
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, (LOAD_X(x, d * inner) - m) - ls);
+  } else {
+    const ACC r = (ACC)1 / s;
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, ocl_exp(LOAD_X(x, d * inner) - m) * r);
+  }
+}
+
 __kernel void softmax_fwd_vcols(__global char* yb, ulong yoff, __global const char* xb,
                                 ulong xoff, long outer, long dim, long inner, int log_) {
-  const long nb = (inner + VW - 1) / VW;
+  const long nb = (inner + SM_NB * VW - 1) / (SM_NB * VW);
   const long gid = get_global_id(0);
   if (gid >= outer * nb) return;
-  const long o = gid / nb, i0 = (gid % nb) * VW;
+  const long o = gid / nb, i0 = (gid % nb) * SM_NB * VW;
   __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
   __global YT* y = (__global YT*)(yb + yoff) + o * dim * inner + i0;
-  if (i0 + VW <= inner) {
-    ACCV m = (ACCV)(-INFINITY);
-    for (long d = 0; d < dim; ++d) m = SM_MAX(m, VLOAD_X(x, d * inner));
-    ACCV s = 0;
-    for (long d = 0; d < dim; ++d) s += v_exp(VLOAD_X(x, d * inner) - m);
-    if (log_) {
-      const ACCV ls = log(s);
-      for (long d = 0; d < dim; ++d) VSTORE_Y(y, d * inner, (VLOAD_X(x, d * inner) - m) - ls);
-    } else {
-      const ACCV r = (ACCV)1 / s;
-      for (long d = 0; d < dim; ++d) VSTORE_Y(y, d * inner, v_exp(VLOAD_X(x, d * inner) - m) * r);
-    }
+  const long n = min((long)(SM_NB * VW), inner - i0);
+  if (n == SM_NB * VW) {
+    sm_cols_nb(x, y, dim, inner, log_);
     return;
   }
-  for (long i = 0; i < inner - i0; ++i) {
-    ACC m = -INFINITY;
-    for (long d = 0; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d * inner + i));
-    ACC s = 0;
-    for (long d = 0; d < dim; ++d) s += ocl_exp(LOAD_X(x, d * inner + i) - m);
-    if (log_) {
-      const ACC ls = log(s);  // (x - m) - log(s), as CPU PyTorch rounds it
-      for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner + i, (LOAD_X(x, d * inner + i) - m) - ls);
-    } else {
-      const ACC r = (ACC)1 / s;
-      for (long d = 0; d < dim; ++d)
-        STORE_Y(y, d * inner + i, ocl_exp(LOAD_X(x, d * inner + i) - m) * r);
-    }
-  }
+  long i = 0;
+  for (; i + VW <= n; i += VW) sm_cols_v(x + i, y + i, dim, inner, log_);
+  for (; i < n; ++i) sm_cols_1(x + i, y + i, dim, inner, log_);
 }
 
 __kernel void softmax_bwd_vrows(__global char* gxb, ulong gxoff, __global const char* gyb,

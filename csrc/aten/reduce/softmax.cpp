@@ -27,6 +27,7 @@ namespace {
 char kSoftmaxFamily;
 constexpr size_t kRowLocal = 256;  // SOFTMAX_LOCAL in softmax.cl
 constexpr int64_t kRowsMinDim = 256;
+constexpr int64_t kSoftmaxColBlock = 4;  // SM_NB in softmax.cl
 
 struct Geometry {
   int64_t outer = 1, dim = 1, inner = 1;
@@ -96,7 +97,9 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
     // A few items per group: a work item is a whole row (or VW lines), so small groups keep
     // both cores busy when there are few rows.
     const int64_t vw = xt == at::kDouble || yt == at::kDouble ? 8 : 16;
-    const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + vw - 1) / vw);
+    // Forward over a non-last dim: kSoftmaxColBlock vectors per item (softmax_fwd_vcols).
+    const int64_t cols = backward ? vw : kSoftmaxColBlock * vw;
+    const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + cols - 1) / cols);
     const size_t local = items >= 1024 ? 16 : 1;
     launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
              local);
