@@ -157,6 +157,24 @@ def test_rms_norm_dtypes_and_rstd(dtype):
         close(gt, wt, dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_rms_norm_half_input_float_weight(dtype):
+    x = rand(6, 3, 20, dtype=dtype, seed=12)
+    w = rand(3, 20, seed=13)
+    g = rand(6, 3, 20, seed=14)
+    xc, wc = x.clone().requires_grad_(), w.clone().requires_grad_()
+    xd, wd = x.to("ocl").requires_grad_(), w.to("ocl").requires_grad_()
+    want = F.rms_norm(xc, (3, 20), wc)
+    want.backward(g.to(want.dtype))
+    with torch_ocl.strict():
+        got = F.rms_norm(xd, (3, 20), wd)
+        got.backward(g.to(got.dtype).to("ocl"))
+    assert got.dtype == want.dtype
+    close(got.detach(), want.detach(), dtype=dtype)
+    close(xd.grad, xc.grad, dtype=dtype)
+    close(wd.grad, wc.grad, dtype=dtype)
+
+
 @pytest.mark.parametrize("dims", [-1, 0, 1, (0, 2), None])
 @pytest.mark.parametrize("correction", [0, 1, 2])
 def test_var_std_two_pass(dims, correction):

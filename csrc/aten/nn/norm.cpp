@@ -499,20 +499,28 @@ std::tuple<at::Tensor, at::Tensor> fusedRmsNorm(const at::Tensor& input,
                                                 std::optional<double> eps_opt) {
   const at::Tensor weight = opt(weight_opt);
   checkSameDevice({input, weight});
-  if (!nnFloating(input.scalar_type()) ||
-      (weight.defined() && weight.scalar_type() != input.scalar_type())) {
+  if (!nnFloating(input.scalar_type())) {
     auto r = runFallback("aten::_fused_rms_norm", "",
                          {input, normalized_shape.vec(), weight_opt, eps_opt});
     return {r[0].toTensor(), r[1].toTensor()};
   }
   auto [rows, m] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, {});
-  const at::Tensor x = input.contiguous();
-  const auto acc = nnAccType(x.scalar_type());
+  const auto acc = nnAccType(input.scalar_type());
   // No eps: the epsilon of the accumulation type, as CPU PyTorch's rms_norm takes it.
   const double eps = eps_opt ? *eps_opt
                      : acc == c10::kDouble
                          ? std::numeric_limits<double>::epsilon()
                          : static_cast<double>(std::numeric_limits<float>::epsilon());
+  if (weight.defined() && weight.scalar_type() != input.scalar_type()) {
+    // Mixed dtypes (half input, float weight): PyTorch's composite, on native ops.
+    const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+    std::vector<int64_t> dims;
+    for (int64_t d = axis; d < input.dim(); ++d) dims.push_back(d);
+    const at::Tensor up = input.to(acc);
+    const at::Tensor rstd = at::rsqrt(up.pow(2).mean(dims, /*keepdim=*/true).add_(eps));
+    return {up.mul(rstd).type_as(input).mul(weight), rstd};
+  }
+  const at::Tensor x = input.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
@@ -547,8 +555,27 @@ std::tuple<at::Tensor, at::Tensor> fusedRmsNormBackward(
     const at::Tensor& rstd, const std::optional<at::Tensor>& weight_opt, std::array<bool, 2> mask) {
   const at::Tensor weight = opt(weight_opt);
   checkSameDevice({grad_out, input, rstd, weight});
-  if (!nnFloating(input.scalar_type()) ||
-      (weight.defined() && weight.scalar_type() != input.scalar_type())) {
+  if (nnFloating(input.scalar_type()) && weight.defined() &&
+      weight.scalar_type() != input.scalar_type()) {
+    // Mixed dtypes: the gradient of the composite above, on native ops.
+    const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+    std::vector<int64_t> dims, lead;
+    for (int64_t d = 0; d < input.dim(); ++d) (d < axis ? lead : dims).push_back(d);
+    const auto acc = nnAccType(input.scalar_type());
+    const at::Tensor xhat = input.to(acc).mul(rstd);
+    at::Tensor gi, gw;
+    if (mask[1]) {
+      const at::Tensor p = grad_out.mul(xhat.type_as(input));
+      gw = (lead.empty() ? p : p.sum(lead)).to(weight.scalar_type());
+    }
+    if (mask[0]) {
+      const at::Tensor g = grad_out.mul(weight).to(acc);
+      gi = rstd.mul(g.sub(xhat.mul(g.mul(xhat).mean(dims, /*keepdim=*/true))))
+               .to(input.scalar_type());
+    }
+    return {gi, gw};
+  }
+  if (!nnFloating(input.scalar_type())) {
     auto r = runFallback("aten::_fused_rms_norm_backward", "",
                          {grad_out, input, normalized_shape.vec(), rstd, weight_opt,
                           c10::List<bool>({mask[0], mask[1]})});
