@@ -244,9 +244,9 @@ const PointwiseOp kGeluBackward{
     nullptr, Domain::kFloating};
 const PointwiseOp kGeluTanhBackward{
     "gelu_tanh_backward",
-    "a * ((T)0.5 * ((T)1 + ocl_tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))) + "
-    "(T)0.5 * b * ((T)1 - ocl_tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b)) * "
-    "ocl_tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))) * (T)0.7978845608028654 * "
+    "a * ((T)0.5 * ((T)1 + tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))) + "
+    "(T)0.5 * b * ((T)1 - tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b)) * "
+    "tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))) * (T)0.7978845608028654 * "
     "((T)1 + (T)0.134145 * b * b))",
     nullptr, Domain::kFloating};
 const PointwiseOp kSiluBackward{
