@@ -1,13 +1,17 @@
-"""Reduction benchmark: sum / softmax bandwidth as ratios of a raw OpenCL device-to-device copy
-measured in the same process on the same device.
+"""Reduction and normalisation benchmark: sums, softmax, norms, var/std and logsumexp as ratios of
+a raw OpenCL device-to-device copy measured in the same process on the same device, and of CPU
+PyTorch on the same machine in the same run.
 
-    python benchmarks/reduce.py [--device 0] [--mib 128] [--reps 7] [--json out.json]
+    python benchmarks/reduce.py [--device 0] [--mib 128] [--side 4096] [--reps 7] [--json out.json]
 
-A row's "GB/s" is the tensor's size in bytes over the median time (the bytes read; softmax also
-writes as many, like the copy). The raw copy figure is _C._raw_transfer(dev, "d2d", nbytes) for
-the same nbytes (benchmarks/runtime.py uses the same definition); ratio = raw_time / our_time
-(1.0 = as fast as the raw copy; the target for the full sum is >= 0.6). CPU PyTorch on the same
-machine is listed for information.
+A row's "GB/s" is its byte count over the median time. The byte count is the input tensor's size
+for forward ops and reductions (softmax and the norms also write as many, like the copy), and 1.5x
+that for backward ops (they read two tensors and write one: a copy of 1.5x the bytes moves as
+much). The raw copy figure is _C._raw_transfer(dev, "d2d", nbytes) for the same nbytes
+(benchmarks/runtime.py uses the same definition); "of copy" = raw_time / our_time (1.0 = as fast
+as the raw copy; targets: >= 0.6 for the full sum and for rows of 1024 and 4096, >= 0.5 over a
+non-last dimension). "x CPU" = CPU PyTorch's time / ours (above 1: faster than CPU PyTorch).
+Rows of 4096 come from a side x side matrix, rows of 1024 from the same number of elements.
 """
 
 from __future__ import annotations
@@ -63,7 +67,8 @@ def main() -> int:
         cpu = median_time(cpu_fn, args.reps, lambda: None)
         gbps = lambda t: nbytes / t / 1e9  # noqa: E731
         results["rows"].append({"name": name, "bytes": nbytes, "ours_s": ours, "raw_copy_s": ref,
-                                "cpu_torch_s": cpu, "ratio": ref / ours, "target": target,
+                                "cpu_torch_s": cpu, "ratio": ref / ours, "vs_cpu": cpu / ours,
+                                "target": target,
                                 "ours_gbps": gbps(ours), "raw_gbps": gbps(ref),
                                 "cpu_gbps": gbps(cpu)})
 
@@ -74,21 +79,62 @@ def main() -> int:
     del x
 
     s = args.side
-    hm = torch.randn(s, s)
-    m = hm.to(dev)
-    nb = s * s * 4
-    row(f"sum(dim=-1), {s}x{s}", nb, lambda: m.sum(-1), lambda: hm.sum(-1), "(info)")
-    row(f"sum(dim=0), {s}x{s}", nb, lambda: m.sum(0), lambda: hm.sum(0), "(info)")
-    row(f"softmax(dim=-1), {s}x{s}", nb, lambda: m.softmax(-1), lambda: hm.softmax(-1), "(info)")
-    row(f"amax(dim=-1), {s}x{s}", nb, lambda: m.amax(-1), lambda: hm.amax(-1), "(info)")
-    row(f"var(dim=-1), {s}x{s}", nb, lambda: m.var(-1), lambda: hm.var(-1), "(info)")
+    F = torch.nn.functional
+    for cols in (s, 1024):
+        rows = s * s // cols
+        hm = torch.randn(rows, cols)
+        m = hm.to(dev)
+        nb = rows * cols * 4
+        shape = f"{rows}x{cols}"
+        hw, hb = torch.randn(cols), torch.randn(cols)
+        w, b = hw.to(dev), hb.to(dev)
+        row(f"sum(-1), {shape}", nb, lambda: m.sum(-1), lambda: hm.sum(-1), "(info)")
+        row(f"amax(-1), {shape}", nb, lambda: m.amax(-1), lambda: hm.amax(-1), "(info)")
+        row(f"softmax(-1), {shape}", nb, lambda: m.softmax(-1), lambda: hm.softmax(-1), ">= 0.6")
+        row(f"log_softmax(-1), {shape}", nb, lambda: m.log_softmax(-1),
+            lambda: hm.log_softmax(-1), ">= 0.6")
+        row(f"layer_norm, {shape}", nb, lambda: F.layer_norm(m, (cols,), w, b),
+            lambda: F.layer_norm(hm, (cols,), hw, hb), ">= 0.6")
+        row(f"rms_norm, {shape}", nb, lambda: F.rms_norm(m, (cols,), w),
+            lambda: F.rms_norm(hm, (cols,), hw), ">= 0.6")
+        row(f"var(-1), {shape}", nb, lambda: m.var(-1), lambda: hm.var(-1), ">= 0.6")
+        row(f"std(-1), {shape}", nb, lambda: m.std(-1), lambda: hm.std(-1), ">= 0.6")
+        row(f"logsumexp(-1), {shape}", nb, lambda: m.logsumexp(-1), lambda: hm.logsumexp(-1),
+            "(info)")
+        # Backward: the aten kernels themselves, on saved outputs (no autograd overhead).
+        y, hy = m.softmax(-1), hm.softmax(-1)
+        ly, hly = m.log_softmax(-1), hm.log_softmax(-1)
+        hgy = torch.randn_like(hm)
+        gy = hgy.to(dev)
+        bwd = torch.ops.aten._softmax_backward_data
+        lbwd = torch.ops.aten._log_softmax_backward_data
+        row(f"softmax backward, {shape}", nb * 3 // 2, lambda: bwd(gy, y, -1, torch.float32),
+            lambda: bwd(hgy, hy, -1, torch.float32), ">= 0.6")
+        row(f"log_softmax backward, {shape}", nb * 3 // 2,
+            lambda: lbwd(gy, ly, -1, torch.float32), lambda: lbwd(hgy, hly, -1, torch.float32),
+            ">= 0.6")
+        _, mean, rstd = torch.native_layer_norm(m, (cols,), w, b, 1e-5)
+        _, hmean, hrstd = torch.native_layer_norm(hm, (cols,), hw, hb, 1e-5)
+        lnb = torch.ops.aten.native_layer_norm_backward
+        row(f"layer_norm backward, {shape}", nb * 3 // 2,
+            lambda: lnb(gy, m, (cols,), mean, rstd, w, b, [True, True, True]),
+            lambda: lnb(hgy, hm, (cols,), hmean, hrstd, hw, hb, [True, True, True]), ">= 0.6")
+        del y, ly, gy, hy, hly, hgy
+        if cols == s:
+            row(f"sum(0), {shape}", nb, lambda: m.sum(0), lambda: hm.sum(0), ">= 0.5")
+            row(f"var(0), {shape}", nb, lambda: m.var(0), lambda: hm.var(0), ">= 0.5")
+            row(f"softmax(0), {shape}", nb, lambda: m.softmax(0), lambda: hm.softmax(0), ">= 0.5")
+            row(f"logsumexp(0), {shape}", nb, lambda: m.logsumexp(0), lambda: hm.logsumexp(0),
+                ">= 0.5")
+        del m, hm
 
     print(f"torch-ocl reduction benchmark on ocl:{args.device}: {results['device']}")
     print(f"{results['date']}, median of {args.reps}\n")
-    print(f"{'':<28}{'ours GB/s':>11}{'raw copy':>10}{'ratio':>8}{'CPU torch':>11}  target")
+    print(f"{'':<36}{'ours GB/s':>10}{'raw copy':>10}{'of copy':>9}{'CPU torch':>11}"
+          f"{'x CPU':>7}  target")
     for r in results["rows"]:
-        print(f"{r['name']:<28}{r['ours_gbps']:>11.2f}{r['raw_gbps']:>10.2f}{r['ratio']:>8.2f}"
-              f"{r['cpu_gbps']:>11.2f}  {r['target']}")
+        print(f"{r['name']:<36}{r['ours_gbps']:>10.2f}{r['raw_gbps']:>10.2f}{r['ratio']:>9.2f}"
+              f"{r['cpu_gbps']:>11.2f}{r['cpu_torch_s'] / r['ours_s']:>7.2f}  {r['target']}")
     print()
     print(json.dumps(results))
     if args.json:

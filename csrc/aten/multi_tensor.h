@@ -3,8 +3,10 @@
 // lies in at most kMaxBuffers distinct buffers (the caching allocator carves many tensors out of
 // one slab, so a chunk usually holds hundreds of tensors). Each chunk has a table of longs
 // (csrc/kernels/foreach_common.cl): running element counts, then per list and tensor a location
-// (buffer slot << 56 | byte offset), then the caller's extra columns. The tables of all chunks
-// of one call go to the device in one non-blocking write from pinned memory.
+// (buffer slot << 56 | byte offset), then the caller's extra columns, and after them the block
+// table: work-group b of a launch takes one block (tensor, stretch of its elements), as CUDA's
+// multi_tensor_apply does, so no work item searches for its tensor. The tables of all chunks of
+// one call go to the device in one non-blocking write from pinned memory.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -26,6 +28,8 @@ struct Chunk {
   std::vector<int64_t> table;  // ends, then locations (list-major), then extra columns
   int64_t total = 0;           // work items (elements of list 0) in this chunk
   size_t table_offset = 0;     // byte offset of this chunk's table in the uploaded buffer
+  size_t blocks_offset = 0;    // byte offset of its block table (block size, then entries)
+  int64_t blocks = 0;          // work-groups of a launch over this chunk
 };
 
 class Plan {
@@ -38,12 +42,17 @@ class Plan {
   // Sends every chunk's table to the device in one write.
   void upload(c10::DeviceIndex idx);
   const std::vector<Chunk>& chunks() const { return chunks_; }
-  // Sets (table, byte offset), m and the kMaxBuffers buffers; returns the next argument index.
+  // Sets (table, byte offset), m, the block table and the kMaxBuffers buffers; returns the next
+  // argument index.
   cl_uint setCommonArgs(cl_kernel k, size_t chunk) const;
+  // Launches k over chunk's blocks, one work-group each (kernels written with FE_BLOCK).
+  void launchBlocks(cl_kernel k, size_t chunk) const;
 
  private:
   std::vector<Chunk> chunks_;
   at::Tensor device_table_;
+  c10::DeviceIndex device_ = 0;
+  size_t local_ = 1;  // work-group size of launchBlocks
 };
 
 // The shared OpenCL helpers (fe_find, FE_PTR, FE_BUF_PARAMS) after the prelude.

@@ -91,6 +91,14 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
   // (amax over rows of 4096 floats: 19 ms instead of 4 ms).
   s += "inline V r_fin(const ACC* pa, long n, V s0, V s1) {const ACC a = *pa; " +
        std::string(op.finalize) + "}\n";
+  if (op.two_pass) {
+    const TwoPass& tp = *op.two_pass;
+    s += "inline V r_pre(V p, V x) {" + std::string(tp.pre) + "}\n";
+    s += "inline V r_pre_fin(V p, long n) {" + std::string(tp.pre_fin) + "}\n";
+    s += "inline V r_f(V x, V p) {" + std::string(tp.f) + "}\n";
+    s += "inline V r_g(V x, V p) {" + std::string(tp.g) + "}\n";
+    s += "inline ACC r_chunk(V p, V u, V w, long n) {" + std::string(tp.chunk) + "}\n";
+  }
   if (op.finalize2)
     s += "inline " + f2 + " r_fin2(const ACC* pa, long n, V s0, V s1) {const ACC a = *pa; " +
          op.finalize2 + "}\n";
@@ -153,17 +161,33 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
 
   // One work item per (output, chunk); neighbouring items take neighbouring outputs, so strided
   // (outer) reductions read contiguous memory across the items.
+  const std::string itemLoop = op.two_pass ? "  ACC a = r_ident();\n"
+                                             "  if (r1 > r0) {\n"
+                                             "    V p = " +
+                                                 std::string(op.two_pass->pre_ident) +
+                                                 ";\n"
+                                                 "    for (long r = r0; r < r1; ++r) {\n" +
+                                                 load +
+                                                 "      p = r_pre(p, x);\n"
+                                                 "    }\n"
+                                                 "    p = r_pre_fin(p, r1 - r0);\n"
+                                                 "    V u = 0, w = 0;\n"
+                                                 "    for (long r = r0; r < r1; ++r) {\n" +
+                                                 load +
+                                                 "      u += r_f(x, p);\n      w += r_g(x, p);\n"
+                                                 "    }\n"
+                                                 "    a = r_chunk(p, u, w, r1 - r0);\n"
+                                                 "  }\n"
+                                           : "  ACC a = r_ident();\n"
+                                             "  for (long r = r0; r < r1; ++r) {\n" +
+                                                 load +
+                                                 "      a = r_combine(a, r_map(x, r, s0, s1));\n"
+                                                 "  }\n";
   s += "__kernel void red_item(" + outArgs + commonArgs +
        " {\n"
        "  const long gid = get_global_id(0);\n  if (gid >= n_out * chunks) return;\n"
        "  const long o = gid % n_out, c = gid / n_out;\n" +
-       prologue +
-       "  ACC a = r_ident();\n"
-       "  for (long r = r0; r < r1; ++r) {\n" +
-       load +
-       "      a = r_combine(a, r_map(x, r, s0, s1));\n"
-       "  }\n" +
-       epilogue + "}\n";
+       prologue + itemLoop + epilogue + "}\n";
 
   // One work-group per (output, chunk): items stride through the range, then a tree.
   s += "__kernel void red_group(" + outArgs + commonArgs +

@@ -22,6 +22,20 @@
 
 namespace torch_ocl::codegen {
 
+// A reduction that a work item can run in two passes over its stretch of the range (the work
+// item kernel only; work-group trees keep map/combine): p = pre_fin(fold of pre over the
+// stretch, n), then u and w, the sums of f(x, p) and g(x, p) over it, give the stretch's ACC as
+// chunk(p, u, w, n). Variance: p the mean, u and w the centred sums; logsumexp: p the maximum,
+// u the sum of exp(x - p). Both avoid a division or an exp per element in the combine.
+struct TwoPass {
+  const char* pre_ident;  // V
+  const char* pre;        // body of `V r_pre(V p, V x)`
+  const char* pre_fin;    // body of `V r_pre_fin(V p, long n)`
+  const char* f;          // body of `V r_f(V x, V p)`
+  const char* g;          // body of `V r_g(V x, V p)`
+  const char* chunk;      // body of `ACC r_chunk(V p, V u, V w, long n)`
+};
+
 struct ReduceOp {
   const char* name;
   // OpenCL C. In all of them V is the accumulation scalar type, and these macros exist:
@@ -35,6 +49,7 @@ struct ReduceOp {
   // Second output (values+indices, var+mean): body of `F2 r_fin2(ACC a, long n, V s0, V s1)`.
   const char* finalize2 = nullptr;
   bool index_output = false;  // F2 is long (an index), else V
+  const TwoPass* two_pass = nullptr;
 };
 
 // A TensorIterator for reducing `self` into `out` (and `out2`, when defined) over `dims`

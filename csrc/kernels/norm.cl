@@ -192,3 +192,227 @@ __kernel void param_grads(__global char* gwb, ulong gwoff, __global char* gbb, u
   ((__global ACC*)(gwb + gwoff))[j] = sw;
   ((__global ACC*)(gbb + gboff))[j] = sb;
 }
+
+// ---- CPU drivers (PoCL): explicit vectors ------------------------------------------------
+// A work-group of RL items is a loop on PoCL and wg_sum's barriers split it into regions; these
+// kernels give one work item a whole row in the host's vector macros (VW lanes of ACC, VLOAD_T /
+// VSTORE_T(p, i[, v]) over T, v_hsum), two passes over the row while it is in cache.
+
+// row_moments for CPU drivers; with write_y (layer norm: A == 1) also y = xhat * w[i] + b[i],
+// where w and b are ACC arrays of B (has_w / has_b).
+__kernel void row_moments_v(__global const char* xb, ulong xoff, __global char* sb, ulong soff,
+                            long rows, long A, long SA, long B, ACC eps, __global char* yb,
+                            ulong yoff, __global const char* wb, ulong woff,
+                            __global const char* bb, ulong boff, int write_y, int has_w,
+                            int has_b) {
+  const long r = get_global_id(0);
+  if (r >= rows) return;
+  __global const T* x = (__global const T*)(xb + xoff) + r * B;
+  __global ACC* st = (__global ACC*)(sb + soff);
+  const long nv = B - B % VW, M = A * B;
+  ACCV sv = 0;
+  ACC s = 0;
+  for (long a = 0; a < A; ++a) {
+    __global const T* p = x + a * SA;
+    for (long i = 0; i < nv; i += VW) sv += VLOAD_T(p, i);
+    for (long i = nv; i < B; ++i) s += LD(p, i);
+  }
+  const ACC mean = (s + v_hsum(sv)) / M;
+  ACCV qv = 0;
+  ACC q = 0;
+  for (long a = 0; a < A; ++a) {
+    __global const T* p = x + a * SA;
+    for (long i = 0; i < nv; i += VW) {
+      const ACCV d = VLOAD_T(p, i) - mean;
+      qv += d * d;
+    }
+    for (long i = nv; i < B; ++i) {
+      const ACC d = LD(p, i) - mean;
+      q += d * d;
+    }
+  }
+  const ACC var = (q + v_hsum(qv)) / M;
+  const ACC rstd = (ACC)1 / sqrt(var + eps);
+  st[r] = mean;
+  st[rows + r] = rstd;
+  st[2 * rows + r] = var;
+  if (!write_y) return;
+  __global T* y = (__global T*)(yb + yoff) + r * B;
+  __global const ACC* w = (__global const ACC*)(wb + woff);
+  __global const ACC* bs = (__global const ACC*)(bb + boff);
+  for (long i = 0; i < nv; i += VW) {
+    ACCV v = (VLOAD_T(x, i) - mean) * rstd;
+    if (has_w) v *= VLOAD_ACC(w, i);
+    if (has_b) v += VLOAD_ACC(bs, i);
+    VSTORE_T(y, i, v);
+  }
+  for (long i = nv; i < B; ++i) {
+    ACC v = (LD(x, i) - mean) * rstd;
+    if (has_w) v *= w[i];
+    if (has_b) v += bs[i];
+    ST(y, i, v);
+  }
+}
+
+// RMS norm forward: rstd[r] = 1 / sqrt(mean(x^2) + eps) over row r (B contiguous elements),
+// y = x * rstd * w[i]. rms_forward_v: one row per work item (CPU drivers); rms_forward_rows:
+// one work group of RL items per row (GPUs).
+__kernel void rms_forward_v(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
+                            __global const char* wb, ulong woff, __global char* rb, ulong roff,
+                            long rows, long B, ACC eps, int has_w) {
+  const long r = get_global_id(0);
+  if (r >= rows) return;
+  __global const T* x = (__global const T*)(xb + xoff) + r * B;
+  __global T* y = (__global T*)(yb + yoff) + r * B;
+  __global const ACC* w = (__global const ACC*)(wb + woff);
+  const long nv = B - B % VW;
+  ACCV qv = 0;
+  ACC q = 0;
+  for (long i = 0; i < nv; i += VW) {
+    const ACCV v = VLOAD_T(x, i);
+    qv += v * v;
+  }
+  for (long i = nv; i < B; ++i) {
+    const ACC v = LD(x, i);
+    q += v * v;
+  }
+  const ACC rstd = (ACC)1 / sqrt((q + v_hsum(qv)) / B + eps);
+  ((__global ACC*)(rb + roff))[r] = rstd;
+  for (long i = 0; i < nv; i += VW) {
+    ACCV v = VLOAD_T(x, i) * rstd;
+    if (has_w) v *= VLOAD_ACC(w, i);
+    VSTORE_T(y, i, v);
+  }
+  for (long i = nv; i < B; ++i) {
+    ACC v = LD(x, i) * rstd;
+    if (has_w) v *= w[i];
+    ST(y, i, v);
+  }
+}
+
+__kernel void rms_forward_rows(__global char* yb, ulong yoff, __global const char* xb,
+                               ulong xoff, __global const char* wb, ulong woff, __global char* rb,
+                               ulong roff, long rows, long B, ACC eps, int has_w) {
+  __local ACC red[RL + 16];
+  const long r = get_group_id(0);
+  const int lid = get_local_id(0);
+  __global const T* x = (__global const T*)(xb + xoff) + r * B;
+  __global T* y = (__global T*)(yb + yoff) + r * B;
+  __global const ACC* w = (__global const ACC*)(wb + woff);
+  ACC q = 0;
+  for (long i = lid; i < B; i += RL) {
+    const ACC v = LD(x, i);
+    q += v * v;
+  }
+  const ACC rstd = (ACC)1 / sqrt(wg_sum(q, red) / B + eps);
+  if (lid == 0) ((__global ACC*)(rb + roff))[r] = rstd;
+  for (long i = lid; i < B; i += RL) {
+    ACC v = LD(x, i) * rstd;
+    if (has_w) v *= w[i];
+    ST(y, i, v);
+  }
+}
+
+// Layer-norm (centered) or RMS-norm backward on CPU drivers in one pass over go and x: work
+// item c takes rows [c R, c R + R): per row gi = rstd * (g - c1 - xhat * c2) with g = go * w,
+// c1 = mean(g) (0 when not centered), c2 = mean(g * xhat) (want_gi), and the chunk's
+// partial column sums of go * xhat and go into pw / pb[c B + j] (want_p: a row of B ACCs that
+// stays in cache while the chunk streams by), which ln_param_sums_v adds up.
+__kernel void ln_backward_chunk_v(__global char* gib, ulong gioff, __global const char* gob,
+                                  ulong gooff, __global const char* xb, ulong xoff,
+                                  __global const char* mb, ulong moff, __global const char* rb,
+                                  ulong roff, __global const char* wb, ulong woff,
+                                  __global char* pwb, ulong pwoff, __global char* pbb,
+                                  ulong pboff, long rows, long B, long R, int has_w,
+                                  int centered, int want_gi, int want_p) {
+  const long c = get_global_id(0);
+  const long r0 = c * R, r1 = min(r0 + R, rows);
+  if (r0 >= rows) return;
+  __global const ACC* w = (__global const ACC*)(wb + woff);
+  __global ACC* pw = (__global ACC*)(pwb + pwoff) + c * B;
+  __global ACC* pb = (__global ACC*)(pbb + pboff) + c * B;
+  const long nv = B - B % VW;
+  const ACC inv = (ACC)1 / B;
+  for (long r = r0; r < r1; ++r) {
+    __global const T* go = (__global const T*)(gob + gooff) + r * B;
+    __global const T* x = (__global const T*)(xb + xoff) + r * B;
+    __global T* gi = (__global T*)(gib + gioff) + r * B;
+    const ACC mean = centered ? ((__global const ACC*)(mb + moff))[r] : (ACC)0;
+    const ACC rstd = ((__global const ACC*)(rb + roff))[r];
+    ACC c1 = 0, c2 = 0;
+    if (want_gi) {
+      ACCV s1v = 0, s2v = 0;
+      ACC s1 = 0, s2 = 0;
+      for (long i = 0; i < nv; i += VW) {
+        ACCV g = VLOAD_T(go, i);
+        if (has_w) g *= VLOAD_ACC(w, i);
+        s1v += g;
+        s2v += g * ((VLOAD_T(x, i) - mean) * rstd);
+      }
+      for (long i = nv; i < B; ++i) {
+        ACC g = LD(go, i);
+        if (has_w) g *= w[i];
+        s1 += g;
+        s2 += g * ((LD(x, i) - mean) * rstd);
+      }
+      c1 = centered ? (s1 + v_hsum(s1v)) * inv : (ACC)0;
+      c2 = (s2 + v_hsum(s2v)) * inv;
+    }
+    const int first = r == r0;
+    for (long i = 0; i < nv; i += VW) {
+      const ACCV g0 = VLOAD_T(go, i);
+      const ACCV xhat = (VLOAD_T(x, i) - mean) * rstd;
+      if (want_gi) {
+        const ACCV g = has_w ? g0 * VLOAD_ACC(w, i) : g0;
+        VSTORE_T(gi, i, (g - c1 - xhat * c2) * rstd);
+      }
+      if (want_p) {
+        VSTORE_ACC(pw, i, first ? g0 * xhat : VLOAD_ACC(pw, i) + g0 * xhat);
+        VSTORE_ACC(pb, i, first ? g0 : VLOAD_ACC(pb, i) + g0);
+      }
+    }
+    for (long i = nv; i < B; ++i) {
+      const ACC g0 = LD(go, i);
+      const ACC xhat = (LD(x, i) - mean) * rstd;
+      if (want_gi) {
+        const ACC g = has_w ? g0 * w[i] : g0;
+        ST(gi, i, (g - c1 - xhat * c2) * rstd);
+      }
+      if (want_p) {
+        pw[i] = first ? g0 * xhat : pw[i] + g0 * xhat;
+        pb[i] = first ? g0 : pb[i] + g0;
+      }
+    }
+  }
+}
+
+// gw[j] = sum over the chunks of pw[c B + j] (gb likewise); VW columns per work item.
+__kernel void ln_param_sums_v(__global char* gwb, ulong gwoff, __global char* gbb, ulong gboff,
+                              __global const char* pwb, ulong pwoff, __global const char* pbb,
+                              ulong pboff, long chunks, long B) {
+  const long j0 = get_global_id(0) * VW;
+  if (j0 >= B) return;
+  __global const ACC* pw = (__global const ACC*)(pwb + pwoff);
+  __global const ACC* pb = (__global const ACC*)(pbb + pboff);
+  __global ACC* gw = (__global ACC*)(gwb + gwoff);
+  __global ACC* gb = (__global ACC*)(gbb + gboff);
+  if (j0 + VW <= B) {
+    ACCV sw = 0, sb = 0;
+    for (long c = 0; c < chunks; ++c) {
+      sw += VLOAD_ACC(pw, c * B + j0);
+      sb += VLOAD_ACC(pb, c * B + j0);
+    }
+    VSTORE_ACC(gw, j0, sw);
+    VSTORE_ACC(gb, j0, sb);
+    return;
+  }
+  for (long j = j0; j < B; ++j) {
+    ACC sw = 0, sb = 0;
+    for (long c = 0; c < chunks; ++c) {
+      sw += pw[c * B + j];
+      sb += pb[c * B + j];
+    }
+    gw[j] = sw;
+    gb[j] = sb;
+  }
+}

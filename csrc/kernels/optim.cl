@@ -29,11 +29,8 @@ __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARA
                          int maximize, int adamw, OPT_SCALAR_PARAMS, __global const char* bcb,
                          ulong bcoff) {
   __global const long* tab = (__global const long*)(tb + toff);
-  const long i = get_global_id(0);
-  if (i >= tab[m - 1]) return;
   if (has_fi && *(__global const REAL*)(fib + fioff) == (REAL)1) return;
-  const int j = fe_find(tab, m, i);
-  const long e = i - (j > 0 ? tab[j - 1] : 0);
+  FE_BLOCK(tab)
   __global ST* pp = (__global ST*)FE_PTR(tab[m + j]);
   __global ST* pg = (__global ST*)FE_PTR(tab[2 * m + j]);
   __global ST* pm = (__global ST*)FE_PTR(tab[3 * m + j]);
@@ -41,10 +38,14 @@ __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARA
   __global ST* pvmax = (__global ST*)FE_PTR(tab[5 * m + j]);
   __global const REAL* bc = (__global const REAL*)(bcb + bcoff);
   const REAL lr = has_lr ? *(__global const REAL*)(lrb + lroff) : lr_arg;
-
+  const REAL bias_correction1 = bc[2 * j];
+  const REAL bias_correction2_sqrt = bc[2 * j + 1];
+  const REAL step_size = lr / bias_correction1;
+  const REAL gs = has_gs ? *(__global const REAL*)(gsb + gsoff) : (REAL)1;
+  for (long e = FE_FIRST; e < e1; e += FE_STEP) {
   REAL param = ld(pp, e);
   REAL grad = ld(pg, e);
-  if (has_gs) grad = grad / *(__global const REAL*)(gsb + gsoff);
+  if (has_gs) grad = grad / gs;
   const REAL grad_to_store = grad;
   if (maximize) grad = -grad;
   if (weight_decay != 0) {
@@ -57,9 +58,6 @@ __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARA
   REAL exp_avg_sq = ld(pv, e);
   exp_avg = beta1 * exp_avg + ((REAL)1 - beta1) * grad;
   exp_avg_sq = beta2 * exp_avg_sq + ((REAL)1 - beta2) * grad * grad;
-  const REAL bias_correction1 = bc[2 * j];
-  const REAL bias_correction2_sqrt = bc[2 * j + 1];
-  const REAL step_size = lr / bias_correction1;
   REAL denom;
   if (amsgrad) {
     const REAL max_exp_avg_sq = fmax(ld(pvmax, e), exp_avg_sq);
@@ -73,6 +71,7 @@ __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARA
   if (has_gs) st(pg, e, grad_to_store);
   st(pm, e, exp_avg);
   st(pv, e, exp_avg_sq);
+  }
 }
 
 // Lists: param, grad, momentum_buffer (param again when momentum == 0).
@@ -80,20 +79,18 @@ __kernel void fused_sgd(__global const char* tb, ulong toff, int m, FE_BUF_PARAM
                         REAL weight_decay, REAL momentum, REAL dampening, int nesterov,
                         int maximize, int is_first_step, OPT_SCALAR_PARAMS) {
   __global const long* tab = (__global const long*)(tb + toff);
-  const long i = get_global_id(0);
-  if (i >= tab[m - 1]) return;
   if (has_fi && *(__global const REAL*)(fib + fioff) == (REAL)1) return;
-  const int j = fe_find(tab, m, i);
-  const long e = i - (j > 0 ? tab[j - 1] : 0);
+  FE_BLOCK(tab)
   __global ST* pp = (__global ST*)FE_PTR(tab[m + j]);
   __global ST* pg = (__global ST*)FE_PTR(tab[2 * m + j]);
   __global ST* pb = (__global ST*)FE_PTR(tab[3 * m + j]);
   const REAL lr = has_lr ? *(__global const REAL*)(lrb + lroff) : lr_arg;
-
+  const REAL gs = has_gs ? *(__global const REAL*)(gsb + gsoff) : (REAL)1;
+  for (long e = FE_FIRST; e < e1; e += FE_STEP) {
   REAL param = ld(pp, e);
   REAL grad = ld(pg, e);
   if (has_gs) {
-    grad = grad / *(__global const REAL*)(gsb + gsoff);
+    grad = grad / gs;
     st(pg, e, grad);
   }
   if (maximize) grad = -grad;
@@ -105,6 +102,7 @@ __kernel void fused_sgd(__global const char* tb, ulong toff, int m, FE_BUF_PARAM
   }
   param -= lr * grad;
   st(pp, e, param);
+  }
 }
 
 // GradScaler (torch.amp): the math of PyTorch's CUDA AmpKernels.cu. List 0 holds the gradients
@@ -113,15 +111,16 @@ __kernel void fused_sgd(__global const char* tb, ulong toff, int m, FE_BUF_PARAM
 __kernel void amp_unscale(__global const char* tb, ulong toff, int m, FE_BUF_PARAMS,
                           __global char* fib, ulong fioff, __global const char* isb, ulong isoff) {
   __global const long* tab = (__global const long*)(tb + toff);
-  const long i = get_global_id(0);
-  if (i >= tab[m - 1]) return;
-  const int j = fe_find(tab, m, i);
-  const long e = i - (j > 0 ? tab[j - 1] : 0);
+  FE_BLOCK(tab)
   __global ST* p = (__global ST*)FE_PTR(tab[m + j]);
-  const REAL v = ld(p, e);
-  if (!isfinite(v)) *(__global float*)(fib + fioff) = 1.0f;
   const REAL inv = (REAL) * (__global const float*)(isb + isoff);
-  st(p, e, inv == (REAL)1 ? v : v * inv);
+  int bad = 0;
+  for (long e = FE_FIRST; e < e1; e += FE_STEP) {
+    const REAL v = ld(p, e);
+    bad |= !isfinite(v);
+    st(p, e, inv == (REAL)1 ? v : v * inv);
+  }
+  if (bad) *(__global float*)(fib + fioff) = 1.0f;
 }
 
 // One work item: back off after an overflow, grow after growth_interval clean steps.

@@ -7,8 +7,11 @@
 #include <ATen/native/layer_norm.h>
 #include <torch/library.h>
 
+#include <limits>
+
 #include "aten/fallback.h"
 #include "aten/nn_common.h"
+#include "aten/vector_macros.h"
 #include "codegen/reduce.h"
 
 namespace torch_ocl::aten {
@@ -27,7 +30,23 @@ struct Index {
 
 cl_kernel normKernel(const at::Tensor& x, const char* name) {
   const c10::DeviceIndex idx = x.device().index();
-  return programs(idx).kernel(nnProgram(idx, &kNormFamily, "norm.cl", x.scalar_type()), name);
+  const c10::ScalarType t = x.scalar_type(), acc = nnAccType(t);
+  const std::string vec =
+      vectorTypeMacros(acc) + vectorAccessMacros("T", t, acc) + vectorAccessMacros("ACC", acc, acc);
+  return programs(idx).kernel(nnProgram(idx, &kNormFamily, "norm.cl", t, vec), name);
+}
+
+// CPU drivers (PoCL) get the *_v kernels of norm.cl: a whole row per work item in vector types.
+bool cpuDriver(c10::DeviceIndex idx) {
+  return codegen::preferItemReductions(device(idx).info());
+}
+
+// n work items, each a whole row: small groups keep both cores busy when there are few rows.
+void launchItems(c10::DeviceIndex idx, cl_kernel k, int64_t n) {
+  if (n <= 0) return;
+  const size_t local = n >= 1024 ? 16 : 1;
+  launchND(device(idx), currentQueue(idx), k, (static_cast<size_t>(n) + local - 1) / local * local,
+           local);
 }
 
 void setAcc(cl_kernel k, cl_uint& i, c10::ScalarType t, double v) {
@@ -54,14 +73,19 @@ at::Tensor opt(const std::optional<at::Tensor>& t) {
   return t && t->defined() ? *t : at::Tensor();
 }
 
-// (3, rows) ACC: mean, rstd, biased variance.
-at::Tensor moments(const at::Tensor& x, const Rows& g, double eps) {
+// (3, rows) ACC: mean, rstd, biased variance. With y defined (layer norm rows: A == 1, w and b
+// ACC arrays of B or undefined) CPU drivers also write y = xhat * w + b from the same kernel
+// and set *applied.
+at::Tensor moments(const at::Tensor& x, const Rows& g, double eps, const at::Tensor& y = {},
+                   const at::Tensor& w = {}, const at::Tensor& b = {}, bool* applied = nullptr) {
   const auto acc = nnAccType(x.scalar_type());
   at::Tensor st = at::empty({3, g.rows}, x.options().dtype(acc));
   if (g.rows == 0) return st;
   const c10::DeviceIndex idx = x.device().index();
+  const bool cpu = cpuDriver(idx);
+  const bool write_y = cpu && y.defined() && g.A == 1;
   OCL_TRY
-  cl_kernel k = normKernel(x, "row_moments");
+  cl_kernel k = normKernel(x, cpu ? "row_moments_v" : "row_moments");
   cl_uint i = 0;
   setArg(k, i, bufferOrAny(x, st));
   setArg(k, i, bufferOf(st));
@@ -70,8 +94,19 @@ at::Tensor moments(const at::Tensor& x, const Rows& g, double eps) {
   setArg(k, i, static_cast<cl_long>(g.SA));
   setArg(k, i, static_cast<cl_long>(g.B));
   setAcc(k, i, acc, eps);
-  launchRowGroups(idx, k, g.rows);
+  if (cpu) {
+    setArg(k, i, write_y ? bufferOrAny(y, st) : bufferOf(st));
+    setArg(k, i, bufferOrAny(w, st));
+    setArg(k, i, bufferOrAny(b, st));
+    setArg(k, i, static_cast<cl_int>(write_y));
+    setArg(k, i, static_cast<cl_int>(w.defined()));
+    setArg(k, i, static_cast<cl_int>(b.defined()));
+    launchItems(idx, k, g.rows);
+  } else {
+    launchRowGroups(idx, k, g.rows);
+  }
   OCL_CATCH
+  if (applied) *applied = write_y;
   return st;
 }
 
@@ -162,6 +197,57 @@ std::pair<at::Tensor, at::Tensor> paramGrads(const at::Tensor& go, const at::Ten
   setArg(k, i, bufferOrAny(rstd, gw));
   for (int64_t v : {J, A, SA, SJ, B, s.div, s.mod}) setArg(k, i, static_cast<cl_long>(v));
   launch1D(device(idx), currentQueue(idx), k, J);
+  OCL_CATCH
+  return {gw, gb};
+}
+
+// Layer-norm (centered) or RMS-norm backward of rows of m contiguous elements on CPU drivers,
+// one pass over go and x (ln_backward_chunk_v): gi when defined, and (want_p) the column sums
+// of go * xhat and go, returned as (gw, gb) ACC tensors of m.
+std::pair<at::Tensor, at::Tensor> rowBackwardFusedCpu(const at::Tensor& gi, const at::Tensor& go,
+                                                      const at::Tensor& x, const at::Tensor& mean,
+                                                      const at::Tensor& rstd, const at::Tensor& w,
+                                                      int64_t rows, int64_t m, bool centered,
+                                                      bool want_p) {
+  const c10::DeviceIndex idx = x.device().index();
+  const auto opts = rstd.options();
+  at::Tensor gw = at::empty({m}, opts), gb = at::empty({m}, opts);
+  if (rows == 0 || m == 0) {
+    gw.zero_();
+    gb.zero_();
+    return {gw, gb};
+  }
+  // About 128 chunks: enough items for the cores, partials small against the input.
+  const int64_t per = std::max<int64_t>(1, (rows + 127) / 128);
+  const int64_t chunks = (rows + per - 1) / per;
+  at::Tensor pw, pb;
+  if (want_p) pw = at::empty({chunks, m}, opts), pb = at::empty({chunks, m}, opts);
+  OCL_TRY
+  cl_kernel k = normKernel(x, "ln_backward_chunk_v");
+  cl_uint i = 0;
+  setArg(k, i, bufferOrAny(gi, rstd));
+  setArg(k, i, bufferOf(go));
+  setArg(k, i, bufferOf(x));
+  setArg(k, i, bufferOrAny(mean, rstd));
+  setArg(k, i, bufferOf(rstd));
+  setArg(k, i, bufferOrAny(w, rstd));
+  setArg(k, i, bufferOrAny(pw, rstd));
+  setArg(k, i, bufferOrAny(pb, rstd));
+  for (int64_t v : {rows, m, per}) setArg(k, i, static_cast<cl_long>(v));
+  setArg(k, i, static_cast<cl_int>(w.defined()));
+  setArg(k, i, static_cast<cl_int>(centered));
+  setArg(k, i, static_cast<cl_int>(gi.defined()));
+  setArg(k, i, static_cast<cl_int>(want_p));
+  launchItems(idx, k, chunks);
+  if (want_p) {
+    const int64_t vw = rstd.scalar_type() == c10::kDouble ? 8 : 16;
+    cl_kernel f = normKernel(x, "ln_param_sums_v");
+    i = 0;
+    for (const at::Tensor* t : {&gw, &gb, &pw, &pb}) setArg(f, i, bufferOf(*t));
+    setArg(f, i, static_cast<cl_long>(chunks));
+    setArg(f, i, static_cast<cl_long>(m));
+    launchItems(idx, f, (m + vw - 1) / vw);
+  }
   OCL_CATCH
   return {gw, gb};
 }
@@ -352,8 +438,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeLayerNorm(
     return {out, at::empty(stat_shape, x.options().dtype(pdt)),
             at::empty(stat_shape, x.options().dtype(pdt))};
   }
-  const at::Tensor st = moments(x, {rows, 1, 0, m}, eps);
-  apply(out, x, st[0], st[1], accOf(weight, acc), accOf(bias, acc), {m, rows}, {1, m});
+  const at::Tensor w = accOf(weight, acc), b = accOf(bias, acc);
+  bool applied = false;
+  const at::Tensor st = moments(x, {rows, 1, 0, m}, eps, out, w, b, &applied);
+  if (!applied) apply(out, x, st[0], st[1], w, b, {m, rows}, {1, m});
   return {out, st[0].to(pdt).view(stat_shape), st[1].to(pdt).view(stat_shape)};
 }
 
@@ -375,7 +463,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeLayerNormBackward(
   const auto acc = nnAccType(x.scalar_type());
   const at::Tensor mu = accOf(mean, acc).view({-1}), rs = accOf(rstd, acc).view({-1});
   const at::Tensor w = accOf(weight, acc);
+  const c10::DeviceIndex idx = x.device().index();
+  const bool cpu = cpuDriver(idx);
   at::Tensor gi, gw, gb;
+  const bool want_p = (mask[1] && weight.defined()) || (mask[2] && bias.defined());
+  if (cpu) {
+    if (mask[0]) gi = at::empty_like(x, at::MemoryFormat::Contiguous);
+    auto [sw, sb] = rowBackwardFusedCpu(gi, go, x, mu, rs, w, rows, m, true, want_p);
+    const auto pdt = weight.defined() ? weight.scalar_type() : x.scalar_type();
+    if (mask[1] && weight.defined()) gw = sw.to(pdt).view(weight.sizes());
+    if (mask[2] && bias.defined()) gb = sb.to(bias.scalar_type()).view(bias.sizes());
+    return {gi, gw, gb};
+  }
   if (mask[0]) {
     gi = at::empty_like(x, at::MemoryFormat::Contiguous);
     if (rows * m > 0) {
@@ -383,13 +482,137 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeLayerNormBackward(
       backwardApply(gi, go, x, mu, rs, sums, w, {m, rows}, {1, m}, true, true, m);
     }
   }
-  if ((mask[1] && weight.defined()) || (mask[2] && bias.defined())) {
+  if (want_p) {
     auto [sw, sb] = paramGrads(go, x, mu, rs, m, rows, m, 1, 1, {m, std::max<int64_t>(rows, 1)});
     const auto pdt = weight.defined() ? weight.scalar_type() : bias.scalar_type();
     if (mask[1] && weight.defined()) gw = sw.to(pdt).view(weight.sizes());
     if (mask[2] && bias.defined()) gb = sb.to(pdt).view(bias.sizes());
   }
   return {gi, gw, gb};
+}
+
+// ---- RMS norm (_fused_rms_norm, which F.rms_norm calls once a backend registers it) ----
+
+std::tuple<at::Tensor, at::Tensor> fusedRmsNorm(const at::Tensor& input,
+                                                at::IntArrayRef normalized_shape,
+                                                const std::optional<at::Tensor>& weight_opt,
+                                                std::optional<double> eps_opt) {
+  const at::Tensor weight = opt(weight_opt);
+  checkSameDevice({input, weight});
+  if (!nnFloating(input.scalar_type())) {
+    auto r = runFallback("aten::_fused_rms_norm", "",
+                         {input, normalized_shape.vec(), weight_opt, eps_opt});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  auto [rows, m] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, {});
+  const auto acc = nnAccType(input.scalar_type());
+  // No eps: the epsilon of the accumulation type, as CPU PyTorch's rms_norm takes it.
+  const double eps = eps_opt ? *eps_opt
+                     : acc == c10::kDouble
+                         ? std::numeric_limits<double>::epsilon()
+                         : static_cast<double>(std::numeric_limits<float>::epsilon());
+  if (weight.defined() && weight.scalar_type() != input.scalar_type()) {
+    // Mixed dtypes (half input, float weight): PyTorch's composite, on native ops.
+    const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+    std::vector<int64_t> dims;
+    for (int64_t d = axis; d < input.dim(); ++d) dims.push_back(d);
+    const at::Tensor up = input.to(acc);
+    const at::Tensor rstd = at::rsqrt(up.pow(2).mean(dims, /*keepdim=*/true).add_(eps));
+    return {up.mul(rstd).type_as(input).mul(weight), rstd};
+  }
+  const at::Tensor x = input.contiguous();
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
+  stat_shape.resize(input.dim(), 1);
+  at::Tensor rstd = at::empty({rows}, x.options().dtype(acc));
+  if (rows * m > 0) {
+    const c10::DeviceIndex idx = x.device().index();
+    const bool cpu = cpuDriver(idx);
+    const at::Tensor w = accOf(weight, acc);
+    OCL_TRY
+    cl_kernel k = normKernel(x, cpu ? "rms_forward_v" : "rms_forward_rows");
+    cl_uint i = 0;
+    setArg(k, i, bufferOf(out));
+    setArg(k, i, bufferOf(x));
+    setArg(k, i, bufferOrAny(w, rstd));
+    setArg(k, i, bufferOf(rstd));
+    setArg(k, i, static_cast<cl_long>(rows));
+    setArg(k, i, static_cast<cl_long>(m));
+    setAcc(k, i, acc, eps);
+    setArg(k, i, static_cast<cl_int>(w.defined()));
+    if (cpu)
+      launchItems(idx, k, rows);
+    else
+      launchRowGroups(idx, k, rows);
+    OCL_CATCH
+  }
+  return {out, rstd.view(stat_shape)};
+}
+
+std::tuple<at::Tensor, at::Tensor> fusedRmsNormBackward(
+    const at::Tensor& grad_out, const at::Tensor& input, at::IntArrayRef normalized_shape,
+    const at::Tensor& rstd, const std::optional<at::Tensor>& weight_opt, std::array<bool, 2> mask) {
+  const at::Tensor weight = opt(weight_opt);
+  checkSameDevice({grad_out, input, rstd, weight});
+  if (nnFloating(input.scalar_type()) && weight.defined() &&
+      weight.scalar_type() != input.scalar_type()) {
+    // Mixed dtypes: the gradient of the composite above, on native ops.
+    const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+    std::vector<int64_t> dims, lead;
+    for (int64_t d = 0; d < input.dim(); ++d) (d < axis ? lead : dims).push_back(d);
+    const auto acc = nnAccType(input.scalar_type());
+    const at::Tensor xhat = input.to(acc).mul(rstd);
+    at::Tensor gi, gw;
+    if (mask[1]) {
+      const at::Tensor p = grad_out.mul(xhat.type_as(input));
+      gw = (lead.empty() ? p : p.sum(lead)).to(weight.scalar_type());
+    }
+    if (mask[0]) {
+      const at::Tensor g = grad_out.mul(weight).to(acc);
+      gi = rstd.mul(g.sub(xhat.mul(g.mul(xhat).mean(dims, /*keepdim=*/true))))
+               .to(input.scalar_type());
+    }
+    return {gi, gw};
+  }
+  if (!nnFloating(input.scalar_type())) {
+    auto r = runFallback("aten::_fused_rms_norm_backward", "",
+                         {grad_out, input, normalized_shape.vec(), rstd, weight_opt,
+                          c10::List<bool>({mask[0], mask[1]})});
+    auto get = [&](size_t i) { return r[i].isTensor() ? r[i].toTensor() : at::Tensor(); };
+    return {get(0), get(1)};
+  }
+  auto [rows, m] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, {});
+  const at::Tensor x = input.contiguous(), go = grad_out.contiguous();
+  const auto acc = nnAccType(x.scalar_type());
+  const at::Tensor rs = accOf(rstd, acc).view({-1});
+  const at::Tensor w = accOf(weight, acc);
+  const c10::DeviceIndex idx = x.device().index();
+  const bool cpu = cpuDriver(idx);
+  at::Tensor gi, gw;
+  const bool want_w = mask[1] && weight.defined();
+  if (cpu) {
+    if (mask[0]) gi = at::empty_like(x, at::MemoryFormat::Contiguous);
+    auto sums = rowBackwardFusedCpu(gi, go, x, at::Tensor(), rs, w, rows, m, false, want_w);
+    if (want_w) gw = sums.first.to(weight.scalar_type()).view(weight.sizes());
+    return {gi, gw};
+  }
+  if (mask[0]) {
+    gi = at::empty_like(x, at::MemoryFormat::Contiguous);
+    if (rows * m > 0) {
+      // The layer-norm kernels with a zero mean and without the sum(g) term.
+      const at::Tensor zero = at::zeros({rows}, rs.options());
+      at::Tensor sums = gradSums(go, x, zero, rs, w, {rows, 1, 0, m}, {1, m});
+      sums[0].zero_();
+      backwardApply(gi, go, x, zero, rs, sums, w, {m, rows}, {1, m}, true, true, m);
+    }
+  }
+  if (want_w) {
+    const at::Tensor zero = at::zeros({std::max<int64_t>(rows, 1)}, rs.options());
+    auto sw = paramGrads(go, x, zero, rs, m, rows, m, 1, 1, {m, std::max<int64_t>(rows, 1)}).first;
+    gw = sw.to(weight.scalar_type()).view(weight.sizes());
+  }
+  return {gi, gw};
 }
 
 // ---- group norm ----
@@ -462,6 +685,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> nativeGroupNormBackward(
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_batch_norm_with_update", TORCH_FN(batchNormWithUpdate));
+  m.impl("_fused_rms_norm", TORCH_FN(fusedRmsNorm));
+  m.impl("_fused_rms_norm_backward", TORCH_FN(fusedRmsNormBackward));
   m.impl("_native_batch_norm_legit", TORCH_FN(nativeBatchNormLegit));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(nativeBatchNormLegitNoStats));
   m.impl("batch_norm_backward", TORCH_FN(batchNormBackwardNew));

@@ -53,6 +53,7 @@
 
 #include "aten/cl_types.h"
 #include "aten/multi_tensor.h"
+#include "codegen/reduce.h"
 #include "integration/state.h"
 
 #include <cstring>
@@ -126,9 +127,28 @@ void Plan::addColumn(const std::function<int64_t(size_t)>& f) {
 }
 
 void Plan::upload(c10::DeviceIndex idx) {
+  // CPU drivers (PoCL): groups of 16 items that vectorise across a block of 2048 elements;
+  // GPUs: 256 items over 8192 (32 elements per item, coalesced).
+  const rt::Device& dev = device(idx);
+  const bool cpu = codegen::preferItemReductions(dev.info());  // TORCH_OCL_TREE_REDUCTIONS=1: GPU
+  device_ = idx;
+  local_ = cpu ? 16 : std::min<size_t>(256, dev.info().max_work_group_size);
+  const int64_t block = cpu ? 2048 : 8192;
+  for (Chunk& c : chunks_) {
+    c.table.push_back(block);
+    c.blocks = 0;
+    for (size_t j = 0; j < c.index.size(); ++j) {
+      const int64_t n = c.table[j] - (j > 0 ? c.table[j - 1] : 0);
+      for (int64_t e0 = 0; e0 < n; e0 += block) {
+        c.table.push_back(static_cast<int64_t>(j) << 40 | e0);
+        ++c.blocks;
+      }
+    }
+  }
   size_t total = 0;
   for (Chunk& c : chunks_) {
     c.table_offset = total * sizeof(int64_t);
+    c.blocks_offset = c.table_offset + (c.table.size() - c.blocks - 1) * sizeof(int64_t);
     total += c.table.size();
   }
   if (total == 0) return;
@@ -148,14 +168,23 @@ cl_uint Plan::setCommonArgs(cl_kernel k, size_t chunk) const {
   const Chunk& c = chunks_[chunk];
   rt::BufferRef t = bufferOf(device_table_);
   t.offset += c.table_offset;
+  rt::BufferRef b = bufferOf(device_table_);
+  b.offset += c.blocks_offset;
   cl_uint a = 0;
   setArg(k, a, t);
   setArg(k, a, static_cast<cl_int>(c.index.size()));
+  setArg(k, a, b);
   for (int s = 0; s < kMaxBuffers; ++s) {
     cl_mem m = s < static_cast<int>(c.mems.size()) ? c.mems[s] : t.mem;
     OCL_CHECK(clSetKernelArg(k, a++, sizeof(cl_mem), &m));
   }
   return a;
+}
+
+void Plan::launchBlocks(cl_kernel k, size_t chunk) const {
+  const int64_t n = chunks_[chunk].blocks;
+  if (n == 0) return;
+  launchND(device(device_), currentQueue(device_), k, static_cast<size_t>(n) * local_, local_);
 }
 
 std::string kernelHeader() {
@@ -360,19 +389,13 @@ cl_program elementwiseProgram(c10::DeviceIndex idx, Op op, Src src, int nin, c10
         " s_arg, " + real +
         " a_arg, __global const char* sb, ulong soff) {\n"
         "  __global const long* tab = (__global const long*)(tb + toff);\n"
-        "  const long i = get_global_id(0);\n"
-        "  if (i >= tab[m - 1]) return;\n"
-        "  const int j = fe_find(tab, m, i);\n"
-        "  const long e = i - (j > 0 ? tab[j - 1] : 0);\n"
+        "  FE_BLOCK(tab)\n"
         "  __global " +
         ot + "* po = (__global " + ot + "*)FE_PTR(tab[m + j]);\n";
     const char* names[] = {"x", "y", "z"};
-    for (int k = 0; k < nin; ++k) {
-      const std::string p = std::string("p") + names[k];
-      b += "  __global " + it + "* " + p + " = (__global " + it + "*)FE_PTR(tab[" +
+    for (int k = 0; k < nin; ++k)
+      b += "  __global " + it + "* p" + names[k] + " = (__global " + it + "*)FE_PTR(tab[" +
            std::to_string(2 + k) + " * m + j]);\n";
-      b += "  const " + c + " " + names[k] + " = " + loadExpr(in, p, "e") + ";\n";
-    }
     b += "  " + c + " s = (" + c + ")s_arg;\n  const " + c + " a = (" + c + ")a_arg;\n";
     if (src == Src::kList) {
       const std::string col = "tab[" + std::to_string(2 + nin) + " * m + j]";
@@ -380,10 +403,14 @@ cl_program elementwiseProgram(c10::DeviceIndex idx, Op op, Src src, int nin, c10
     } else if (src == Src::kTensor) {
       b += "  s = *(__global const " + c + "*)(sb + soff);\n";
     }
+    b += "  for (long e = FE_FIRST; e < e1; e += FE_STEP) {\n";
+    for (int k = 0; k < nin; ++k)
+      b += "    const " + c + " " + names[k] + " = " +
+           loadExpr(in, std::string("p") + names[k], "e") + ";\n";
     // The second operand of binary ops is list y or scalar s; lerp's weight is list z or s.
     const std::string r = op == Op::kLerp ? (nin == 3 ? "z" : "s") : (nin >= 2 ? "y" : "s");
     const std::string value = op == Op::kCopy ? convertExpr(in, t, "x") : expression(op, r, c);
-    b += "  " + storeStmt(t, "po", "e", value) + "\n}\n";
+    b += "    " + storeStmt(t, "po", "e", value) + "\n  }\n}\n";
     b = mt::kernelHeader() + b;
     return rt::ProgramSource{std::string("foreach<") + c10::toString(t) + "," +
                                  std::to_string(static_cast<int>(op)) + ">",
@@ -443,7 +470,7 @@ void runElementwise(Op op, at::TensorList out, const std::vector<at::TensorList>
     } else {
       setArg(k, a, bufferOf(out[plan.chunks()[c].index[0]]));  // unused
     }
-    launch1D(dev, q, k, plan.chunks()[c].total);
+    plan.launchBlocks(k, c);
   }
   OCL_CATCH
 }

@@ -140,7 +140,7 @@ void adamImpl(bool adamw, at::TensorList self, at::TensorList grads, at::TensorL
     setArg(k, a, static_cast<cl_int>(adamw));
     setScalarArgs(k, a, scalars, bufferOf(self[chunk.index[0]]));
     setArg(k, a, bc_chunk);
-    launch1D(dev, currentQueue(idx), k, chunk.total);
+    plan.launchBlocks(k, c);
     first += chunk.index.size();
   }
   OCL_CATCH
@@ -229,7 +229,7 @@ void sgdImpl(at::TensorList self, at::TensorList grads, at::TensorList bufs, dou
     setArg(k, a, static_cast<cl_int>(maximize));
     setArg(k, a, static_cast<cl_int>(is_first_step));
     setScalarArgs(k, a, scalars, bufferOf(self[plan.chunks()[c].index[0]]));
-    launch1D(dev, currentQueue(idx), k, plan.chunks()[c].total);
+    plan.launchBlocks(k, c);
   }
   OCL_CATCH
 }
@@ -267,7 +267,7 @@ void ampUnscaleChunks(at::TensorList grads, const at::Tensor& found_inf,
     cl_uint a = plan.setCommonArgs(k, c);
     setArg(k, a, bufferOf(found_inf));
     setArg(k, a, bufferOf(inv_scale));
-    launch1D(device(idx), currentQueue(idx), k, plan.chunks()[c].total);
+    plan.launchBlocks(k, c);
   }
   OCL_CATCH
 }

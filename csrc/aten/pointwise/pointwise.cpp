@@ -217,10 +217,10 @@ OCL_UNARY_FLOAT(acos, "acos(a)")
 OCL_UNARY_FLOAT(atan, "atan(a)")
 OCL_UNARY_FLOAT(sinh, "sinh(a)")
 OCL_UNARY_FLOAT(cosh, "cosh(a)")
-OCL_UNARY_FLOAT(tanh, "tanh(a)")
+OCL_UNARY_FLOAT(tanh, "ocl_tanh(a)")
 OCL_UNARY_FLOAT(erf, "ocl_erf(a)")
 OCL_UNARY_FLOAT(erfc, "erfc(a)")
-OCL_UNARY_FLOAT(sigmoid, "(T)1 / ((T)1 + exp(-a))")
+OCL_UNARY_FLOAT(sigmoid, "ocl_sigmoid(a)")
 OCL_UNARY_FLOAT(reciprocal, "(T)1 / a")
 OCL_UNARY(neg, "-a", "-a", Domain::kAll)
 OCL_UNARY(ceil, "ceil(a)", "a", Domain::kAll)
@@ -235,8 +235,8 @@ const PointwiseOp kGelu{"gelu", "(T)0.5 * a * ((T)1 + ocl_erf(a * (T)M_SQRT1_2))
                         Domain::kFloating};
 const PointwiseOp kGeluTanh{
     "gelu_tanh",
-    "(T)0.5 * a * ((T)1 + tanh((T)0.7978845608028654 * (a + (T)0.044715 * a * a * a)))", nullptr,
-    Domain::kFloating};
+    "(T)0.5 * a * ((T)1 + ocl_tanh((T)0.7978845608028654 * (a + (T)0.044715 * a * a * a)))",
+    nullptr, Domain::kFloating};
 const PointwiseOp kGeluBackward{
     "gelu_backward",
     "a * ((T)0.5 * ((T)1 + ocl_erf(b * (T)M_SQRT1_2)) + b * ocl_exp((T)-0.5 * b * b) * "

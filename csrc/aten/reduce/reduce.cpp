@@ -23,6 +23,7 @@
 
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/reduce/row_stats.h"
 #include "aten/structured.h"
 #include "codegen/reduce.h"
 
@@ -102,12 +103,23 @@ const char* kWelfordCombine =
     "  ACC r; r.n = a.n + b.n;\n  const V d = b.mean - a.mean, f = (V)b.n / (V)r.n;\n"
     "  r.mean = a.mean + d * f;\n  r.m2 = a.m2 + b.m2 + d * d * (V)a.n * f;\n  return r;";
 const char* kMeanOrNan = "return n == 0 ? (V)NAN : a.mean;";
+// A work item's stretch: the mean, then the centred sums (corrected two-pass: the rounding of
+// the mean is taken back out with u; NaN and inf propagate), merged across stretches with
+// Chan's formula.
+const codegen::TwoPass kWelfordTwoPass{
+    "0",
+    "return p + x;",
+    "return p / (V)n;",
+    "return x - p;",
+    "const V d = x - p; return d * d;",
+    "ACC r; r.n = n; r.mean = p + u / (V)n;\n"
+    "  const V m2 = w - u * u / (V)n; r.m2 = m2 < 0 ? (V)0 : m2; return r;"};
 const ReduceOp kVar{"var",       kWelfordDecl,    kWelfordIdent,
                     kWelfordMap, kWelfordCombine, "return a.m2 / fmax((V)0, (V)n - s0);",
-                    kMeanOrNan};
+                    kMeanOrNan,  false,           &kWelfordTwoPass};
 const ReduceOp kStd{"std",       kWelfordDecl,    kWelfordIdent,
                     kWelfordMap, kWelfordCombine, "return sqrt(a.m2 / fmax((V)0, (V)n - s0));",
-                    kMeanOrNan};
+                    kMeanOrNan,  false,           &kWelfordTwoPass};
 
 // Vector norms; s0 = p and s1 = 1/p for the general one.
 const ReduceOp kNorm2{"norm2",         nullptr,     "return 0;",
@@ -132,6 +144,14 @@ const ReduceOp kNormP{
 
 // logsumexp in one pass: a running (max, sum of exp(x - max)) pair, rescaled on merge with a
 // single exp (of minus the gap; none when the maxima are equal, which keeps inf + inf = inf).
+// Two passes per work item: the maximum (NaN skipped; an infinite one shifts by 0, so that
+// inf stays inf and all -inf gives -inf), then one exp per element with no rescaling.
+const codegen::TwoPass kLogSumExpTwoPass{"-INFINITY",
+                                         "return x > p ? x : p;",
+                                         "return p == INFINITY || p == -INFINITY ? (V)0 : p;",
+                                         "return ocl_exp(x - p);",
+                                         "return 0;",
+                                         "ACC r; r.m = p; r.s = u; return r;"};
 const ReduceOp kLogSumExp{
     "logsumexp",
     "typedef struct { V m; V s; } ACC;",
@@ -142,7 +162,10 @@ const ReduceOp kLogSumExp{
     "  const V e = a.m == b.m ? (V)1 : ocl_exp(a_top ? b.m - a.m : a.m - b.m);\n"
     "  ACC r; r.m = a_top ? a.m : b.m;\n"
     "  r.s = a_top ? a.s + b.s * e : a.s * e + b.s;\n  return r;",
-    "return a.s == 0 ? -INFINITY : a.m + log(a.s);"};
+    "return a.s == 0 ? -INFINITY : a.m + log(a.s);",
+    nullptr,
+    false,
+    &kLogSumExpTwoPass};
 
 // ---- helpers ----
 bool isComplex(const at::Tensor& t) {
@@ -534,6 +557,8 @@ void varStd(const ReduceOp& op, const at::Tensor& self, at::OptionalIntArrayRef 
             const std::optional<at::Scalar>& correction, bool keepdim, const at::Tensor& out,
             const at::Tensor& out2) {
   const double c = correction ? correction->toDouble() : 1.0;
+  checkSameDevice({self, out, out2});
+  if (rowStatsCpu(&op == &kStd ? RowStat::kStd : RowStat::kVar, self, dim, c, out, out2)) return;
   reduce(op, self, out, out2, dim, keepdim, floatAcc(self.scalar_type()), {c, 0});
 }
 
@@ -712,6 +737,8 @@ at::Tensor& logSumExpOut(const at::Tensor& self, at::IntArrayRef dim, bool keepd
               out.scalar_type(), " instead");
   const auto mask = at::native::make_dim_mask(dim, self.dim());
   at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+  checkSameDevice({self, out});
+  if (rowStatsCpu(RowStat::kLogSumExp, self, dim, 0, out, {})) return out;
   reduce(kLogSumExp, self, out, {}, dim, keepdim, floatAcc(out.scalar_type()));
   return out;
 }

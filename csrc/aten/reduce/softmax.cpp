@@ -1,6 +1,8 @@
 // _softmax / _log_softmax and their backward for float16, bfloat16, float32 and float64 over any
-// dim (half_to_float too), on contiguous (outer, dim, inner) views. Rows along the last dim that
-// are long get one work-group each (kernels/softmax.cl); the rest one work item per line.
+// dim (half_to_float too), on contiguous (outer, dim, inner) views. GPUs: rows along the last dim
+// that are long get one work-group each (kernels/softmax.cl), the rest one work item per line.
+// CPU drivers (PoCL): one work item per row, or per VW neighbouring lines when inner > 1, in
+// explicit vector types (the _v* kernels); TORCH_OCL_TREE_REDUCTIONS=1 forces the GPU shapes.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/_log_softmax_backward_data_meta.h>
@@ -12,7 +14,9 @@
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/reduce/row_stats.h"
 #include "aten/structured.h"
+#include "aten/vector_macros.h"
 #include "codegen/reduce.h"
 
 #include <algorithm>
@@ -23,6 +27,7 @@ namespace {
 char kSoftmaxFamily;
 constexpr size_t kRowLocal = 256;  // SOFTMAX_LOCAL in softmax.cl
 constexpr int64_t kRowsMinDim = 256;
+constexpr int64_t kSoftmaxColBlock = 4;  // SM_NB in softmax.cl
 
 struct Geometry {
   int64_t outer = 1, dim = 1, inner = 1;
@@ -58,6 +63,7 @@ cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarTy
       h += std::string("#define STORE_") + name + "(p, i, v) " +
            storeStmt(t, "(p)", "(i)", convertExpr(acc, t, "(v)")) + "\n";
     }
+    h += vectorTypeMacros(acc) + vectorAccessMacros("X", x, acc) + vectorAccessMacros("Y", y, acc);
     return rt::ProgramSource{
         std::string("softmax<") + c10::toString(x) + "->" + c10::toString(y) + ">",
         withPrelude(h + kernels::source("softmax.cl")), ""};
@@ -77,17 +83,27 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   // only cost there (measured 4x slower than one item per row); GPUs want the group per row.
   const bool cpu = codegen::preferItemReductions(dev.info());
   const bool rows = !cpu && g.inner == 1 && g.dim >= kRowsMinDim;
-  const std::string name =
-      std::string(backward ? "softmax_bwd" : "softmax_fwd") + (rows ? "_rows" : "");
+  const char* shape = cpu ? (g.inner == 1 ? "_vrows" : "_vcols") : rows ? "_rows" : "";
+  const std::string name = std::string(backward ? "softmax_bwd" : "softmax_fwd") + shape;
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, name.c_str());
   cl_uint a = 0;
   for (const at::Tensor& t : tensors) setArg(k, a, bufferOf(t));
   if (!rows) setArg(k, a, static_cast<cl_long>(g.outer));
   setArg(k, a, static_cast<cl_long>(g.dim));
-  if (!rows) setArg(k, a, static_cast<cl_long>(g.inner));
+  if (!rows && (!cpu || g.inner != 1)) setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, static_cast<cl_int>(log));
-  if (rows) {
+  if (cpu) {
+    // A few items per group: a work item is a whole row (or VW lines), so small groups keep
+    // both cores busy when there are few rows.
+    const int64_t vw = xt == at::kDouble || yt == at::kDouble ? 8 : 16;
+    // Forward over a non-last dim: kSoftmaxColBlock vectors per item (softmax_fwd_vcols).
+    const int64_t cols = backward ? vw : kSoftmaxColBlock * vw;
+    const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + cols - 1) / cols);
+    const size_t local = items >= 1024 ? 16 : 1;
+    launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
+             local);
+  } else if (rows) {
     size_t kwg = 0;
     OCL_CHECK(clGetKernelWorkGroupInfo(k, dev.id(), CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
                                        nullptr));
@@ -174,12 +190,60 @@ at::Tensor& backwardOut(const at::Tensor& grad_output, const at::Tensor& output,
   return out;
 }
 
+// The items of a CPU launch: a whole row or VW lines each; small groups keep both cores busy.
+void launchItems(rt::Device& dev, c10::DeviceIndex idx, cl_kernel k, int64_t items) {
+  const size_t local = items >= 1024 ? 16 : 1;
+  launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
+           local);
+}
+
 using LogFwd = at::meta::structured__log_softmax;
 using Fwd = at::meta::structured__softmax;
 using LogBwd = at::meta::structured__log_softmax_backward_data;
 using Bwd = at::meta::structured__softmax_backward_data;
 
 }  // namespace
+
+bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef dims,
+                 double correction, const at::Tensor& out, const at::Tensor& out2) {
+  if (!self.defined() || self.dim() == 0 || !dims || dims->size() != 1) return false;
+  if (!native(self.scalar_type()) || !self.is_contiguous() || self.numel() == 0) return false;
+  const c10::DeviceIndex idx = self.device().index();
+  rt::Device& dev = device(idx);
+  if (!codegen::preferItemReductions(dev.info())) return false;
+  const Geometry g = geometry(self, (*dims)[0]);
+  for (const at::Tensor* o : {&out, &out2}) {
+    if (!o->defined()) continue;
+    if (o->device() != self.device() || o->scalar_type() != self.scalar_type() ||
+        !o->is_contiguous() || o->numel() != g.outer * g.inner)
+      return false;
+  }
+  const c10::ScalarType t = self.scalar_type();
+  const bool dbl = t == at::kDouble;
+  const int64_t vw = dbl ? 8 : 16;
+  const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + vw - 1) / vw);
+  // A few long lines: the generator splits them into chunks for the cores.
+  if (items < 32 && g.dim >= 8192) return false;
+  cl_program prog = softmaxProgram(idx, t, t);
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, g.inner == 1 ? "stats_vrows" : "stats_vcols");
+  cl_uint a = 0;
+  setArg(k, a, bufferOf(out));
+  setArg(k, a, bufferOf(out2.defined() ? out2 : out));
+  setArg(k, a, bufferOf(self));
+  setArg(k, a, static_cast<cl_long>(g.outer));
+  setArg(k, a, static_cast<cl_long>(g.dim));
+  if (g.inner != 1) setArg(k, a, static_cast<cl_long>(g.inner));
+  setArg(k, a, static_cast<cl_int>(kind));
+  if (dbl)
+    setArg(k, a, static_cast<cl_double>(correction));
+  else
+    setArg(k, a, static_cast<cl_float>(correction));
+  setArg(k, a, static_cast<cl_int>(out2.defined()));
+  launchItems(dev, idx, k, items);
+  OCL_CATCH
+  return true;
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax", TORCH_FN((forwardFn<LogFwd, true>)));
