@@ -561,7 +561,12 @@ def worker(rank, init_file, out_dir, mode):
             backend="cpu:gloo,ocl:ocl_gloo", timeout=timedelta(seconds=60),
         )
     results = {}
-    names = CHECKS if mode != "device_id" else ["broadcast", "all_gather", "cpu_tensors_keep_gloo"]
+    # device_id mode also forces the pinned staging path (TORCH_OCL_DIST_ZERO_COPY=0, set by
+    # _run_pair) through the collective checks; the explicit mode maps host-unified memory.
+    staged = ["broadcast", "all_reduce_ops", "all_reduce_avg_premul", "all_gather",
+              "reduce_scatter", "all_to_all", "async_work_and_future", "cpu_tensors_keep_gloo",
+              "ddp_matches_single_process"]
+    names = CHECKS if mode != "device_id" else staged
     def save():
         with open(os.path.join(out_dir, f"{mode}-{rank}.json"), "w") as f:
             json.dump(results, f)
@@ -591,6 +596,8 @@ def _run_pair(mode):
     init_file = os.path.join(out, "init")
     env = dict(os.environ)
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    if mode == "device_id":
+        env["TORCH_OCL_DIST_ZERO_COPY"] = "0"
     procs = [
         subprocess.Popen(
             [sys.executable, __file__, str(r), init_file, out, mode],

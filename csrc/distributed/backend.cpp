@@ -7,6 +7,11 @@
 #include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
+#include "integration/allocator.h"
+#include "integration/state.h"
+#include "runtime/cl_error.h"
+
+#include <cstdlib>
 #include <map>
 #include <numeric>
 
@@ -108,6 +113,99 @@ void stageIn(const at::Tensor& dst, const at::Tensor& host) {
   if (dst.numel() == 0) return;
   dst.copy_(host.view(dst.sizes()), /*non_blocking=*/true);
   recordOnStream(dst, c10::impl::VirtualGuardImpl(kOcl).getStream(dst.device()));
+}
+
+// Zero-copy path for devices whose memory is the host's (PoCL, integrated GPUs reporting
+// CL_DEVICE_HOST_UNIFIED_MEMORY on a CPU device): a contiguous tensor is mapped with
+// clEnqueueMapBuffer on its stream (ordered like a copy, complete when the ready event is) and
+// gloo works on the mapped bytes in place; the unmap is enqueued on the communication stream
+// after gloo is done. TORCH_OCL_DIST_ZERO_COPY=0 forces the pinned staging copies.
+bool zeroCopyEnabled(c10::Device d) {
+  static const bool env = [] {
+    const char* v = std::getenv("TORCH_OCL_DIST_ZERO_COPY");
+    return !(v && std::string(v) == "0");
+  }();
+  if (!env) return false;
+  const rt::DeviceInfo& info = torch_ocl::device(d.index()).info();
+  return info.host_unified_memory && (info.type & CL_DEVICE_TYPE_CPU);
+}
+
+class Mapping {
+ public:
+  Mapping(const at::Tensor& t) : device_(t.device()) {
+    rt::BufferRef ref = resolvePtr(t.data_ptr());
+    mem_ = ref.mem;
+    cl_int err = CL_SUCCESS;
+    OCL_TRY
+    ptr_ = clEnqueueMapBuffer(currentQueue(t.device().index()), mem_, CL_FALSE,
+                              CL_MAP_READ | CL_MAP_WRITE, ref.offset, t.nbytes(), 0, nullptr,
+                              nullptr, &err);
+    OCL_CHECK_ERR(err, "clEnqueueMapBuffer");
+    OCL_CATCH
+    host_ = at::from_blob(ptr_, t.sizes(), at::TensorOptions().dtype(t.scalar_type()));
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() {
+    try {
+      unmap();
+    } catch (...) {
+    }
+  }
+  const at::Tensor& host() const { return host_; }
+  // Enqueued on the current stream of the tensor's device (the communication stream in finish).
+  void unmap() {
+    if (!ptr_) return;
+    host_ = at::Tensor();
+    cl_command_queue q = currentQueue(device_.index());
+    void* p = ptr_;
+    ptr_ = nullptr;
+    OCL_TRY
+    OCL_CHECK(clEnqueueUnmapMemObject(q, mem_, p, 0, nullptr, nullptr));
+    OCL_CHECK(clFlush(q));
+    OCL_CATCH
+  }
+
+ private:
+  c10::Device device_;
+  cl_mem mem_ = nullptr;
+  void* ptr_ = nullptr;
+  at::Tensor host_;
+};
+
+std::shared_ptr<Mapping> tryMap(const at::Tensor& t) {
+  if (t.numel() == 0 || !t.is_contiguous() || !zeroCopyEnabled(t.device())) return nullptr;
+  return std::make_shared<Mapping>(t);
+}
+
+// The host side of an ocl tensor: mapped in place when possible, otherwise a pinned buffer
+// (filled from the device when `read`). `done` runs in finish: unmap, or the copy back when
+// `write`.
+struct HostSide {
+  at::Tensor host;
+  std::shared_ptr<Mapping> map;
+  at::Tensor dev;
+  bool write = false;
+  void done() const {
+    if (map) {
+      map->unmap();
+    } else if (write) {
+      stageIn(dev, host);
+    }
+  }
+};
+
+HostSide hostSide(const at::Tensor& t, bool read, bool write) {
+  HostSide h;
+  h.dev = t;
+  h.write = write;
+  h.map = tryMap(t);
+  if (h.map) {
+    h.host = h.map->host();
+  } else {
+    h.host = read ? stageOut(t) : pinnedEmpty(t.sizes(), t.scalar_type());
+  }
+  return h;
 }
 
 }  // namespace
@@ -368,8 +466,8 @@ WorkPtr OclBackend::broadcast(std::vector<at::Tensor>& tensors,
   TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_,
               "ocl_gloo::broadcast: invalid root rank ", opts.rootRank);
   const bool root = opts.rootRank == rank_;
-  at::Tensor t = tensors[0];
-  at::Tensor host = root ? stageOut(t) : pinnedEmpty(t.sizes(), t.scalar_type());
+  HostSide h = hostSide(tensors[0], /*read=*/root, /*write=*/!root);
+  at::Tensor host = h.host;
   c10d::BroadcastOptions o = opts;
   o.timeout = effective(opts.timeout);
   o.rootTensor = 0;
@@ -379,9 +477,7 @@ WorkPtr OclBackend::broadcast(std::vector<at::Tensor>& tensors,
         std::vector<at::Tensor> v{host};
         return Works{gloo_->broadcast(v, o)};
       },
-      [t, host, root] {
-        if (!root) stageIn(t, host);
-      });
+      [h] { h.done(); });
 }
 
 WorkPtr OclBackend::allreduce(std::vector<at::Tensor>& tensors,
@@ -391,7 +487,15 @@ WorkPtr OclBackend::allreduce(std::vector<at::Tensor>& tensors,
   TORCH_CHECK(tensors.size() == 1, "ocl_gloo::allreduce: expects a single tensor, got ",
               tensors.size());
   at::Tensor t = tensors[0];
-  at::Tensor host = stageReduceInput(t, opts.reduceOp);
+  HostSide h;
+  if (isPremul(opts.reduceOp)) {
+    h.dev = t;
+    h.write = true;
+    h.host = stageReduceInput(t, opts.reduceOp);
+  } else {
+    h = hostSide(t, /*read=*/true, /*write=*/true);
+  }
+  at::Tensor host = h.host;
   c10d::AllreduceOptions o = opts;
   o.reduceOp = glooOp(opts.reduceOp);
   o.timeout = effective(opts.timeout);
@@ -401,7 +505,7 @@ WorkPtr OclBackend::allreduce(std::vector<at::Tensor>& tensors,
         std::vector<at::Tensor> v{host};
         return Works{gloo_->allreduce(v, o)};
       },
-      [t, host] { stageIn(t, host); });
+      [h] { h.done(); });
 }
 
 WorkPtr OclBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
@@ -523,13 +627,32 @@ WorkPtr OclBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
   TORCH_CHECK(output.numel() == input.numel() * size_,
               "ocl_gloo::_allgather_base: output tensor size must be equal to world_size times "
               "input tensor size");
-  at::Tensor hin = stageOut(input);
-  at::Tensor hout = pinnedEmpty({output.numel()}, output.scalar_type());
-  c10d::AllgatherOptions o = opts;
-  o.timeout = effective(opts.timeout);
-  at::Tensor out = output;
   const int64_t n = input.numel();
   auto shape = input.sizes().vec();
+  // The output is mapped (or staged); an input inside the output (FSDP's all-gather buffer) is a
+  // view of the same host bytes, never a second mapping of them.
+  HostSide ho = hostSide(output, /*read=*/false, /*write=*/true);
+  at::Tensor hout = ho.host.view({-1});
+  at::Tensor hin;
+  std::shared_ptr<Mapping> in_map;
+  const bool inside = ho.map && input.is_contiguous() &&
+                      input.storage().is_alias_of(output.storage()) &&
+                      static_cast<const uint8_t*>(input.data_ptr()) >=
+                          static_cast<const uint8_t*>(output.data_ptr()) &&
+                      static_cast<const uint8_t*>(input.data_ptr()) + input.nbytes() <=
+                          static_cast<const uint8_t*>(output.data_ptr()) + output.nbytes();
+  if (inside) {
+    const int64_t off = (static_cast<const uint8_t*>(input.data_ptr()) -
+                         static_cast<const uint8_t*>(output.data_ptr())) /
+                        static_cast<int64_t>(input.element_size());
+    hin = hout.narrow(0, off, n).view(shape);
+  } else if (ho.map && !input.storage().is_alias_of(output.storage()) && (in_map = tryMap(input))) {
+    hin = in_map->host();
+  } else {
+    hin = stageOut(input);
+  }
+  c10d::AllgatherOptions o = opts;
+  o.timeout = effective(opts.timeout);
   return submit(
       *dev, c10d::OpType::_ALLGATHER_BASE, {input}, {output},
       [this, hin, hout, o, n, shape]() mutable {
@@ -538,7 +661,10 @@ WorkPtr OclBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
         std::vector<at::Tensor> iv{hin};
         return Works{gloo_->allgather(ov, iv, o)};
       },
-      [out, hout] { stageIn(out, hout); });
+      [ho, in_map] {
+        if (in_map) in_map->unmap();
+        ho.done();
+      });
 }
 
 WorkPtr OclBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
