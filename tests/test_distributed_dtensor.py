@@ -174,6 +174,59 @@ def fsdp2_matches_unsharded(rank):
 
 
 @check
+def fsdp2_mixed_precision_bf16(rank):
+    """bf16 parameters and compute, fp32 gradient reduction: the sharded fp32 master weights
+    follow the fp32 unsharded run within bf16 rounding."""
+    import torch
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    m = _mlp().to("ocl")
+    fully_shard(m[0], mp_policy=mp)
+    fully_shard(m[2], mp_policy=mp)
+    fully_shard(m, mp_policy=mp)
+    ref = _mlp()
+    opt_ref = torch.optim.SGD(ref.parameters(), lr=0.1)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    for s in range(2):
+        x, y = _data(s)
+        opt_ref.zero_grad()
+        torch.nn.functional.mse_loss(ref(x), y).backward()
+        opt_ref.step()
+        opt.zero_grad()
+        out = m(x.chunk(WORLD)[rank].to("ocl"))
+        assert out.dtype == torch.bfloat16
+        torch.nn.functional.mse_loss(out.float(), y.chunk(WORLD)[rank].to("ocl")).backward()
+        opt.step()
+    for p, q in zip(m.parameters(), ref.parameters()):
+        assert p.dtype == torch.float32
+        _close(p.full_tensor(), q, 3e-2)
+
+
+@check
+def dtensor_random_ops(rank):
+    """DTensor random ops draw from the ocl generator: a sharded randn is the slice of the
+    replicated one drawn with the same seed, and differs between shards."""
+    import torch
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    mesh = _mesh()
+    torch.manual_seed(5)
+    d = distribute_tensor(torch.empty(8, 4, device="ocl"), mesh, [Shard(0)])
+    torch.nn.init.normal_(d)
+    full = d.full_tensor().cpu()
+    assert not torch.equal(full[:4], full[4:])
+    torch.manual_seed(5)
+    r = distribute_tensor(torch.empty(8, 4, device="ocl"), mesh, [Replicate()])
+    torch.nn.init.normal_(r)
+    others = [None] * WORLD
+    import torch.distributed as dist
+
+    dist.all_gather_object(others, r.to_local().cpu())
+    torch.testing.assert_close(others[0], others[1], rtol=0, atol=0)
+
+
+@check
 def dcp_save_load(rank):
     import torch
     import torch.distributed as dist
