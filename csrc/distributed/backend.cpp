@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <map>
 #include <numeric>
+#include <set>
 
 namespace torch_ocl::distributed {
 namespace {
@@ -299,6 +300,25 @@ void OclWork::finish(std::exception_ptr error, std::shared_ptr<c10::Event> end, 
 
 // ---- Backend ---------------------------------------------------------------------------------
 
+namespace {
+// Live backends, so that the interpreter's exit can stop their threads while everything they
+// use still exists (a group the program never destroyed is otherwise torn down in static
+// destruction, where that is not the case).
+std::mutex& liveMutex() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::set<OclBackend*>& live() {
+  static auto* s = new std::set<OclBackend*>();
+  return *s;
+}
+}  // namespace
+
+void OclBackend::stopAll() {
+  std::lock_guard<std::mutex> g(liveMutex());
+  for (OclBackend* b : live()) b->stopThreads();
+}
+
 OclBackend::OclBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size,
                        std::chrono::milliseconds timeout)
     : c10d::Backend(rank, size), gloo_(std::move(gloo)), timeout_(timeout) {
@@ -308,22 +328,34 @@ OclBackend::OclBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int siz
               ", expected ", rank, " of ", size);
   launcher_ = std::thread([this] { launcherLoop(); });
   completer_ = std::thread([this] { completionLoop(); });
+  std::lock_guard<std::mutex> g(liveMutex());
+  live().insert(this);
 }
 
 OclBackend::~OclBackend() {
+  {
+    std::lock_guard<std::mutex> g(liveMutex());
+    live().erase(this);
+  }
   stopThreads();
 }
 
 void OclBackend::stopThreads() {
   {
     std::lock_guard<std::mutex> g(mutex_);
-    if (stop_) return;
     stop_ = true;
   }
   launch_cv_.notify_all();
   complete_cv_.notify_all();
-  if (launcher_.joinable()) launcher_.join();
-  if (completer_.joinable()) completer_.join();
+  std::lock_guard<std::mutex> g(join_mutex_);
+  for (std::thread* t : {&launcher_, &completer_}) {
+    if (!t->joinable()) continue;
+    if (t->get_id() == std::this_thread::get_id()) {
+      t->detach();  // the last reference dropped on our own thread
+    } else {
+      t->join();
+    }
+  }
 }
 
 void OclBackend::shutdown() {

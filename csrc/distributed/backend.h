@@ -88,6 +88,8 @@ class OclBackend final : public c10d::Backend {
   void setTimeout(std::chrono::milliseconds timeout) override;
   void waitForPendingWorks() override;
   void shutdown() override;
+  // Stops the threads of every live backend (registered with atexit by torch_ocl.distributed).
+  static void stopAll();
 
   // What a job does on the launcher thread (gloo calls on host buffers) and on the completion
   // thread (host-to-device copies; runs with the communication stream current).
@@ -122,6 +124,7 @@ class OclBackend final : public c10d::Backend {
   std::deque<std::shared_ptr<Job>> launch_q_, complete_q_;
   size_t in_flight_ = 0;
   bool stop_ = false;
+  std::mutex join_mutex_;
   std::mutex stream_mutex_;
   std::vector<std::optional<c10::Stream>> comm_streams_;
   std::thread launcher_, completer_;

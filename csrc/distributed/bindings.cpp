@@ -20,6 +20,7 @@ void bindDistributed(py::module_& parent) {
             c10::make_intrusive<distributed::OclBackend>(std::move(inner), rank, size, ms));
       },
       py::arg("gloo"), py::arg("rank"), py::arg("size"), py::arg("timeout"));
+  m.def("stop_all", &distributed::OclBackend::stopAll, py::call_guard<py::gil_scoped_release>());
 }
 
 }  // namespace torch_ocl

@@ -36,4 +36,15 @@ def create_backend(dist_backend_opts, backend_options=None):
     # A gloo of its own (the store is already prefixed with "ocl/" by c10d), created the way
     # c10d creates the CPU one.
     gloo = ProcessGroupGloo(store, rank, size, timeout)
+    global _atexit_registered
+    if not _atexit_registered:
+        # A group the program never destroyed would otherwise stop its threads during static
+        # destruction, after the runtime they use is gone.
+        import atexit
+
+        atexit.register(_distributed.stop_all)
+        _atexit_registered = True
     return _distributed.create_backend(gloo, rank, size, timeout.total_seconds())
+
+
+_atexit_registered = False
