@@ -544,6 +544,24 @@ def peer_death_raises(rank):
         raise AssertionError("an allreduce with a dead peer did not raise")
 
 
+def no_arguments_serves_ocl(rank):
+    """init_process_group() on an ocl machine: ocl_gloo for ocl tensors; CPU tensors get
+    PyTorch's error for a device without a backend, as with NCCL on CUDA (docs/distributed.md)."""
+    import torch
+    import torch.distributed as dist
+
+    x = torch.full((5,), float(rank + 1), device="ocl")
+    dist.all_reduce(x)
+    _close(x, torch.full((5,), 3.0))
+    assert dist.get_backend() == "undefined"
+    try:
+        dist.all_reduce(torch.ones(2))
+    except RuntimeError as e:
+        assert "No backend type associated with device type cpu" in str(e), e
+    else:
+        raise AssertionError("a CPU tensor found a backend")
+
+
 def worker(rank, init_file, out_dir, mode):
     import torch
     import torch.distributed as dist
@@ -555,6 +573,8 @@ def worker(rank, init_file, out_dir, mode):
             init_method=f"file://{init_file}", rank=rank, world_size=WORLD,
             device_id=torch.device("ocl", 0), timeout=timedelta(seconds=60),
         )
+    elif mode == "no_arguments":
+        dist.init_process_group(init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
     else:
         dist.init_process_group(
             init_method=f"file://{init_file}", rank=rank, world_size=WORLD,
@@ -566,7 +586,9 @@ def worker(rank, init_file, out_dir, mode):
     staged = ["broadcast", "all_reduce_ops", "all_reduce_avg_premul", "all_gather",
               "reduce_scatter", "all_to_all", "async_work_and_future", "cpu_tensors_keep_gloo",
               "ddp_matches_single_process"]
-    names = CHECKS if mode != "device_id" else staged
+    names = {"device_id": staged, "no_arguments": ["all_gather", "no_arguments_serves_ocl"]}.get(
+        mode, CHECKS
+    )
     def save():
         with open(os.path.join(out_dir, f"{mode}-{rank}.json"), "w") as f:
             json.dump(results, f)
@@ -636,6 +658,14 @@ def test_collective(pair, name):
 def test_device_id_picks_ocl_gloo():
     res = _run_pair("device_id")
     for r in range(WORLD):
+        for name, v in res[r].items():
+            assert v == "ok", f"rank {r} {name}:\n{v}"
+
+
+def test_init_without_arguments():
+    res = _run_pair("no_arguments")
+    for r in range(WORLD):
+        assert set(res[r]) == {"all_gather", "no_arguments_serves_ocl"}
         for name, v in res[r].items():
             assert v == "ok", f"rank {r} {name}:\n{v}"
 
