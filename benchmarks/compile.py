@@ -45,12 +45,22 @@ def sync(device: str) -> None:
         torch.ocl.synchronize()
 
 
+def compile_step(step):
+    """torch.compile of a workload's whole step. Its batch iterator (a Python counter) stays
+    outside the graphs: traced, the counter would be a constant and every step a recompile."""
+    names = step.__code__.co_freevars
+    if "next_batch" in names:
+        cell = step.__closure__[names.index("next_batch")]
+        cell.cell_contents = torch._dynamo.disable(cell.cell_contents)
+    return torch.compile(step)
+
+
 def measure(name: str, compiled, steps: int, small: bool, device: str = "ocl") -> dict:
     torch._dynamo.reset()
     w = workload(name, small, device)
     step = w.step
     if compiled == "step":
-        step = torch.compile(w.step)
+        step = compile_step(w.step)
     elif compiled:
         # torch.compile of the model's forward (and so its backward); the optimizer stays eager.
         # (nn.Module.compile() traced nothing in this PyTorch build.)
