@@ -139,14 +139,16 @@ def main() -> int:
         results["models"][name] = r
     print(json.dumps(results, indent=2))
     print(f"\n{results['device']} ({'small' if args.small else 'default'} models)")
-    print(f"{'model':<8}{'eager ms':>10}{'compiled ms':>13}{'speedup':>9}{'step ms':>9}{'speedup':>9}"
+    print(f"{'model':<8}{'eager ms':>10}{'compiled ms':>13}{'speedup':>9}"
+          f"{'step ms':>9}{'speedup':>9}"
           f"{'launches e/c/s':>17}{'cold s':>8}{'warm s':>8}{'cpu-compiled ms':>17}")
     for name, r in results["models"].items():
         e, c, st = r["eager"], r["compiled"], r["step"]
         print(f"{name:<8}{e['step_ms']:>10.2f}{c['step_ms']:>13.2f}"
               f"{e['step_ms'] / c['step_ms']:>8.2f}x{st['step_ms']:>9.2f}"
               f"{e['step_ms'] / st['step_ms']:>8.2f}x"
-              f"{e['launches_per_step']:>7.0f}/{c['launches_per_step']:.0f}/{st['launches_per_step']:<5.0f}"
+              f"{e['launches_per_step']:>7.0f}/{c['launches_per_step']:.0f}"
+              f"/{st['launches_per_step']:<5.0f}"
               f"{r.get('cold_compile_s', float('nan')):>8.1f}{r.get('warm_compile_s', float('nan')):>8.1f}"
               f"{r.get('cpu_compiled', {}).get('step_ms', float('nan')):>17.2f}")
     return 0
