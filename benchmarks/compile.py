@@ -3,6 +3,11 @@ models, and cold vs warm compile time (a fresh process each, with an empty and t
 Inductor cache). Medians of warm steps; the compile (first call) is reported apart.
 Prints JSON, then a short table.
 
+Two compiled forms: "compiled" compiles the model's forward (so its backward; loss outside the
+model, clipping and the optimizer stay eager), "step" compiles the whole training step
+(``torch.compile(step)``: forward and loss, backward, clipping and the optimizer step, with
+Dynamo's graph break at ``backward()``).
+
     .venv/bin/python benchmarks/compile.py [--models mlp,gpt] [--steps 10] [--small] [--no-cold]
                                            [--cpu]   # also Inductor's C++ backend on CPU tensors
 """
@@ -40,14 +45,26 @@ def sync(device: str) -> None:
         torch.ocl.synchronize()
 
 
-def measure(name: str, compiled: bool, steps: int, small: bool, device: str = "ocl") -> dict:
+def compile_step(step):
+    """torch.compile of a workload's whole step. Its batch iterator (a Python counter) stays
+    outside the graphs: traced, the counter would be a constant and every step a recompile."""
+    names = step.__code__.co_freevars
+    if "next_batch" in names:
+        cell = step.__closure__[names.index("next_batch")]
+        cell.cell_contents = torch._dynamo.disable(cell.cell_contents)
+    return torch.compile(step)
+
+
+def measure(name: str, compiled, steps: int, small: bool, device: str = "ocl") -> dict:
     torch._dynamo.reset()
     w = workload(name, small, device)
-    if compiled:
+    step = w.step
+    if compiled == "step":
+        step = compile_step(w.step)
+    elif compiled:
         # torch.compile of the model's forward (and so its backward); the optimizer stays eager.
         # (nn.Module.compile() traced nothing in this PyTorch build.)
         w.model.forward = torch.compile(w.model.forward)
-    step = w.step
     t0 = time.perf_counter()
     step()
     sync(device)
@@ -80,6 +97,7 @@ def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dic
         "print('FIRST', time.perf_counter() - t0)\n"
         "from torch._dynamo.utils import counters\n"
         "print('HITS', counters['inductor']['fxgraph_cache_hit'])\n"
+        "print('AOTHITS', counters['aot_autograd']['autograd_cache_hit'])\n"
     )
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache_dir}
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
@@ -89,6 +107,8 @@ def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dic
             out["seconds"] = float(line.split()[1])
         if line.startswith("HITS"):
             out["fxgraph_cache_hits"] = int(line.split()[1])
+        if line.startswith("AOTHITS"):
+            out["aot_autograd_cache_hits"] = int(line.split()[1])
     if "seconds" not in out:
         raise RuntimeError(r.stderr[-2000:])
     return out
@@ -105,7 +125,8 @@ def main() -> int:
     results = {"device": torch.ocl.get_device_name(0), "small": args.small, "models": {}}
     for name in args.models.split(","):
         r = {"eager": measure(name, False, args.steps, args.small),
-             "compiled": measure(name, True, args.steps, args.small)}
+             "compiled": measure(name, True, args.steps, args.small),
+             "step": measure(name, "step", args.steps, args.small)}
         if args.cpu:  # Inductor's C++ backend on CPU tensors, same cores
             r["cpu_compiled"] = measure(name, True, args.steps, args.small, "cpu")
         if not args.no_cold:
@@ -114,16 +135,20 @@ def main() -> int:
                 warm = compile_time_in_fresh_process(name, args.small, d)
                 r["cold_compile_s"], r["warm_compile_s"] = cold["seconds"], warm["seconds"]
                 r["warm_fxgraph_cache_hits"] = warm.get("fxgraph_cache_hits", 0)
+                r["warm_aot_autograd_cache_hits"] = warm.get("aot_autograd_cache_hits", 0)
         results["models"][name] = r
     print(json.dumps(results, indent=2))
     print(f"\n{results['device']} ({'small' if args.small else 'default'} models)")
     print(f"{'model':<8}{'eager ms':>10}{'compiled ms':>13}{'speedup':>9}"
-          f"{'launches e/c':>15}{'cold s':>8}{'warm s':>8}{'cpu-compiled ms':>17}")
+          f"{'step ms':>9}{'speedup':>9}"
+          f"{'launches e/c/s':>17}{'cold s':>8}{'warm s':>8}{'cpu-compiled ms':>17}")
     for name, r in results["models"].items():
-        e, c = r["eager"], r["compiled"]
+        e, c, st = r["eager"], r["compiled"], r["step"]
         print(f"{name:<8}{e['step_ms']:>10.2f}{c['step_ms']:>13.2f}"
-              f"{e['step_ms'] / c['step_ms']:>8.2f}x"
-              f"{e['launches_per_step']:>8.0f}/{c['launches_per_step']:<6.0f}"
+              f"{e['step_ms'] / c['step_ms']:>8.2f}x{st['step_ms']:>9.2f}"
+              f"{e['step_ms'] / st['step_ms']:>8.2f}x"
+              f"{e['launches_per_step']:>7.0f}/{c['launches_per_step']:.0f}"
+              f"/{st['launches_per_step']:<5.0f}"
               f"{r.get('cold_compile_s', float('nan')):>8.1f}{r.get('warm_compile_s', float('nan')):>8.1f}"
               f"{r.get('cpu_compiled', {}).get('step_ms', float('nan')):>17.2f}")
     return 0

@@ -232,6 +232,120 @@ def test_optimizer_step_and_inference_compile():
         assert_close(got, cpu(x))
 
 
+def _launches(fn, *args):
+    fn(*args)  # compile
+    before = torch_ocl._C._kernel_launch_count()
+    out = fn(*args)
+    return out, torch_ocl._C._kernel_launch_count() - before
+
+
+@pytest.mark.parametrize("form", ["row_per_work_item", "work_group_tree"])
+def test_foreach_ops_are_combo_kernels(form):
+    """A foreach op over many tensors (odd sizes, a non-contiguous view, a zero-size tensor)
+    runs as one combo kernel; independent reductions too where a row is one work item."""
+    from torch_ocl._inductor import config
+
+    shapes = [(5,), (300,), (7, 3), (1024,), (33,), (0,), (2, 257)]
+    ps = [torch.randn(s) for s in shapes]
+    ps[2] = torch.randn(3, 7).t()  # a transposed view
+    gs = [torch.randn(p.shape) for p in ps]
+
+    def f(ps, gs):
+        torch._foreach_add_(ps, torch._foreach_mul(gs, 0.5))
+        roots = torch._foreach_sqrt(torch._foreach_abs(gs))
+        return torch._foreach_norm(ps), roots, [(g * 2).sum() for g in gs]
+
+    ops, ogs = [p.to("ocl") for p in ps], [g.to("ocl") for g in gs]
+    with torch_ocl.strict(), config.patch(cpu_row_per_work_item=form == "row_per_work_item"):
+        (norms, roots, sums), launches = _launches(torch.compile(f), ops, ogs)
+        # _foreach_norm has no Inductor lowering: our eager kernel runs inside the graph
+        _, norm_launches = _launches(torch._foreach_norm, ops)
+    f(ps, gs)  # the compiled function ran twice: so do the CPU tensors
+    expected = f(ps, gs)
+    for a, b in zip(ops, ps):
+        assert_close(a, b)
+    for got, exp in zip((norms, roots, sums), expected):
+        for a, b in zip(got, exp):
+            assert_close(a, b, atol=1e-4)
+    generated = launches - norm_launches
+    # add+mul: one kernel; sqrt(abs): one; the sums: one (a row per work item) or one per
+    # non-empty tensor (a work-group tree each)
+    limit = 3 if form == "row_per_work_item" else 2 + len(shapes)
+    assert 2 <= generated <= limit, f"{generated} launches"
+
+
+def test_long_foreach_lists_split_by_argument_size():
+    """60 tensors exceed one kernel's 1024 bytes of arguments: several combo launches, each
+    within the limit, still far fewer than one per tensor."""
+    ps = [torch.randn(i + 1) for i in range(60)]
+    ops = [p.to("ocl") for p in ps]
+
+    def f(ps):
+        return torch._foreach_mul(torch._foreach_add(ps, 1.0), 3.0)
+
+    with torch_ocl.strict():
+        out, launches = _launches(torch.compile(f), ops)
+    for a, b in zip(out, f(ps)):
+        assert_close(a, b)
+    assert 1 < launches <= 6, f"{launches} launches"
+
+
+def test_compiled_adamw_and_clipping_few_launches_match_eager_and_cpu():
+    """The whole optimizer side of a training step compiled (grad-norm clipping, AdamW with
+    weight decay, tensor step counts): a few launches, the same parameters as eager ocl and
+    CPU after 3 steps."""
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.LayerNorm(32),
+                              torch.nn.Linear(32, 4))
+    eager, comp = (copy_module(cpu).to("ocl") for _ in range(2))
+    runs = []
+    for model, compiled in ((cpu, False), (eager, False), (comp, True)):
+        opt = torch.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.1)
+
+        def tail(model=model, opt=opt):
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            opt.step()
+
+        runs.append((model, opt, torch.compile(tail) if compiled else tail))
+    x = torch.randn(8, 16)
+    launches = 0
+    with torch_ocl.strict():
+        for i in range(3):
+            for model, opt, tail in runs:
+                inp = x if model is cpu else x.to("ocl")
+                opt.zero_grad()
+                model(inp).square().mean().backward()
+                before = torch_ocl._C._kernel_launch_count()
+                tail()
+                if model is comp and i == 2:
+                    launches = torch_ocl._C._kernel_launch_count() - before
+    for a, b, c in zip(comp.parameters(), eager.parameters(), cpu.parameters()):
+        torch.testing.assert_close(a.detach().cpu(), c.detach(), atol=2e-5, rtol=2e-5)
+        torch.testing.assert_close(a.detach().cpu(), b.detach().cpu(), atol=2e-5, rtol=2e-5)
+    assert launches <= 12, f"the compiled clip+AdamW took {launches} launches for 6 tensors"
+
+
+def copy_module(m):
+    import copy
+
+    return copy.deepcopy(m)
+
+
+def test_float_pow_integral_and_general_exponents():
+    """pow with integral float exponents (squaring in double) and with general ones, special
+    values included, against CPU."""
+    base = torch.tensor([0.999, 0.9, -2.0, -0.0, 0.0, 3.0, float("inf"), float("nan"), -1.5, 1e-3])
+    exps = torch.tensor([1.0, 2.0, 3.0, 0.0, -1.0, 100.0, -2.0, 0.0, 0.5, 2.5, 1e6, -3.0])
+
+    def f(b, e):
+        return torch.pow(b[:, None], e[None, :]), b * b, torch.pow(b, 7)
+
+    with torch_ocl.strict():
+        got = torch.compile(f)(*to_ocl(base, exps))
+    for g, e in zip(got, f(base, exps)):
+        torch.testing.assert_close(g.cpu(), e, atol=1e-6, rtol=2e-6, equal_nan=True)
+
+
 def test_dynamic_shapes_compile_once():
     def f(x, w):
         return torch.softmax(x @ w, -1) * x.sum(-1, keepdim=True)

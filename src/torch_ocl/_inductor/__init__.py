@@ -68,6 +68,14 @@ def register_inductor() -> None:
         "ocl", OclScheduling, OclWrapperCodegen, device_custom_config=config
     )
     register_device_op_overrides("ocl", OclDeviceOpOverrides())
+    # Horizontal fusion: independent small kernels of one graph (the per-tensor copies of a
+    # stack, a backward's bias and weight sums) run as one combo kernel (codegen_combo_kernel).
+    # Inductor leaves CPU (and MPS) nodes out of these groups, so CPU graphs compile as before.
+    import torch._inductor.config as inductor_config
+
+    inductor_config.combo_kernels = True
+    # Groups may be long: codegen_combo_kernel splits them by the device's argument-size limit.
+    inductor_config.combo_kernel_max_num_nodes = max(inductor_config.combo_kernel_max_num_nodes, 64)
     _fall_back_where_no_opencl_c()
 
 

@@ -431,7 +431,51 @@ class OclKernel(SIMDKernel):
             out.append((f"{tree.prefix}numel", tree.numel))
         return out
 
-    def codegen_kernel(self, name: str | None = None) -> str:
+    def _params(self) -> list[tuple[str, str]]:
+        """(declared type, name) of every kernel parameter, in call order."""
+        params = []
+        for outer, inner in self.args.output_buffers.items():
+            if outer in self.removed_buffers:
+                continue
+            st = storage_type(V.graph.get_dtype(outer))
+            params += [(f"__global {st}*", inner), ("ulong", f"{inner}_off")]
+        for outer, inner in self.args.input_buffers.items():
+            if V.graph.is_unspec_arg(outer):
+                params.append((var_type(V.graph.get_dtype(outer)), inner))
+                continue
+            st = storage_type(V.graph.get_dtype(outer))
+            params += [(f"__global const {st}*", inner), ("ulong", f"{inner}_off")]
+        for inner in self.args.sizevars.values():
+            params.append(("long", inner))
+        for numel_name, _ in self._numel_args():
+            params.append(("long", numel_name))
+        return params
+
+    def _ptr_fixes(self) -> list[str]:
+        out = []
+        for outer, inner in self.args.output_buffers.items():
+            if outer in self.removed_buffers:
+                continue
+            st = storage_type(V.graph.get_dtype(outer))
+            out.append(f"{inner} = (__global {st}*)((__global char*){inner} + {inner}_off);")
+        for outer, inner in self.args.input_buffers.items():
+            if V.graph.is_unspec_arg(outer):
+                continue
+            st = storage_type(V.graph.get_dtype(outer))
+            out.append(
+                f"{inner} = (__global const {st}*)((__global const char*){inner} + {inner}_off);"
+            )
+        return out
+
+    @property
+    def flat(self) -> bool:
+        """One work item per x index (pointwise kernels, and reductions with one work item per
+        row): such kernels can run side by side in one combo kernel."""
+        return self.rblock == 1
+
+    def codegen_kernel(self, name: str | None = None, *, as_function: bool = False) -> str:
+        """The kernel's OpenCL C source. With ``as_function``, a helper function of a combo
+        kernel instead: no prelude, and ``xindex`` is a parameter."""
         self.codegen_body()
         trees = [t for t in self.range_trees if not (t.is_reduction and not self.inside_reduction)]
         if len([t for t in trees if not t.is_reduction]) > 1 or len(
@@ -439,51 +483,36 @@ class OclKernel(SIMDKernel):
         ) > 1:
             raise NotImplementedError("torch-ocl's compiled path supports 1-d tilings only")
         code = IndentedBuffer()
-        code.splice(_KERNEL_HELPERS)
-        params = []
-        ptr_fix = []
-        for outer, inner in self.args.output_buffers.items():
-            if outer in self.removed_buffers:
-                continue
-            st = storage_type(V.graph.get_dtype(outer))
-            params += [f"__global {st}* {inner}", f"ulong {inner}_off"]
-            ptr_fix.append(f"{inner} = (__global {st}*)((__global char*){inner} + {inner}_off);")
-        for outer, inner in self.args.input_buffers.items():
-            if V.graph.is_unspec_arg(outer):
-                params.append(f"{var_type(V.graph.get_dtype(outer))} {inner}")
-                continue
-            st = storage_type(V.graph.get_dtype(outer))
-            params += [f"__global const {st}* {inner}", f"ulong {inner}_off"]
-            ptr_fix.append(
-                f"{inner} = (__global const {st}*)((__global const char*){inner} + {inner}_off);"
-            )
-        for inner in self.args.sizevars.values():
-            params.append(f"long {inner}")
-        for numel_name, _ in self._numel_args():
-            params.append(f"long {numel_name}")
-        code.writeline(f"__kernel void {name or 'KERNEL_NAME'}(")
+        params = [f"{t} {n}" for t, n in self._params()]
+        if as_function:
+            assert self.flat
+            params.append("const long xindex")
+            code.writeline(f"static void {name}(")
+        else:
+            code.splice(_KERNEL_HELPERS)
+            code.writeline(f"__kernel void {name or 'KERNEL_NAME'}(")
         with code.indent():
             code.writeline(",\n    ".join(params))
         code.writeline(") {")
         with code.indent():
             code.splice(self.local_decls)
-            for line in ptr_fix:
+            for line in self._ptr_fixes():
                 code.writeline(line)
             if self._rtree is not None and self.inside_reduction and self.rblock > 1:
                 code.writeline("const long xindex = get_group_id(0);")
                 code.writeline("const int r0_lid = (int)get_local_id(0);")
-            elif self._rtree is not None and self.inside_reduction:
-                code.writeline("const long xindex = get_global_id(0);")
-                code.writeline("if (xindex >= xnumel) return;")
-                code.writeline("const int r0_lid = 0;")
             else:
-                code.writeline("const long xindex = get_global_id(0);")
+                if not as_function:
+                    code.writeline("const long xindex = get_global_id(0);")
                 code.writeline("if (xindex >= xnumel) return;")
+                if self._rtree is not None and self.inside_reduction:
+                    code.writeline("const int r0_lid = 0;")
             code.splice(self.body)
         code.writeline("}")
         return code.getvalue()
 
-    def call_kernel(self, name: str, node: Any = None, deallocate_ws: bool = True) -> None:
+    def launch_args(self) -> tuple[list[str], list[Any], str]:
+        """Arguments of the wrapper's call (Python expressions), their types, and xnumel."""
         wrapper = V.graph.wrapper_code
         for v in self.args.sizevars:
             wrapper.ensure_size_computed(v)
@@ -499,7 +528,11 @@ class OclKernel(SIMDKernel):
             numels[numel_name] = self.pexpr(V.graph.sizevars.simplify(numel))
             args.append(numels[numel_name])
             types.append(int)
-        x = numels["xnumel"]
+        return args, types, numels["xnumel"]
+
+    def call_kernel(self, name: str, node: Any = None, deallocate_ws: bool = True) -> None:
+        wrapper = V.graph.wrapper_code
+        args, types, x = self.launch_args()
         static = x.isdigit()  # static sizes: the launch geometry is a constant in the wrapper
         if self._rtree is not None and self.inside_reduction and self.rblock > 1:
             loc = self.rblock
@@ -520,6 +553,20 @@ class OclKernel(SIMDKernel):
         return
 
 
+def _param_bytes(ctype: str) -> int:
+    if ctype.endswith("*"):
+        return 8  # a cl_mem handle
+    return {"char": 1, "uchar": 1, "bool": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4,
+            "float": 4}.get(ctype, 8)
+
+
+def _max_parameter_bytes() -> int:
+    from .. import _C
+
+    index = V.graph.get_current_device_or_throw().index or 0
+    return int(_C.get_device_properties(index).get("max_parameter_size", 1024))
+
+
 class OclScheduling(SIMDScheduling):
     kernel_type = OclKernel  # type: ignore[assignment]
 
@@ -530,7 +577,110 @@ class OclScheduling(SIMDScheduling):
         # Reductions are never split into two kernels (as for Inductor's C++ and Halide
         # backends): Inductor's split path asserts on mixed-order reductions for non-Triton
         # devices. A full reduction then runs in one work group.
-        return OrderedSet([BackendFeature.REDUCE_TO_SINGLE_ELEMENT])
+        # FOREACH: the optimizer's foreach ops (and other horizontal groups) become combo
+        # kernels, one launch for many tensors (see codegen_combo_kernel).
+        return OrderedSet([BackendFeature.REDUCE_TO_SINGLE_ELEMENT, BackendFeature.FOREACH])
+
+    def codegen_combo_kernel(self, combo_kernel_node) -> None:
+        """A group of independent nodes (a foreach op over a parameter list, and what fused into
+        it) as few launches: each sub-kernel becomes a function of its x index, and one kernel
+        hands consecutive ranges of its work items to the functions in turn. Sub-kernels that
+        need a work group per row (reductions on GPU drivers) launch on their own. A combo
+        kernel's arguments stay within the device's parameter-size limit (1024 bytes on PoCL),
+        so long lists split into several launches."""
+        from torch._inductor.codegen.simd_kernel_features import SIMDKernelFeatures
+
+        kernels = []
+        for sub in combo_kernel_node.get_subkernel_nodes():
+            nodes = sub.get_nodes()
+            _, (numel, rnumel) = max(nodes, key=lambda n: int(n.is_reduction())).group
+            schedule = self.generate_node_schedule(nodes, numel, rnumel)
+            features = SIMDKernelFeatures(schedule, numel, rnumel)
+            kernel = self.kernel_type(self.select_tiling(schedule, numel, rnumel),
+                                      features=features)
+            self.process_kernel(kernel, schedule)
+            kernels.append((kernel, schedule))
+        budget = _max_parameter_bytes() - 64
+        group: list = []
+        used = 0
+
+        def flush() -> None:
+            nonlocal group, used
+            if len(group) == 1:
+                kernel, schedule = group[0]
+                with V.set_kernel_handler(kernel):
+                    src = kernel.codegen_kernel()
+                name = self.define_kernel(src, schedule, kernel)
+                self.codegen_comment(schedule, name)
+                kernel.call_kernel(name)
+            elif group:
+                self._codegen_combo_group(combo_kernel_node, group)
+            group, used = [], 0
+
+        for kernel, schedule in kernels:
+            if not kernel.flat:
+                group_save, used_save = group, used
+                group, used = [(kernel, schedule)], 0
+                flush()
+                group, used = group_save, used_save
+                continue
+            size = sum(_param_bytes(t) for t, _ in kernel._params())
+            if group and used + size > budget:
+                flush()
+            group.append((kernel, schedule))
+            used += size
+        flush()
+        self.free_buffers_in_scheduler()
+
+    def _codegen_combo_group(self, combo_kernel_node, group) -> None:
+        code = IndentedBuffer()
+        code.splice(_KERNEL_HELPERS)
+        params, calls, args, types, numels = [], [], [], [], []
+        functions: dict[str, str] = {}  # source -> name: equal sub-kernels share one function
+        for i, (kernel, _) in enumerate(group):
+            with V.set_kernel_handler(kernel):
+                src = kernel.codegen_kernel("SUB_NAME", as_function=True)
+                a, t, x = kernel.launch_args()
+            if src not in functions:
+                functions[src] = f"KERNEL_NAME_s{len(functions)}"
+                code.splice(src.replace("SUB_NAME", functions[src]))
+            names = [f"s{i}_{n}" for _, n in kernel._params()]
+            params += [f"{t_} s{i}_{n}" for t_, n in kernel._params()]
+            args += a
+            types += t
+            numels.append(x)
+            calls.append((functions[src], names, f"s{i}_xnumel"))
+        code.writeline("__kernel void KERNEL_NAME(")
+        with code.indent():
+            code.writeline(",\n    ".join(params))
+        code.writeline(") {")
+        with code.indent():
+            # Work groups, not work items, are handed out: a work group runs one sub-kernel,
+            # so its branch is uniform (CPU drivers vectorize across its work items).
+            loc = _POINTWISE_LOCAL
+            code.writeline("long g = get_group_id(0), blocks;")
+            code.writeline(f"const long lid = get_local_id(0);")
+            for fn, names, xnumel in calls:
+                code.writeline(f"blocks = ({xnumel} + {loc - 1}) / {loc};")
+                code.writeline(
+                    f"if (g < blocks) {{ {fn}({', '.join(names)}, g * {loc} + lid); return; }}"
+                )
+                code.writeline("g -= blocks;")
+        code.writeline("}")
+        schedule = [n for _, sch in group for n in sch]
+        name = self.define_kernel(code.getvalue(), schedule, group[0][0])
+        self.codegen_comment(schedule, name)
+        loc = _POINTWISE_LOCAL
+        if all(x.isdigit() for x in numels):
+            glob = str(sum((int(x) + loc - 1) // loc * loc for x in numels))
+        else:
+            glob = " + ".join(f"(({x}) + {loc - 1}) // {loc} * {loc}" for x in numels)
+        args += [f"global_size=({glob},)", f"local_size=({loc},)"]
+        types += [list, list]
+        V.graph.wrapper_code.generate_kernel_call(
+            name, args, device=V.graph.get_current_device_or_throw(), triton=False,
+            arg_types=types,
+        )
 
     # Kernels index one flat x range (and one reduction range): no 2-d tiles.
     @classmethod

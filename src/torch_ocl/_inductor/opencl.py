@@ -322,7 +322,10 @@ class OclOverrides(OpOverrides):
     @staticmethod
     def pow(a, b):
         if _is_float(a) or _is_float(b):
-            return f"pow({a}, {b})"
+            dt = (getattr(a, "dtype", None), getattr(b, "dtype", None))
+            if torch.float64 in dt:
+                return f"pow({a}, {b})"
+            return f"ocl_pow_float({a}, {b})"
         return f"((long)pown((float)({a}), (int)({b})))"
 
     @staticmethod
@@ -514,6 +517,27 @@ inline void ocl_atomic_add_float(__global float* p, float v) {
   while ((seen = atomic_cmpxchg(u, expected, as_uint(as_float(expected) + v))) != expected)
     expected = seen;
 }
+// pow for float: PoCL's pow costs ~150 ns a call and stops vectorization (a compiled AdamW
+// step, pow(beta, step) per element, ran 150x slower than without). Integral exponents (step
+// counts, x**2) take exponentiation by squaring in double, exact to the float result; others
+// call pow.
+#ifdef TORCH_OCL_FP64
+inline float ocl_pow_float(float a, float b) {
+  if (fabs(b) <= 16777216.0f && b == rint(b)) {
+    long n = (long)fabs(b);
+    double r = 1.0, x = (double)a;
+    while (n) {
+      if (n & 1) r *= x;
+      x *= x;
+      n >>= 1;
+    }
+    return (float)(b < 0 ? 1.0 / r : r);
+  }
+  return pow(a, b);
+}
+#else
+inline float ocl_pow_float(float a, float b) { return pow(a, b); }
+#endif
 inline void ocl_atomic_add_int(__global int* p, int v) { atomic_add((volatile __global int*)p, v); }
 inline float ocl_randn(ulong seed, long offset) {
   const uint4 r = ocl_philox_at(seed, 0, offset);
