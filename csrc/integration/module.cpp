@@ -18,6 +18,7 @@ void registerHooks();                  // hooks.cpp
 void bindRawBench(py::module_& m);     // raw_bench.cpp
 void bindUserKernels(py::module_& m);  // user_kernels.cpp
 void bindGemm(py::module_& m);         // gemm_bindings.cpp
+void bindProfiler(py::module_& m);     // profiler.cpp
 
 namespace {
 
@@ -186,4 +187,5 @@ PYBIND11_MODULE(_C, m) {
   bindRawBench(m);
   bindUserKernels(m);
   bindGemm(m);
+  bindProfiler(m);
 }
