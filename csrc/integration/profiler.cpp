@@ -10,6 +10,8 @@
 // Our queues are created with CL_QUEUE_PROFILING_ENABLE once and for all (Event.elapsed_time
 // needs it on any stream); commands without an event cost the driver nothing extra (measured by
 // benchmarks/runtime.py: the raw chain on a queue without profiling).
+#if __has_include(<torch/csrc/profiler/standalone/privateuse1_profiler.h>)
+#define TORCH_OCL_HAVE_PU1_PROFILER 1
 #define USE_KINETO 1
 // GenericTraceActivity::addMetadata formats with fmt, whose library libtorch does not export.
 #define FMT_HEADER_ONLY 1
@@ -19,6 +21,7 @@
 #include <kineto/IActivityProfiler.h>
 #include <kineto/libkineto.h>
 #include <kineto/output_base.h>
+#endif  // a PyTorch without the PrivateUse1 profiler registry gets no device rows
 
 #include <torch/extension.h>
 
@@ -42,13 +45,6 @@ std::atomic<bool> g_profiling{false};
 namespace {
 
 namespace pybind = pybind11;
-
-int64_t hostNowNs() {
-  // Kineto and the CPU side of torch.profiler stamp activities with the system clock in ns.
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct Record {
   cl_event ev = nullptr;
@@ -81,6 +77,14 @@ std::string kernelName(cl_kernel kernel) {
     if (p) return *p + "::" + fn;
   }
   return fn;
+}
+
+#ifdef TORCH_OCL_HAVE_PU1_PROFILER
+int64_t hostNowNs() {
+  // Kineto and the CPU side of torch.profiler stamp activities with the system clock in ns.
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Offset that moves a device's profiling clock onto the host's system clock, from markers: the
@@ -293,6 +297,7 @@ class OclActivityProfiler final : public libkineto::IActivityProfiler {
 };
 
 REGISTER_PRIVATEUSE1_PROFILER(OclActivityProfiler);
+#endif  // TORCH_OCL_HAVE_PU1_PROFILER
 
 }  // namespace
 
