@@ -3,6 +3,8 @@
 // benchmark can print our figures as ratios of the device's own limits measured in one run.
 #include <torch/extension.h>
 
+#include "runtime/cl_include.h"  // before CLBlast: pins the OpenCL API level (1.2)
+
 #include <clblast_c.h>
 
 #include "aten/launch.h"
