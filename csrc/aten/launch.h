@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "integration/allocator.h"
+#include "integration/profiler.h"
 #include "integration/state.h"
 #include "kernels/embedded.h"
 

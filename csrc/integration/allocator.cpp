@@ -148,6 +148,12 @@ void deletePinned(void* ctx) {
 
 rt::BufferRef resolvePtr(const void* ptr) {
   rt::DeviceAllocator* a = allocatorOwning(ptr);
+  // Every launch binds its operands through here: one table read, no lock. Addresses outside a
+  // live segment take the checked path below, which raises the error.
+  if (a) {
+    rt::BufferRef fast = a->resolveUnchecked(ptr);
+    if (fast.mem) return fast;
+  }
   TORCH_CHECK(a, "torch-ocl: address ", ptr, " is not ocl device memory");
   OCL_TRY
   return a->resolve(ptr);

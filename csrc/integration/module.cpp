@@ -19,6 +19,7 @@ void bindRawBench(py::module_& m);     // raw_bench.cpp
 void bindUserKernels(py::module_& m);  // user_kernels.cpp
 void bindGemm(py::module_& m);         // gemm_bindings.cpp
 void bindDistributed(py::module_& m);  // distributed/bindings.cpp
+void bindProfiler(py::module_& m);     // profiler.cpp
 
 namespace {
 
@@ -188,4 +189,5 @@ PYBIND11_MODULE(_C, m) {
   bindUserKernels(m);
   bindGemm(m);
   bindDistributed(m);
+  bindProfiler(m);
 }

@@ -3,6 +3,8 @@
 // benchmark can print our figures as ratios of the device's own limits measured in one run.
 #include <torch/extension.h>
 
+#include "runtime/cl_include.h"  // before CLBlast: pins the OpenCL API level (1.2)
+
 #include <clblast_c.h>
 
 #include "aten/launch.h"
@@ -25,6 +27,10 @@ const char* kRawFillSource = R"CLC(
 __kernel void raw_fill(__global float* p, float v, long n) {
   long i = get_global_id(0);
   if (i < n) p[i] = v;
+}
+__kernel void raw_add(__global float* x, __global const float* y, long n) {
+  long i = get_global_id(0);
+  if (i < n) x[i] = x[i] + y[i];
 }
 __kernel void raw_copy(__global const float* src, __global float* dst, long n) {
   long i = get_global_id(0);
@@ -217,6 +223,97 @@ double rawLaunchLatency(int index, const std::string& kind, int launches) {
   return result;
 }
 
+// Seconds per op of a dependent chain of `ops` in-place float adds (x = x + y) of n elements,
+// enqueued back to back on the default stream and then finished: the raw reference for a chain
+// of small torch ops. Median of `reps` chains. plain_queue: on a queue of its own created without
+// CL_QUEUE_PROFILING_ENABLE (what profiling costs the driver per command).
+double rawAddChain(int index, int64_t n, int ops, int reps, bool plain_queue) {
+  rt::Device& dev = device(static_cast<c10::DeviceIndex>(index));
+  TORCH_CHECK_VALUE(n > 0 && ops > 0 && reps > 0,
+                    "_raw_add_chain: n, ops and reps must be positive");
+  std::vector<double> times;
+  OCL_TRY
+  cl_int err = CL_SUCCESS;
+  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  rt::Mem x(clCreateBuffer(dev.context(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
+  OCL_CHECK_ERR(err, "clCreateBuffer");
+  rt::Mem y(clCreateBuffer(dev.context(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
+  OCL_CHECK_ERR(err, "clCreateBuffer");
+  RawFill add = buildRawFill(dev, "raw_add");
+  rt::Queue own;
+  if (plain_queue) {
+    own = rt::Queue(clCreateCommandQueue(dev.context(), dev.id(), 0, &err));
+    OCL_CHECK_ERR(err, "clCreateCommandQueue");
+  }
+  cl_command_queue q = plain_queue ? own.get() : dev.queue(0);
+  const float zero = 0.f;
+  OCL_CHECK(clEnqueueFillBuffer(q, x.get(), &zero, 4, 0, bytes, 0, nullptr, nullptr));
+  OCL_CHECK(clEnqueueFillBuffer(q, y.get(), &zero, 4, 0, bytes, 0, nullptr, nullptr));
+  const size_t local = std::min<size_t>(256, dev.info().max_work_group_size);
+  const size_t global = (static_cast<size_t>(n) + local - 1) / local * local;
+  auto once = [&] {
+    // Arguments are set per launch, as a framework must (the kernel object is shared).
+    cl_mem xm = x.get(), ym = y.get();
+    cl_long nn = n;
+    OCL_CHECK(clSetKernelArg(add.kernel.get(), 0, sizeof(cl_mem), &xm));
+    OCL_CHECK(clSetKernelArg(add.kernel.get(), 1, sizeof(cl_mem), &ym));
+    OCL_CHECK(clSetKernelArg(add.kernel.get(), 2, sizeof(cl_long), &nn));
+    OCL_CHECK(clEnqueueNDRangeKernel(q, add.kernel.get(), 1, nullptr, &global, &local, 0, nullptr,
+                                     nullptr));
+  };
+  once();  // first enqueue compiles for this local size
+  OCL_CHECK(clFinish(q));
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < ops; ++i) once();
+    OCL_CHECK(clFinish(q));
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / ops);
+  }
+  OCL_CATCH
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+// Nanoseconds per call of the per-launch lookups, each `reps` times on `t` (an ocl tensor):
+// "check_index" (what device(idx) did on every call before its fast path), "device",
+// "resolve_checked" (the allocator's locked, checked block lookup), "resolve_ptr" (what launches
+// use), "program_hit" (a program-cache hit), "kernel" (this thread's cl_kernel of a program).
+py::dict hotPathCosts(const at::Tensor& t, int reps) {
+  TORCH_CHECK_VALUE(t.device().type() == c10::DeviceType::PrivateUse1 && t.numel() > 0,
+                    "_hot_path_costs expects a non-empty ocl tensor");
+  TORCH_CHECK_VALUE(reps > 0, "_hot_path_costs: reps must be positive");
+  const c10::DeviceIndex idx = t.device().index();
+  const void* ptr = t.const_data_ptr();
+  static const char family = 0;
+  cl_program prog = programs(idx).get({&family, 0}, [] {
+    return rt::ProgramSource{"hot_path_probe", kRawEmptySource, ""};
+  });
+  py::dict out;
+  auto time = [&](const char* name, auto&& fn) {
+    uintptr_t sink = 0;
+    auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) sink += reinterpret_cast<uintptr_t>(fn());
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / reps;
+    out[name] = ns + static_cast<double>(sink & 0);  // keeps fn() from being optimised away
+  };
+  OCL_TRY
+  time("check_index", [&] {
+    checkIndex(idx);
+    return static_cast<void*>(nullptr);
+  });
+  time("device", [&] { return static_cast<void*>(&device(idx)); });
+  time("resolve_checked", [&] { return static_cast<void*>(allocator(idx).resolve(ptr).mem); });
+  time("resolve_ptr", [&] { return static_cast<void*>(resolvePtr(ptr).mem); });
+  time("program_hit", [&] {
+    return static_cast<void*>(programs(idx).get({&family, 0}, [] {
+      return rt::ProgramSource{"hot_path_probe", kRawEmptySource, ""};
+    }));
+  });
+  time("kernel", [&] { return static_cast<void*>(programs(idx).kernel(prog, "raw_empty")); });
+  OCL_CATCH
+  return out;
+}
+
 // Seconds per allocate+free pair of a cached block straight on the caching allocator.
 double allocatorFastPath(int index, size_t nbytes, int reps) {
   rt::DeviceAllocator& a = allocator(static_cast<c10::DeviceIndex>(index));
@@ -284,6 +381,9 @@ void bindRawBench(py::module_& m) {
         py::call_guard<py::gil_scoped_release>());
   m.def("_raw_launch_latency", &rawLaunchLatency, py::arg("device"), py::arg("kind"),
         py::arg("launches"), py::call_guard<py::gil_scoped_release>());
+  m.def("_raw_add_chain", &rawAddChain, py::arg("device"), py::arg("n"), py::arg("ops"),
+        py::arg("reps"), py::arg("plain_queue") = false, py::call_guard<py::gil_scoped_release>());
+  m.def("_hot_path_costs", &hotPathCosts, py::arg("tensor"), py::arg("reps"));
   m.def("_allocator_fast_path", &allocatorFastPath, py::arg("device"), py::arg("nbytes"),
         py::arg("reps"), py::call_guard<py::gil_scoped_release>());
   m.def("_raw_sgemm", &rawSgemm, py::arg("a"), py::arg("b"), py::arg("out"), py::arg("reps"),

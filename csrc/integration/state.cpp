@@ -43,6 +43,18 @@ void loadDriver() {
   });
 }
 
+// Hot-path view of the per-device objects, published once by initOnce(): device(), allocator()
+// and programs() of a valid index in a process that is not a bad fork child read these with
+// no call_once, no runtime lookup and no string work (every launch calls them several times).
+struct Ready {
+  int count = 0;
+  rt::Device* devices[64] = {};
+  rt::DeviceAllocator* allocators[64] = {};
+  rt::ProgramCache* programs[64] = {};
+};
+Ready g_ready;
+std::atomic<bool> g_ready_published{false};
+
 void initOnce() {
   std::call_once(g_init_once, [] {
     auto& rt = rt::Runtime::get();
@@ -56,7 +68,23 @@ void initOnce() {
           std::make_unique<rt::ProgramCache>(dev, rt::DiskCache::fromEnvironment(dev.info()));
     }
     g_initialized.store(true);
+    if (n <= 64) {
+      g_ready.count = n;
+      for (int i = 0; i < n; ++i) {
+        g_ready.devices[i] = &rt.device(i);
+        g_ready.allocators[i] = pd[i].allocator.get();
+        g_ready.programs[i] = pd[i].programs.get();
+      }
+      g_ready_published.store(true, std::memory_order_release);
+    }
   });
+}
+
+// True when index can take the fast path (initialised, valid, not a bad fork child).
+inline bool ready(c10::DeviceIndex index) {
+  return g_ready_published.load(std::memory_order_acquire) &&
+         !g_in_bad_fork.load(std::memory_order_relaxed) &&
+         static_cast<unsigned>(index) < static_cast<unsigned>(g_ready.count);
 }
 
 thread_local c10::DeviceIndex t_current_device = 0;
@@ -96,24 +124,32 @@ void checkIndex(c10::DeviceIndex index) {
 }
 
 rt::Device& device(c10::DeviceIndex index) {
+  if (ready(index)) return *g_ready.devices[index];
   checkIndex(index);
   initOnce();
   return rt::Runtime::get().device(index);
 }
 
 rt::DeviceAllocator& allocator(c10::DeviceIndex index) {
+  if (ready(index)) return *g_ready.allocators[index];
   checkIndex(index);
   initOnce();
   return *perDevice()[index].allocator;
 }
 
 rt::ProgramCache& programs(c10::DeviceIndex index) {
+  if (ready(index)) return *g_ready.programs[index];
   checkIndex(index);
   initOnce();
   return *perDevice()[index].programs;
 }
 
 rt::DeviceAllocator* allocatorOwning(const void* ptr) {
+  if (g_ready_published.load(std::memory_order_acquire)) {
+    for (int i = 0; i < g_ready.count; ++i)
+      if (g_ready.allocators[i]->owns(ptr)) return g_ready.allocators[i];
+    return nullptr;
+  }
   if (!g_initialized.load()) return nullptr;
   for (auto& pd : perDevice())
     if (pd.allocator && pd.allocator->owns(ptr)) return pd.allocator.get();
@@ -125,7 +161,7 @@ c10::DeviceIndex currentDevice() {
 }
 
 void setCurrentDevice(c10::DeviceIndex index) {
-  checkIndex(index);
+  if (!ready(index)) checkIndex(index);
   t_current_device = index;
 }
 
@@ -141,7 +177,7 @@ c10::Stream defaultStream(c10::DeviceIndex index) {
 
 void setCurrentStream(const c10::Stream& stream) {
   TORCH_CHECK(stream.device_type() == kOcl, "expected an ocl stream, got one on ", stream.device());
-  checkIndex(stream.device_index());
+  if (!ready(stream.device_index())) checkIndex(stream.device_index());
   TORCH_CHECK(stream.id() >= 0 && stream.id() < rt::kStreamsPerDevice, "invalid ocl stream id ",
               stream.id());
   t_current_stream[stream.device_index()] = static_cast<int8_t>(stream.id());

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -114,6 +115,7 @@ class AddressRange {
 
   bool contains(uintptr_t p) const { return p >= base_ && p - base_ < size_; }
   size_t size() const { return size_; }
+  uintptr_t base() const { return base_; }
 
   // First fit; returns 0 when no free range is large enough.
   uintptr_t take(size_t len) {
@@ -221,11 +223,47 @@ void checkStream(int stream_index, const char* what) {
 
 }  // namespace
 
+// Segment of every 2 MiB piece of the address range, for resolveUnchecked(): written under the
+// allocator's mutex when a segment is created or released, read without it. The table is an
+// anonymous mapping, so pieces never used cost no memory.
+class SegmentTable {
+ public:
+  explicit SegmentTable(const AddressRange& va) : base_(va.base()), n_(va.size() / kSegmentAlign) {
+    bytes_ = n_ * sizeof(std::atomic<Segment*>);
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      throw std::runtime_error("torch_ocl allocator: mmap of the segment table failed");
+    slots_ = static_cast<std::atomic<Segment*>*>(p);  // zero pages: every slot null
+  }
+  ~SegmentTable() { munmap(slots_, bytes_); }
+  SegmentTable(const SegmentTable&) = delete;
+  SegmentTable& operator=(const SegmentTable&) = delete;
+
+  void set(uintptr_t start, size_t len, Segment* s) {
+    const size_t first = (start - base_) / kSegmentAlign;
+    const size_t count = roundUp(len, kSegmentAlign) / kSegmentAlign;
+    for (size_t i = first; i < first + count && i < n_; ++i)
+      slots_[i].store(s, std::memory_order_release);
+  }
+  Segment* get(uintptr_t p) const {
+    const size_t i = (p - base_) / kSegmentAlign;  // wraps for p < base_: then i >= n_
+    return i < n_ ? slots_[i].load(std::memory_order_acquire) : nullptr;
+  }
+
+ private:
+  uintptr_t base_;
+  size_t n_;
+  size_t bytes_ = 0;
+  std::atomic<Segment*>* slots_ = nullptr;
+};
+
 struct DeviceAllocator::Impl {
   Device& dev;
   uint64_t limit;
   mutable std::mutex mu;
   AddressRange va;
+  SegmentTable table{va};
   AllocatorStats st;
   BlockPool small_pool, large_pool;
   LiveMap live;
@@ -377,6 +415,7 @@ struct DeviceAllocator::Impl {
     seg->small = small;
     Segment* s = seg.get();
     segments.emplace(base, std::move(seg));
+    table.set(base, seg_size, s);
     Block* b = newBlock();
     b->segment = s;
     b->ptr = base;
@@ -536,6 +575,7 @@ struct DeviceAllocator::Impl {
     const bool small = b->small;
     const size_t size = s->size;
     poolErase(b);
+    table.set(s->base, size, nullptr);
     va.give(s->base, size);
     segments.erase(s->base);  // releases the cl_mem
     retireBlock(b);
@@ -668,6 +708,13 @@ BufferRef DeviceAllocator::resolve(const void* ptr) const {
   const Block* b = m.liveBlockContaining(reinterpret_cast<uintptr_t>(ptr));
   if (!b) throw std::invalid_argument(m.unknownPointer("resolve", ptr));
   return {b->segment->mem.get(), reinterpret_cast<uintptr_t>(ptr) - b->segment->base};
+}
+
+BufferRef DeviceAllocator::resolveUnchecked(const void* ptr) const noexcept {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  const Segment* s = impl_->table.get(p);
+  if (!s || p - s->base >= s->size) return {};
+  return {s->mem.get(), p - s->base};
 }
 
 bool DeviceAllocator::owns(const void* ptr) const {

@@ -73,6 +73,10 @@ class DeviceAllocator {
   void free(void* ptr);
   // Any address inside a live block. Throws std::invalid_argument for an unknown address.
   BufferRef resolve(const void* ptr) const;
+  // Hot path of resolve(): (cl_mem, offset) of any address inside one of this allocator's
+  // segments, with no lock and no lookup beyond one table read; {nullptr, 0} otherwise. It does
+  // not check that the block is live (a live tensor's pointer always is); resolve() does.
+  BufferRef resolveUnchecked(const void* ptr) const noexcept;
   bool owns(const void* ptr) const;         // inside this allocator's reserved address range
   size_t blockSize(const void* ptr) const;  // size of the live block that starts at ptr
   void recordStream(const void* ptr, int stream_index);

@@ -416,8 +416,34 @@ struct ProgramCache::Impl {
   DiskCache disk;
   mutable std::mutex mutex;
   std::unordered_map<ProgramKey, Entry, KeyHash> entries;
+  std::unordered_map<cl_program, std::string> names;  // for the profiler
   ProgramCacheStats stats;
+  std::atomic<int64_t> fast_hits{0};  // memory hits served by the per-thread table
 };
+
+namespace {
+
+std::atomic<uint64_t> g_next_cache_id{1};
+
+// Per-thread, direct-mapped table of published programs: (cache id, key) -> program. Programs
+// live as long as their cache, and ids are never reused, so a stale entry can only miss.
+struct FastEntry {
+  uint64_t cache = 0;
+  const void* family = nullptr;
+  uint64_t variant = 0;
+  cl_program program = nullptr;
+};
+constexpr size_t kFastEntries = 512;
+thread_local FastEntry t_fast[kFastEntries];
+
+inline size_t fastSlot(uint64_t cache, const ProgramKey& key) {
+  uint64_t h = reinterpret_cast<uintptr_t>(key.family) * 0x9e3779b97f4a7c15ULL;
+  h ^= (key.variant + cache) * 0xc2b2ae3d27d4eb4fULL;
+  h ^= h >> 29;
+  return static_cast<size_t>(h) & (kFastEntries - 1);
+}
+
+}  // namespace
 
 Program ProgramCache::Impl::fromBinary(const std::string& binary, const std::string& options) {
   cl_device_id id = dev.id();
@@ -487,18 +513,37 @@ Program ProgramCache::Impl::build(const ProgramSource& src, ProgramCacheStats* d
 }
 
 ProgramCache::ProgramCache(Device& dev, DiskCache disk)
-    : impl_(std::make_unique<Impl>(dev, std::move(disk))) {}
+    : id_(g_next_cache_id.fetch_add(1, std::memory_order_relaxed)),
+      impl_(std::make_unique<Impl>(dev, std::move(disk))) {}
+
+cl_program ProgramCache::lookupFast(const ProgramKey& key) {
+  const FastEntry& e = t_fast[fastSlot(id_, key)];
+  if (e.cache != id_ || e.family != key.family || e.variant != key.variant) return nullptr;
+  impl_->fast_hits.fetch_add(1, std::memory_order_relaxed);
+  return e.program;
+}
+
+const std::string* ProgramCache::programName(cl_program program) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto it = impl_->names.find(program);
+  return it == impl_->names.end() ? nullptr : &it->second;
+}
 
 ProgramCache::~ProgramCache() = default;
 
-cl_program ProgramCache::get(const ProgramKey& key, const std::function<ProgramSource()>& make) {
+cl_program ProgramCache::getSlow(const ProgramKey& key,
+                                 const std::function<ProgramSource()>& make) {
+  const auto publish = [&](cl_program p) {
+    t_fast[fastSlot(id_, key)] = {id_, key.family, key.variant, p};
+    return p;
+  };
   std::promise<Program> promise;
   {
     std::unique_lock<std::mutex> lock(impl_->mutex);
     auto [it, inserted] = impl_->entries.try_emplace(key);
     if (!inserted) {
       ++impl_->stats.memory_hits;
-      if (it->second.program) return it->second.program;
+      if (it->second.program) return publish(it->second.program);
       // Another thread is building it: wait for that build, outside the lock.
       std::shared_future<Program> future = it->second.future;
       lock.unlock();
@@ -518,8 +563,11 @@ cl_program ProgramCache::get(const ProgramKey& key, const std::function<ProgramS
     s.compile_seconds += delta.compile_seconds;
   };
   Program program;
+  std::string name;
   try {
-    program = impl_->build(make(), &delta);
+    ProgramSource src = make();
+    name = src.name;
+    program = impl_->build(src, &delta);
   } catch (...) {
     {
       std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -534,25 +582,52 @@ cl_program ProgramCache::get(const ProgramKey& key, const std::function<ProgramS
   std::lock_guard<std::mutex> lock(impl_->mutex);
   merge();
   impl_->entries.find(key)->second.program = raw;
-  return raw;
+  impl_->names.emplace(raw, std::move(name));
+  return publish(raw);
 }
 
 cl_kernel ProgramCache::kernel(cl_program program, const char* name) {
+  // Direct-mapped in front of the map: (program, name) -> this thread's kernel. The kernel is
+  // owned by `cache` below and lives as long as the thread; the name is compared, not only its
+  // address, since callers may pass a temporary string.
+  struct Recent {
+    cl_program program = nullptr;
+    const char* name_ptr = nullptr;
+    cl_kernel kernel = nullptr;
+    char name[48] = {};
+  };
+  thread_local Recent recent[64];
+  const uintptr_t h = (reinterpret_cast<uintptr_t>(program) >> 4) ^
+                      (reinterpret_cast<uintptr_t>(name) * 0x9e3779b97f4a7c15ULL >> 40);
+  Recent& r = recent[h & 63];
+  if (r.program == program && r.name_ptr == name && std::strcmp(r.name, name) == 0) return r.kernel;
+  const auto remember = [&](cl_kernel k) {
+    if (std::strlen(name) >= sizeof(r.name)) return k;  // rare: long names take the map
+    r.program = program;
+    r.name_ptr = name;
+    r.kernel = k;
+    std::strcpy(r.name, name);
+    return k;
+  };
   thread_local ThreadKernels cache;
   std::vector<ThreadKernels::Named>& named = cache.by_program[program];
   for (const ThreadKernels::Named& n : named)
-    if (std::strcmp(n.name.c_str(), name) == 0) return n.kernel.get();
+    if (std::strcmp(n.name.c_str(), name) == 0) {
+      return remember(n.kernel.get());
+    }
   cl_int err = CL_SUCCESS;
   Kernel k(clCreateKernel(program, name, &err));
   OCL_CHECK_ERR(err, std::string("clCreateKernel(") + name + ")");
   cl_kernel raw = k.get();
   named.push_back({name, std::move(k)});
-  return raw;
+  return remember(raw);
 }
 
 ProgramCacheStats ProgramCache::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->stats;
+  ProgramCacheStats s = impl_->stats;
+  s.memory_hits += impl_->fast_hits.load(std::memory_order_relaxed);
+  return s;
 }
 
 const DiskCache& ProgramCache::disk() const {

@@ -65,17 +65,29 @@ class ProgramCache {
  public:
   ProgramCache(Device& dev, DiskCache disk);
   ~ProgramCache();
-  // Returns the built program for key; `make` is called only on an in-process miss. Throws
-  // BuildError (with the build log) when the source does not build; a later call retries.
-  cl_program get(const ProgramKey& key, const std::function<ProgramSource()>& make);
+  // Returns the built program for key; `make` (any callable returning ProgramSource) is called
+  // only on an in-process miss. Throws BuildError (with the build log) when the source does not
+  // build; a later call retries. A hit is served from a per-thread table: no lock, no
+  // std::function, no allocation (every launch asks).
+  template <class Make>
+  cl_program get(const ProgramKey& key, Make&& make) {
+    if (cl_program p = lookupFast(key)) return p;
+    return getSlow(key, std::function<ProgramSource()>(std::forward<Make>(make)));
+  }
   // A cl_kernel for this thread: kernels carry argument state, so one object is never shared
   // between threads (autograd runs backward on its own thread).
   cl_kernel kernel(cl_program program, const char* name);
   ProgramCacheStats stats() const;
   const DiskCache& disk() const;
   Device& device() const;
+  // The ProgramSource name a program was built under ("add<Float>"), or nullptr for a program
+  // this cache did not build. For the profiler; takes the cache's lock.
+  const std::string* programName(cl_program program) const;
 
  private:
+  cl_program lookupFast(const ProgramKey& key);
+  cl_program getSlow(const ProgramKey& key, const std::function<ProgramSource()>& make);
+  uint64_t id_;  // unique per cache object (the per-thread table keys on it, not the address)
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -70,8 +70,9 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
     at::assert_no_overlap(dst, src);
     rt::BufferRef d = bufferOf(dst), s = bufferOf(src);
     OCL_TRY
+    ProfiledCommand pc(CommandKind::kMemcpy, "Memcpy DtoD (Device -> Device)");
     OCL_CHECK(clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, dst.nbytes(), 0, nullptr,
-                                  nullptr));
+                                  pc.event()));
     OCL_CATCH
     return;
   }
@@ -120,8 +121,9 @@ void copyHostToDevice(const at::Tensor& dst, const at::Tensor& src, bool non_blo
   c10::Stream stream = currentStream(idx);
   const bool async = non_blocking && isPinned(host);
   OCL_TRY
+  ProfiledCommand pc(CommandKind::kMemcpy, "Memcpy HtoD (Host -> Device)");
   OCL_CHECK(clEnqueueWriteBuffer(queueOf(stream), d.mem, async ? CL_FALSE : CL_TRUE, d.offset,
-                                 dst.nbytes(), host.const_data_ptr(), 0, nullptr, nullptr));
+                                 dst.nbytes(), host.const_data_ptr(), 0, nullptr, pc.event()));
   OCL_CATCH
   if (async) {
     // The pinned block must not be reused before the write has read it.
@@ -152,9 +154,11 @@ void copyDeviceToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blo
   }
   rt::BufferRef s = bufferOf(src);
   const bool async = non_blocking && isPinned(dst);
-  OCL_TRY
-  OCL_CHECK(clEnqueueReadBuffer(currentQueue(idx), s.mem, async ? CL_FALSE : CL_TRUE, s.offset,
-                                src.nbytes(), dst.mutable_data_ptr(), 0, nullptr, nullptr));
+  OCL_TRY {
+    ProfiledCommand pc(CommandKind::kMemcpy, "Memcpy DtoH (Device -> Host)");
+    OCL_CHECK(clEnqueueReadBuffer(currentQueue(idx), s.mem, async ? CL_FALSE : CL_TRUE, s.offset,
+                                  src.nbytes(), dst.mutable_data_ptr(), 0, nullptr, pc.event()));
+  }
   if (async) OCL_CHECK(clFlush(currentQueue(idx)));
   OCL_CATCH
   // A blocking read is a synchronisation point: report index errors of the kernels before it.

@@ -66,8 +66,9 @@ at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value) {
   if (self.is_contiguous()) {
     rt::BufferRef b = bufferOf(self);
     OCL_TRY
+    ProfiledCommand pc(CommandKind::kMemset, "Memset (Device)");
     OCL_CHECK(clEnqueueFillBuffer(q, b.mem, bits.bytes, bits.size, b.offset, self.nbytes(), 0,
-                                  nullptr, nullptr));
+                                  nullptr, pc.event()));
     OCL_CATCH
     return self;
   }

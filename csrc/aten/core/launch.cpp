@@ -16,8 +16,9 @@ void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t 
               size_t local) {
   (void)dev;
   if (global == 0) return;
+  ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
   OCL_CHECK(
-      clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+      clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, pc.event()));
   g_launches.fetch_add(1, std::memory_order_relaxed);
   afterLaunch(queue);
 }
@@ -30,8 +31,9 @@ void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2
 
 void launchKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
                   const size_t* local) {
+  ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
   OCL_CHECK(
-      clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, 0, nullptr, nullptr));
+      clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, 0, nullptr, pc.event()));
   g_launches.fetch_add(1, std::memory_order_relaxed);
   afterLaunch(queue);
 }
@@ -42,8 +44,9 @@ void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t
   // One work item per element: PoCL vectorises across work items, and a grid-stride loop
   // measured 4x slower there (benchmarks/runtime.py, raw fill kernel); GPUs do not mind.
   const size_t global = (static_cast<size_t>(n) + local - 1) / local * local;
+  ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
   OCL_CHECK(
-      clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+      clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, pc.event()));
   g_launches.fetch_add(1, std::memory_order_relaxed);
   afterLaunch(queue);
 }

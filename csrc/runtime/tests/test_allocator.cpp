@@ -151,6 +151,24 @@ TEST_F(AllocatorTest, ResolveMapsInteriorPointers) {
   alloc().free(b);
 }
 
+TEST_F(AllocatorTest, ResolveUncheckedMatchesResolveInsideLiveSegments) {
+  char* a = static_cast<char*>(alloc().allocate(3 * KiB));
+  char* big = static_cast<char*>(alloc().allocate(12 * MiB));  // a large-pool segment
+  for (char* p : {a, a + 1, a + 3 * KiB - 1, big, big + 5 * MiB + 7, big + 12 * MiB - 1}) {
+    BufferRef checked = alloc().resolve(p), fast = alloc().resolveUnchecked(p);
+    EXPECT_EQ(fast.mem, checked.mem);
+    EXPECT_EQ(fast.offset, checked.offset);
+  }
+  int local = 0;
+  EXPECT_EQ(alloc().resolveUnchecked(&local).mem, nullptr);  // not ours
+  EXPECT_EQ(alloc().resolveUnchecked(nullptr).mem, nullptr);
+  alloc().free(a);
+  alloc().free(big);
+  alloc().emptyCache();  // segments released: their addresses resolve to nothing
+  EXPECT_EQ(alloc().resolveUnchecked(a).mem, nullptr);
+  EXPECT_EQ(alloc().resolveUnchecked(big + 5 * MiB).mem, nullptr);
+}
+
 TEST_F(AllocatorTest, BlocksDoNotAlias) {
   // Small blocks sharing a segment, and large blocks sharing a segment.
   for (size_t n : {1 * KiB, 3 * MiB}) {

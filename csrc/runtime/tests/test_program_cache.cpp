@@ -14,6 +14,7 @@
 #include <future>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -197,6 +198,44 @@ TEST_F(ProgramCacheTest, SecondGetIsAMemoryHitAndDoesNotCallMake) {
   ProgramCacheStats s = cache.stats();
   EXPECT_EQ(s.memory_hits, 2);
   EXPECT_EQ(s.compiles, 1);
+}
+
+TEST_F(ProgramCacheTest, HitsOfANewCacheNeverComeFromAnOldOne) {
+  // The per-thread hit table keys on a cache id, not the address: a cache built where an old
+  // one lived must compile again, not return the old (released) program.
+  int makes = 0;
+  auto make = [&] {
+    ++makes;
+    return addOneSource();
+  };
+  for (int round = 0; round < 3; ++round) {
+    auto cache = std::make_unique<ProgramCache>(dev(), DiskCache("", false));
+    cl_program p = cache->get({&kAddFamily, 11}, make);
+    EXPECT_EQ(cache->get({&kAddFamily, 11}, make), p);
+    expectAddOneWorks(*cache, p);
+    EXPECT_EQ(cache->stats().memory_hits, 1);
+  }
+  EXPECT_EQ(makes, 3);
+}
+
+TEST_F(ProgramCacheTest, OtherThreadsHitWithoutCompiling) {
+  ProgramCache cache(dev(), DiskCache("", false));
+  int makes = 0;
+  auto make = [&] {
+    ++makes;
+    return addOneSource();
+  };
+  cl_program p = cache.get({&kAddFamily, 12}, make);
+  cl_program q = nullptr, k = nullptr;
+  std::thread t([&] {
+    q = cache.get({&kAddFamily, 12}, make);
+    k = cache.get({&kAddFamily, 12}, make);
+  });
+  t.join();
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(k, p);
+  EXPECT_EQ(makes, 1);
+  EXPECT_EQ(cache.stats().memory_hits, 2);
 }
 
 TEST_F(ProgramCacheTest, DifferentVariantOrFamilyCompilesSeparately) {

@@ -387,6 +387,36 @@ def bench(*, device: int = 0, quick: bool = False, sections: Sequence[str] = SEC
     return res
 
 
+# ---- one profiled step --------------------------------------------------------------------------
+
+
+def profile_step(*, device: int, spec: str, model_size: str, trace: str,
+                 row_limit: int = 25) -> int:
+    """Runs one warm step of model `spec` on ocl:`device` under torch.profiler (CPU and device
+    activity), writes the Chrome trace to `trace` and prints the ops by device time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    props = torch.ocl.get_device_properties(device)
+    small = props.type == "CPU" if model_size == "auto" else model_size == "small"
+    mod, why = _models.load(spec)
+    wl = None
+    if mod is not None:
+        wl, why = _models.make(mod, f"ocl:{device}", small=small)
+    if wl is None:
+        print(f"error: model {spec}: {why}", file=sys.stderr)
+        return 1
+    wl.step()  # compiles the kernels: the profiled step is a steady-state one
+    torch.ocl.synchronize(device)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        wl.step()
+        torch.ocl.synchronize(device)
+    prof.export_chrome_trace(trace)
+    print(f"one step of {wl.name} ({'small' if small else 'full'}) on ocl:{device} "
+          f"({props.name}); Chrome trace: {trace}")
+    print(prof.key_averages().table(sort_by="device_time_total", row_limit=row_limit))
+    return 0
+
+
 # ---- output ------------------------------------------------------------------------------------
 
 
@@ -571,9 +601,16 @@ def add_parser(sub) -> None:
     p.add_argument("--from", dest="from_json", metavar="JSON",
                    help="do not measure: print/plot an earlier --output file")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--profile", metavar="TRACE",
+                   help="instead of the suite: one step of the first --model (default mlp) under "
+                        "torch.profiler; writes its Chrome trace to TRACE and prints the ops by "
+                        "device time")
 
 
 def run(args) -> int:
+    if args.profile:
+        return profile_step(device=args.device, spec=(args.model or ["mlp"])[0],
+                            model_size=args.model_size, trace=args.profile)
     if args.from_json:
         with open(args.from_json) as f:
             res = json.load(f)
