@@ -43,6 +43,7 @@ DTYPE_NAMES = [
     "int8",
     "uint8",
     "bool",
+    "complex64",
 ]
 STATUSES = ["native", "fallback", "wrong", "error", "skip"]
 
@@ -88,6 +89,8 @@ def base_tolerance(dtype):
         torch.bfloat16: (1e-2, 1.6e-2),
         torch.float32: (1e-5, 1.3e-6),
         torch.float64: (1e-7, 1e-7),
+        torch.complex64: (1e-5, 1.3e-6),
+        torch.complex128: (1e-7, 1e-7),
     }.get(dtype, (0.0, 0.0))
 
 
