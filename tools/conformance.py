@@ -131,6 +131,11 @@ def to_device(value, device: str):
             n = x.untyped_storage().nbytes() // x.element_size()
             flat = x.new_empty(0).set_(x.untyped_storage(), 0, (n,), (1,))
             y = flat.detach().to(device).as_strided(x.size(), x.stride(), x.storage_offset())
+            # The storage holds the values before a lazy conj() / neg view: keep the bits.
+            if x.is_conj():
+                y = y.conj()
+            if x.is_neg():
+                y = y._neg_view()
         if x.requires_grad:
             y = y.detach().requires_grad_(True)
         return y
