@@ -125,7 +125,8 @@ def test_scalars_and_promotion(dtype):
 @pytest.mark.parametrize(
     "name",
     [
-        "neg", "conj_physical", "abs", "angle", "exp", "exp2", "log", "log2", "log10", "sqrt",
+        "neg", "conj_physical", "abs", "angle", "exp", "exp2", "expm1", "log", "log2", "log10",
+        "log1p", "sqrt",
         "rsqrt", "reciprocal", "sin", "cos", "tan", "sinh", "cosh", "tanh", "sigmoid", "sgn",
         "isnan", "isfinite", "isinf", "isreal", "logical_not",
     ],

@@ -77,3 +77,16 @@ inline CT ocl_ctan(CT a) {
   return (CT)(t.y, -t.x);
 }
 inline CT ocl_csigmoid(CT a) { return ocl_crecip((CT)(1, 0) + ocl_cexp(-a)); }
+// expm1 and log1p as c10::complex computes them (no cancellation near 0).
+inline CT ocl_cexpm1(CT a) {
+  const CR h = sin(a.y * (CR)0.5);
+  return (CT)(expm1(a.x) * cos(a.y) - 2 * h * h, exp(a.x) * sin(a.y));
+}
+inline CT ocl_clog1p(CT a) {
+  const CR theta = atan2(a.y, a.x + 1);
+  if (ocl_cabs(a) < (CR)0.5) {
+    const CR r = a.x * (2 + a.x) + a.y * a.y;
+    return r == (CR)0 ? (CT)(a.x, theta) : (CT)((CR)0.5 * log1p(r), theta);
+  }
+  return (CT)(log(hypot(a.x + 1, a.y)), theta);
+}
