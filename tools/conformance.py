@@ -284,8 +284,9 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
     return True
 
 
-# A sample (any dtype but float64 and bool) that differs from CPU by more than the tolerance in a
-# floating result still counts as a match when, against the float64 result of the same inputs, ocl is no more than this many
+# A sample (any dtype but float64, complex128 and bool) that differs from CPU by more than the
+# tolerance in a floating or complex result still counts as a match when, against the float64
+# (complex128) result of the same inputs, ocl is no more than this many
 # times further off than CPU's own result (summation order and rounding of intermediates differ
 # between two correct implementations; ill-conditioned ops amplify that).
 ACCURACY_FACTOR = 4
@@ -297,7 +298,7 @@ def as_accurate_as_cpu(op, cpu_sample, dtype, grads: bool) -> bool:
 
     # Integer samples too (their floating results, e.g. a loss over uint8 targets, are compared
     # with the same op on float64 inputs); integer results must always equal CPU's.
-    if dtype in (torch.float64, torch.bool):
+    if dtype in (torch.float64, torch.complex128, torch.bool):
         return False
 
     def fresh(x, to=None):
@@ -309,7 +310,8 @@ def as_accurate_as_cpu(op, cpu_sample, dtype, grads: bool) -> bool:
     args = (cpu_sample.input, cpu_sample.args, cpu_sample.kwargs)
     try:
         runs = {}
-        for name, inputs in (("f64", tree_map(lambda x: fresh(x, torch.float64), args)),
+        wide = torch.complex128 if dtype.is_complex else torch.float64
+        for name, inputs in (("f64", tree_map(lambda x: fresh(x, wide), args)),
                              ("cpu", tree_map(fresh, args)),
                              ("ocl", to_device(tree_map(fresh, args), "ocl"))):
             i, a, k = inputs
@@ -337,11 +339,12 @@ def as_accurate_as_cpu(op, cpu_sample, dtype, grads: bool) -> bool:
             continue
         if c.shape != o.shape or c.dtype != o.dtype:
             return False
-        if not c.is_floating_point():
+        if not (c.is_floating_point() or c.is_complex()):
             if not torch.equal(c, o):
                 return False
             continue
-        t, c, o = t.double(), c.double(), o.double()
+        to = torch.complex128 if c.is_complex() else torch.float64
+        t, c, o = t.to(to), c.to(to), o.to(to)
         if not torch.equal(c.isnan(), o.isnan()):
             return False
         finite = ~t.isnan()

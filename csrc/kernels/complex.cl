@@ -49,13 +49,18 @@ inline CT ocl_csqrt(CT a) {
 }
 inline CT ocl_crecip(CT a) { return ocl_cdiv((CT)(1, 0), a); }
 inline CT ocl_crsqrt(CT a) { return ocl_crecip(ocl_csqrt(a)); }
-// pow as exp(b log a), with x ** 0 = 1 and 0 ** b = 0 for b of positive real part.
+// pow = exp(b log a) in polar form, |a|^b.x through the real pow (more accurate than
+// exp(b.x log|a|) for large results); x ** 0 = 1 and 0 ** b = 0 for b of positive real part.
 inline CT ocl_cpow(CT a, CT b) {
   if (b.x == (CR)0 && b.y == (CR)0) return (CT)(1, 0);
   if (a.x == (CR)0 && a.y == (CR)0 && b.x > (CR)0) return (CT)(0, 0);
   if (b.y == (CR)0 && b.x == (CR)1) return a;
   if (b.y == (CR)0 && b.x == (CR)2) return ocl_cmul(a, a);
-  return ocl_cexp(ocl_cmul(b, ocl_clog(a)));
+  const CR r = ocl_cabs(a), th = ocl_carg(a);
+  const CR mag = b.y == (CR)0 ? pow(r, b.x) : pow(r, b.x) * exp(-b.y * th);
+  const CR ang = b.y == (CR)0 ? b.x * th : b.x * th + b.y * log(r);
+  if (ang == (CR)0) return (CT)(mag, 0);
+  return (CT)(mag * cos(ang), mag * sin(ang));
 }
 inline CT ocl_csin(CT a) { return (CT)(sin(a.x) * cosh(a.y), cos(a.x) * sinh(a.y)); }
 inline CT ocl_ccos(CT a) { return (CT)(cos(a.x) * cosh(a.y), -sin(a.x) * sinh(a.y)); }
