@@ -43,6 +43,7 @@ DTYPE_NAMES = [
     "int8",
     "uint8",
     "bool",
+    "complex64",
 ]
 STATUSES = ["native", "fallback", "wrong", "error", "skip"]
 
@@ -88,6 +89,8 @@ def base_tolerance(dtype):
         torch.bfloat16: (1e-2, 1.6e-2),
         torch.float32: (1e-5, 1.3e-6),
         torch.float64: (1e-7, 1e-7),
+        torch.complex64: (1e-5, 1.3e-6),
+        torch.complex128: (1e-7, 1e-7),
     }.get(dtype, (0.0, 0.0))
 
 
@@ -128,6 +131,11 @@ def to_device(value, device: str):
             n = x.untyped_storage().nbytes() // x.element_size()
             flat = x.new_empty(0).set_(x.untyped_storage(), 0, (n,), (1,))
             y = flat.detach().to(device).as_strided(x.size(), x.stride(), x.storage_offset())
+            # The storage holds the values before a lazy conj() / neg view: keep the bits.
+            if x.is_conj():
+                y = y.conj()
+            if x.is_neg():
+                y = y._neg_view()
         if x.requires_grad:
             y = y.detach().requires_grad_(True)
         return y
@@ -289,8 +297,9 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
     return True
 
 
-# A sample (any dtype but float64 and bool) that differs from CPU by more than the tolerance in a
-# floating result still counts as a match when, against the float64 result of the same inputs, ocl is no more than this many
+# A sample (any dtype but float64, complex128 and bool) that differs from CPU by more than the
+# tolerance in a floating or complex result still counts as a match when, against the float64
+# (complex128) result of the same inputs, ocl is no more than this many
 # times further off than CPU's own result (summation order and rounding of intermediates differ
 # between two correct implementations; ill-conditioned ops amplify that).
 ACCURACY_FACTOR = 4
@@ -302,7 +311,7 @@ def as_accurate_as_cpu(op, cpu_sample, dtype, grads: bool) -> bool:
 
     # Integer samples too (their floating results, e.g. a loss over uint8 targets, are compared
     # with the same op on float64 inputs); integer results must always equal CPU's.
-    if dtype in (torch.float64, torch.bool):
+    if dtype in (torch.float64, torch.complex128, torch.bool):
         return False
 
     def fresh(x, to=None):
@@ -314,7 +323,8 @@ def as_accurate_as_cpu(op, cpu_sample, dtype, grads: bool) -> bool:
     args = (cpu_sample.input, cpu_sample.args, cpu_sample.kwargs)
     try:
         runs = {}
-        for name, inputs in (("f64", tree_map(lambda x: fresh(x, torch.float64), args)),
+        wide = torch.complex128 if dtype.is_complex else torch.float64
+        for name, inputs in (("f64", tree_map(lambda x: fresh(x, wide), args)),
                              ("cpu", tree_map(fresh, args)),
                              ("ocl", to_device(tree_map(fresh, args), "ocl"))):
             i, a, k = inputs
@@ -342,11 +352,12 @@ def as_accurate_as_cpu(op, cpu_sample, dtype, grads: bool) -> bool:
             continue
         if c.shape != o.shape or c.dtype != o.dtype:
             return False
-        if not c.is_floating_point():
+        if not (c.is_floating_point() or c.is_complex()):
             if not torch.equal(c, o):
                 return False
             continue
-        t, c, o = t.double(), c.double(), o.double()
+        to = torch.complex128 if c.is_complex() else torch.float64
+        t, c, o = t.to(to), c.to(to), o.to(to)
         if not torch.equal(c.isnan(), o.isnan()):
             return False
         finite = ~t.isnan()

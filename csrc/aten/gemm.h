@@ -2,11 +2,13 @@
 // behind it, chosen per device, dtype and shape:
 //   host_blas  a host BLAS (OpenBLAS, dlopen'ed privately) run as the device's own kernel through
 //              clEnqueueNativeKernel on devices with host-unified memory and CL_EXEC_NATIVE_KERNEL
-//              (PoCL): ordered on the stream, on the device's buffers, no copies;
+//              (PoCL): ordered on the stream, on the device's buffers, no copies (float,
+//              double, and complex through cblas_cgemm / cblas_zgemm);
 //   cpu_tile   our register-blocked OpenCL C kernel for CPU drivers (kernels/gemm_cpu.cl: 6x64
 //              tiles of C in float16 vector accumulators; float32, float16, bfloat16);
-//   clblast    CLBlast S/DGEMM (tuned for many GPUs);
-//   tiled      our generic local-memory kernel (kernels/gemm.cl): every dtype, any strides.
+//   clblast    CLBlast S/D/C/ZGEMM (tuned for many GPUs);
+//   tiled      our generic local-memory kernel (kernels/gemm.cl): every real dtype, any strides.
+// Complex operands with the conjugate bit are materialised on the device first.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -34,7 +36,7 @@ void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const
 void gemmBatchSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
                   const c10::Scalar& alpha, const c10::Scalar& beta);
 
-// Whether gemm runs this dtype natively (false: complex and bool, for the caller's fallback).
+// Whether gemm runs this dtype natively (false: bool, for the caller's fallback).
 bool gemmSupports(c10::ScalarType t);
 
 // The provider gemm picks for (device, dtype) at a typical large shape, with the forced one

@@ -5,6 +5,7 @@
 
 #include "aten/cl_types.h"
 #include "aten/launch.h"
+#include "kernels/embedded.h"
 
 #include <cstring>
 
@@ -62,15 +63,21 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
   const int nt = iter.ntensors();
   const c10::ScalarType out_t = iter.dtype(0);
   const std::string ct = clComputeType(compute);
-  const char* expr = isIntegralOrBool(compute) && op.expr_int ? op.expr_int : op.expr;
+  const bool complex = c10::isComplexType(compute);
+  const char* expr = complex                                    ? op.expr_complex
+                     : isIntegralOrBool(compute) && op.expr_int ? op.expr_int
+                                                                : op.expr;
   std::string s;
   s += "typedef " + ct + " T;\n";
-  s += aten::mathMacros(ct);
+  if (complex) s += complexHeader(compute) + "typedef CR R;\n";
+  s += aten::mathMacros(complex ? clComputeType(c10::toRealValueType(compute)) : ct);
   // An intermediate rounded to the output dtype, where CPU computes in half or bfloat16.
   s += out_t == c10::kHalf       ? "#define ocl_round_out ocl_round_to_half\n"
        : out_t == c10::kBFloat16 ? "#define ocl_round_out ocl_round_to_bf16\n"
                                  : "#define ocl_round_out(x) (x)\n";
-  const char* helpers = isIntegralOrBool(compute) && op.helpers_int ? op.helpers_int : op.helpers;
+  const char* helpers = complex                                       ? nullptr
+                        : isIntegralOrBool(compute) && op.helpers_int ? op.helpers_int
+                                                                      : op.helpers;
   if (helpers) s += std::string(helpers) + "\n";
   s += "__kernel void pw(__global char* p0, ulong off0";
   for (int i = 1; i < nt; ++i)
@@ -146,7 +153,7 @@ std::string kernelSource(const PointwiseOp& op, const at::TensorIteratorBase& it
 
 // Bytes of a scalar in the compute type's OpenCL representation.
 struct ScalarArg {
-  alignas(8) unsigned char bytes[8] = {};
+  alignas(16) unsigned char bytes[16] = {};
   size_t size = 0;
 };
 
@@ -178,6 +185,16 @@ ScalarArg scalarArg(const c10::Scalar& v, c10::ScalarType compute) {
     case c10::kDouble:
       put(static_cast<cl_double>(v.toDouble()));
       break;
+    case c10::kComplexFloat: {
+      const auto z = v.toComplexDouble();
+      put(cl_float2{{static_cast<cl_float>(z.real()), static_cast<cl_float>(z.imag())}});
+      break;
+    }
+    case c10::kComplexDouble: {
+      const auto z = v.toComplexDouble();
+      put(cl_double2{{z.real(), z.imag()}});
+      break;
+    }
     default:
       put(static_cast<cl_float>(v.toDouble()));
       break;  // float, half, bfloat16
@@ -187,8 +204,15 @@ ScalarArg scalarArg(const c10::Scalar& v, c10::ScalarType compute) {
 
 }  // namespace
 
+std::string complexHeader(c10::ScalarType t) {
+  TORCH_INTERNAL_ASSERT(c10::isComplexType(t));
+  return "typedef " + std::string(clComputeType(t)) + " CT;\ntypedef " +
+         clComputeType(c10::toRealValueType(t)) + " CR;\n" + kernels::source("complex.cl") + "\n";
+}
+
 bool supports(const PointwiseOp& op, c10::ScalarType compute) {
-  if (c10::isComplexType(compute)) return false;
+  if (c10::isComplexType(compute)) return op.expr_complex != nullptr;
+  if (op.expr == nullptr) return false;  // complex-only ops (complex, polar)
   switch (op.domain) {
     case Domain::kFloating:
       return c10::isFloatingType(compute);
@@ -243,9 +267,10 @@ void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::Scal
       const c10::ScalarType t = iter.tensor_base(i).scalar_type();
       const void* p = iter.data_ptr(i);
       const c10::Scalar v =
-          c10::isFloatingType(compute) ? c10::Scalar(c10::fetch_and_cast<double>(t, p))
-          : compute == c10::kBool      ? c10::Scalar(c10::fetch_and_cast<bool>(t, p))
-                                       : c10::Scalar(c10::fetch_and_cast<int64_t>(t, p));
+          c10::isComplexType(compute) ? c10::Scalar(c10::fetch_and_cast<c10::complex<double>>(t, p))
+          : c10::isFloatingType(compute) ? c10::Scalar(c10::fetch_and_cast<double>(t, p))
+          : compute == c10::kBool        ? c10::Scalar(c10::fetch_and_cast<bool>(t, p))
+                                         : c10::Scalar(c10::fetch_and_cast<int64_t>(t, p));
       const ScalarArg sa = scalarArg(v, compute);
       OCL_CHECK(clSetKernelArg(k, a++, sa.size, sa.bytes));
     } else {

@@ -33,14 +33,23 @@ struct PointwiseOp {
   // one expression cannot hold (floor division, erfinv, digamma...). Written over T.
   const char* helpers = nullptr;
   const char* helpers_int = nullptr;  // helpers for integral compute types, when they differ
+  // Expression for complex compute types (T is float2 / double2, R its real type, with the
+  // ocl_c* functions of kernels/complex.cl); null: the op has no complex kernel. Ops with a real
+  // result (abs, angle) yield (T)(value, 0): storing to a real output keeps the real part.
+  const char* expr_complex = nullptr;
 };
 
-// True when the generator has a kernel for this compute dtype (complex is not covered yet).
+// True when the generator has a kernel for this compute dtype (complex: when expr_complex is set;
+// the domain then does not apply).
 bool supports(const PointwiseOp& op, c10::ScalarType compute);
 
 // Runs op over iter (output 0, then inputs) computing in `compute`; scalars are converted to the
 // compute type. Launches one kernel on the current stream of the output's device.
 void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::ScalarType compute,
             std::array<c10::Scalar, kMaxScalars> scalars = {});
+
+// The complex helper functions (kernels/complex.cl) over CT = clComputeType(t) and its real type,
+// for generated kernels that compute in complex dtype t.
+std::string complexHeader(c10::ScalarType t);
 
 }  // namespace torch_ocl::codegen

@@ -1,4 +1,5 @@
 #include "codegen/reduce.h"
+#include "codegen/pointwise.h"
 
 #include <ATen/ATen.h>
 #include <ATen/native/ReduceOpsUtils.h>
@@ -81,6 +82,7 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
   const std::string f2 = op.index_output ? "long" : "V";
   const c10::ScalarType f2t = op.index_output ? c10::kLong : t.acc;
   std::string s = "typedef " + v + " V;\n" + limits(t.acc) + aten::mathMacros(v);
+  if (c10::isComplexType(t.acc)) s += complexHeader(t.acc);
   s += op.acc_decl ? std::string(op.acc_decl) + "\n" : "typedef V ACC;\n";
   s += kGeomDecl;
   s += "inline ACC r_ident(void) {" + std::string(op.identity) + "}\n";
@@ -225,7 +227,7 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
 }
 
 struct ScalarArg {
-  alignas(8) unsigned char bytes[8] = {};
+  alignas(16) unsigned char bytes[16] = {};
   size_t size = 0;
 };
 
@@ -255,6 +257,16 @@ ScalarArg scalarArg(const c10::Scalar& v, c10::ScalarType t) {
     case c10::kDouble:
       put(static_cast<cl_double>(v.toDouble()));
       break;
+    case c10::kComplexFloat: {
+      const auto z = v.toComplexDouble();
+      put(cl_float2{{static_cast<cl_float>(z.real()), static_cast<cl_float>(z.imag())}});
+      break;
+    }
+    case c10::kComplexDouble: {
+      const auto z = v.toComplexDouble();
+      put(cl_double2{{z.real(), z.imag()}});
+      break;
+    }
     default:
       put(static_cast<cl_float>(v.toDouble()));
       break;

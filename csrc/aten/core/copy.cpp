@@ -11,6 +11,7 @@
 #include "aten/device_check.h"
 #include "aten/launch.h"
 #include "aten/ops.h"
+#include "codegen/pointwise.h"
 
 namespace torch_ocl::aten {
 namespace {
@@ -191,11 +192,21 @@ at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_bloc
   return dst;
 }
 
+// Copies that resolve a source's conjugate / negative bit on the device (dst = conj(src), -src or
+// -conj(src)), converting to dst's dtype on the way.
+using codegen::Domain;
+const codegen::PointwiseOp kResolveConj{"resolve_conj", "a",     "a",     Domain::kAll,
+                                        false,          nullptr, nullptr, "ocl_cconj(a)"};
+const codegen::PointwiseOp kResolveNeg{"resolve_neg", "-a",    "-a",    Domain::kAll,
+                                       false,         nullptr, nullptr, "-a"};
+const codegen::PointwiseOp kResolveConjNeg{
+    "resolve_conj_neg", "-a", "-a", Domain::kAll, false, nullptr, nullptr, "-ocl_cconj(a)"};
+
 // A source with the conjugate or negative bit (a lazy conj()/neg view). ATen's math-bit fallback
 // would materialise it with a clone, and clone copies through _copy_from again: for an ocl source
-// that recursed until the stack overflowed. The bits are resolved here instead: an ocl source is
-// read to the host as stored and resolved there by the CPU's exact kernels (complex dtypes have no
-// native ocl kernels yet, so this is where such a copy would run anyway).
+// that recursed until the stack overflowed. The bits are resolved here instead: between tensors
+// of one ocl device by a kernel that reads the source as stored (without its bits); otherwise the
+// source is read to the host as stored and resolved there (the bytes cross anyway).
 at::Tensor copyFromMathBits(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(!dst.is_conj() && !dst.is_neg(),
               "torch-ocl: copying into a conjugate or negative view is not supported; resolve "
@@ -204,6 +215,20 @@ at::Tensor copyFromMathBits(const at::Tensor& self, const at::Tensor& dst, bool 
   if (self.device().type() == kOcl) {
     at::Tensor raw = at::empty({0}, self.options())
                          .set_(self.storage(), self.storage_offset(), self.sizes(), self.strides());
+    if (dst.device() == self.device()) {
+      const bool conj = self.is_conj(), neg = self.is_neg();
+      const codegen::PointwiseOp& op = conj && neg ? kResolveConjNeg
+                                       : conj      ? kResolveConj
+                                                   : kResolveNeg;
+      auto iter = at::TensorIteratorConfig()
+                      .check_all_same_dtype(false)
+                      .resize_outputs(false)
+                      .add_output(dst)
+                      .add_const_input(raw)
+                      .build();
+      codegen::launch(op, iter, raw.scalar_type());
+      return dst;
+    }
     at::Tensor host = at::empty(raw.sizes(), raw.options().device(at::kCPU));
     copyFrom(raw, host, false);
     if (self.is_conj()) host = host.conj();

@@ -75,6 +75,9 @@ using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int,
                          float, float*, int);
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
                          int, double, double*, int);
+// cblas_cgemm / cblas_zgemm: alpha and beta by pointer, matrices as void*.
+using CgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*,
+                         int, const void*, void*, int);
 
 // The CPUs this process may run on, read when the host BLAS loads (before any driver pins).
 cpu_set_t& processCpus() {
@@ -90,6 +93,7 @@ cpu_set_t& processCpus() {
 struct HostBlas {
   SgemmFn sgemm = nullptr;
   DgemmFn dgemm = nullptr;
+  CgemmFn cgemm = nullptr, zgemm = nullptr;  // optional: complex runs on CLBlast without them
   HostBlasInfo info;
 };
 
@@ -126,6 +130,8 @@ const HostBlas& hostBlas() {
         continue;
       }
       h.sgemm = s, h.dgemm = d;
+      h.cgemm = reinterpret_cast<CgemmFn>(dlsym(lib, "cblas_cgemm"));
+      h.zgemm = reinterpret_cast<CgemmFn>(dlsym(lib, "cblas_zgemm"));
       h.info.available = true;
       h.info.library = name;
       Dl_info where{};
@@ -168,13 +174,16 @@ bool isCpuDevice(c10::DeviceIndex idx) {
 bool supports(GemmProvider p, c10::DeviceIndex idx, c10::ScalarType t) {
   switch (p) {
     case GemmProvider::kHostBlas:
-      return (t == at::kFloat || t == at::kDouble) && deviceCanHostBlas(idx);
+      return ((t == at::kFloat || t == at::kDouble) ||
+              (t == at::kComplexFloat && hostBlas().cgemm) ||
+              (t == at::kComplexDouble && hostBlas().zgemm)) &&
+             deviceCanHostBlas(idx);
     case GemmProvider::kCpuTile:
       return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
     case GemmProvider::kClBlast:
-      return t == at::kFloat || t == at::kDouble;
+      return t == at::kFloat || t == at::kDouble || c10::isComplexType(t);
     case GemmProvider::kTiled:
-      return gemmSupports(t);
+      return gemmSupports(t) && !c10::isComplexType(t);
     case GemmProvider::kAuto:
       return false;
   }
@@ -184,7 +193,7 @@ bool supports(GemmProvider p, c10::DeviceIndex idx, c10::ScalarType t) {
 GemmProvider autoProvider(c10::DeviceIndex idx, c10::ScalarType t) {
   if (supports(GemmProvider::kHostBlas, idx, t)) return GemmProvider::kHostBlas;
   if (isCpuDevice(idx) && supports(GemmProvider::kCpuTile, idx, t)) return GemmProvider::kCpuTile;
-  if (t == at::kFloat || t == at::kDouble) return GemmProvider::kClBlast;
+  if (t == at::kFloat || t == at::kDouble || c10::isComplexType(t)) return GemmProvider::kClBlast;
   return GemmProvider::kTiled;
 }
 
@@ -294,6 +303,48 @@ void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   afterLaunch(q);
 }
 
+// Complex out (blasWritable) = alpha * a @ b + beta * out through CLBlast C/ZGEMM; V is cl_float2
+// or cl_double2 and the operands hold no conjugate bit (gemm resolves it first).
+template <typename V>
+void clblastComplexGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, V alpha,
+                        V beta) {
+  const bool batched = out.dim() == 3;
+  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
+  const int64_t batch = batched ? out.size(0) : 1;
+  const BlasOperand A = blasOperand(a), B = blasOperand(b);
+  const rt::BufferRef C = bufferOf(out);
+  const size_t ldc = ldcOf(out);
+  const auto ta = A.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
+  const auto tb = B.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
+  constexpr size_t es = sizeof(V);
+  constexpr bool single = std::is_same_v<V, cl_float2>;
+  cl_command_queue q = currentQueue(out.device().index());
+  std::lock_guard<std::mutex> lock(clblastMutex());
+  CLBlastStatusCode status;
+  if constexpr (single) {
+    status = batched
+                 ? CLBlastCgemmStridedBatched(
+                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
+                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
+                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr)
+                 : CLBlastCgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
+                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
+                                C.mem, C.offset / es, ldc, &q, nullptr);
+  } else {
+    status = batched
+                 ? CLBlastZgemmStridedBatched(
+                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
+                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
+                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr)
+                 : CLBlastZgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
+                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
+                                C.mem, C.offset / es, ldc, &q, nullptr);
+  }
+  checkClBlast(status, single ? (batched ? "CLBlastCgemmStridedBatched" : "CLBlastCgemm")
+                              : (batched ? "CLBlastZgemmStridedBatched" : "CLBlastZgemm"));
+  afterLaunch(q);
+}
+
 // ---- provider: host BLAS through clEnqueueNativeKernel -----------------------------------------
 
 // Host address of a buffer's storage on this device. PoCL 3.1 replaces the handles of a native
@@ -352,10 +403,11 @@ struct HostGemmArgs {
   char *a, *b, *c;
   int64_t sa, sb, sc;  // batch strides, elements
   int batch, n, m, k, lda, ldb, ldc, ta, tb;
-  bool is_double;
-  double alpha, beta;
+  c10::ScalarType dtype;
+  double alpha[2], beta[2];  // real and imaginary parts
   SgemmFn sgemm;
   DgemmFn dgemm;
+  CgemmFn cgemm, zgemm;
 };
 
 // While the BLAS runs on the driver's worker thread, that thread may use every core: PoCL with
@@ -386,20 +438,35 @@ void CL_CALLBACK hostGemmKernel(void* p) {
   const WidenedAffinity widen;
   // A batch stride of 0 for C sums the products into it (gemmBatchSum): beta after the first.
   const bool sum = g.sc == 0 && g.batch > 1;
+  const float alpha_c[2] = {static_cast<float>(g.alpha[0]), static_cast<float>(g.alpha[1])};
   for (int i = 0; i < g.batch; ++i) {
-    const double beta = sum && i > 0 ? 1.0 : g.beta;
-    if (g.is_double) {
+    const double beta = sum && i > 0 ? 1.0 : g.beta[0];
+    const double beta_z[2] = {beta, sum && i > 0 ? 0.0 : g.beta[1]};
+    const float beta_c[2] = {static_cast<float>(beta_z[0]), static_cast<float>(beta_z[1])};
+    if (g.dtype == at::kComplexFloat) {
+      const auto* A = reinterpret_cast<const c10::complex<float>*>(g.a) + i * g.sa;
+      const auto* B = reinterpret_cast<const c10::complex<float>*>(g.b) + i * g.sb;
+      auto* C = reinterpret_cast<c10::complex<float>*>(g.c) + i * g.sc;
+      g.cgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, alpha_c, A, g.lda, B, g.ldb, beta_c, C,
+              g.ldc);
+    } else if (g.dtype == at::kComplexDouble) {
+      const auto* A = reinterpret_cast<const c10::complex<double>*>(g.a) + i * g.sa;
+      const auto* B = reinterpret_cast<const c10::complex<double>*>(g.b) + i * g.sb;
+      auto* C = reinterpret_cast<c10::complex<double>*>(g.c) + i * g.sc;
+      g.zgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, beta_z, C,
+              g.ldc);
+    } else if (g.dtype == at::kDouble) {
       const double* A = reinterpret_cast<const double*>(g.a) + i * g.sa;
       const double* B = reinterpret_cast<const double*>(g.b) + i * g.sb;
       double* C = reinterpret_cast<double*>(g.c) + i * g.sc;
-      g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, beta, C,
+      g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha[0], A, g.lda, B, g.ldb, beta, C,
               g.ldc);
     } else {
       const float* A = reinterpret_cast<const float*>(g.a) + i * g.sa;
       const float* B = reinterpret_cast<const float*>(g.b) + i * g.sb;
       float* C = reinterpret_cast<float*>(g.c) + i * g.sc;
-      g.sgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, static_cast<float>(g.alpha), A, g.lda, B,
-              g.ldb, static_cast<float>(beta), C, g.ldc);
+      g.sgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, static_cast<float>(g.alpha[0]), A, g.lda,
+              B, g.ldb, static_cast<float>(beta), C, g.ldc);
     }
   }
 }
@@ -412,8 +479,8 @@ bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOper
 
 // out (blasWritable) = alpha * a @ b + beta * out, as a native kernel on out's current queue.
 // With sum_batch > 0, out is one matrix and receives the sum of the sum_batch products.
-void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B, double alpha,
-                  double beta, int64_t sum_batch = 0) {
+void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B,
+                  const c10::Scalar& alpha, const c10::Scalar& beta, int64_t sum_batch = 0) {
   const HostBlas& blas = hostBlas();
   cl_command_queue q = currentQueue(out.device().index());
   HostGemmArgs g{};
@@ -435,9 +502,10 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   g.lda = static_cast<int>(A.ld), g.ldb = static_cast<int>(B.ld);
   g.ldc = static_cast<int>(ldcOf(out));
   g.ta = A.trans ? kCblasTrans : kCblasNoTrans, g.tb = B.trans ? kCblasTrans : kCblasNoTrans;
-  g.is_double = out.scalar_type() == at::kDouble;
-  g.alpha = alpha, g.beta = beta;
-  g.sgemm = blas.sgemm, g.dgemm = blas.dgemm;
+  g.dtype = out.scalar_type();
+  const c10::complex<double> al = alpha.toComplexDouble(), be = beta.toComplexDouble();
+  g.alpha[0] = al.real(), g.alpha[1] = al.imag(), g.beta[0] = be.real(), g.beta[1] = be.imag();
+  g.sgemm = blas.sgemm, g.dgemm = blas.dgemm, g.cgemm = blas.cgemm, g.zgemm = blas.zgemm;
   const void* locs[3] = {&g.handles[0], &g.handles[1], &g.handles[2]};
   OCL_CHECK(clEnqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
                                   nullptr));
@@ -602,6 +670,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
 }
 
 bool isZero(const c10::Scalar& s) {
+  if (s.isComplex()) return s.toComplexDouble() == c10::complex<double>(0, 0);
   return s.isFloatingPoint() ? s.toDouble() == 0 : s.toLong() == 0;
 }
 
@@ -618,9 +687,11 @@ bool gemmSupports(c10::ScalarType t) {
     case at::kShort:
     case at::kInt:
     case at::kLong:
+    case at::kComplexFloat:
+    case at::kComplexDouble:
       return true;
     default:
-      return false;  // complex, bool
+      return false;  // bool
   }
 }
 
@@ -682,10 +753,13 @@ HostBlasInfo hostBlasInfo() {
   return hostBlas().info;
 }
 
-void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
-          const c10::Scalar& beta) {
+void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
+          const c10::Scalar& alpha, const c10::Scalar& beta) {
   TORCH_INTERNAL_ASSERT(gemmSupports(out.scalar_type()));
   if (out.numel() == 0) return;
+  // Conjugate views (mm, bmm, addmm and dot receive them as they are) are materialised on the
+  // device; the BLAS providers then see plain operands.
+  const at::Tensor a = a_in.resolve_conj(), b = b_in.resolve_conj();
   const bool beta_zero = isZero(beta);
   if (a.size(-1) == 0) {
     if (beta_zero)
@@ -719,21 +793,32 @@ void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const
     if (hostBlasShapeOk(out, A, B)) {
       t_last = p;
       OCL_TRY
-      hostBlasGemm(out, A, B, alpha.toDouble(), beta_eff.toDouble());
+      hostBlasGemm(out, A, B, alpha, beta_eff);
       OCL_CATCH
       return;
     }
     p = GemmProvider::kClBlast;  // sizes beyond a 32-bit BLAS
   }
   t_last = GemmProvider::kClBlast;
-  if (t == at::kFloat)
+  if (t == at::kFloat) {
     clblastGemm<float>(out, a, b, alpha.toFloat(), beta_eff.toFloat());
-  else
+  } else if (t == at::kDouble) {
     clblastGemm<double>(out, a, b, alpha.toDouble(), beta_eff.toDouble());
+  } else {
+    const c10::complex<double> al = alpha.toComplexDouble(), be = beta_eff.toComplexDouble();
+    if (t == at::kComplexFloat)
+      clblastComplexGemm<cl_float2>(
+          out, a, b, cl_float2{{static_cast<float>(al.real()), static_cast<float>(al.imag())}},
+          cl_float2{{static_cast<float>(be.real()), static_cast<float>(be.imag())}});
+    else
+      clblastComplexGemm<cl_double2>(out, a, b, cl_double2{{al.real(), al.imag()}},
+                                     cl_double2{{be.real(), be.imag()}});
+  }
 }
 
-void gemmBatchSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+void gemmBatchSum(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
                   const c10::Scalar& alpha, const c10::Scalar& beta) {
+  const at::Tensor a = a_in.resolve_conj(), b = b_in.resolve_conj();
   TORCH_INTERNAL_ASSERT(out.dim() == 2 && a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0));
   if (out.numel() == 0) return;
   const int64_t nbatch = a.size(0);
@@ -753,7 +838,7 @@ void gemmBatchSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& 
     if (hostBlasShapeOk(out, A, B)) {
       t_last = GemmProvider::kHostBlas;
       OCL_TRY
-      hostBlasGemm(out, A, B, alpha.toDouble(), beta_eff.toDouble(), nbatch);
+      hostBlasGemm(out, A, B, alpha, beta_eff, nbatch);
       OCL_CATCH
       return;
     }

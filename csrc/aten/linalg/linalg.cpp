@@ -87,7 +87,9 @@ at::Tensor& bmmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
 // out = beta * self + alpha * (m1 @ m2), for addmm and baddbmm (self broadcasts to out).
 void addProductImpl(const at::Tensor& out, const at::Tensor& self, const at::Tensor& m1,
                     const at::Tensor& m2, const c10::Scalar& beta, const c10::Scalar& alpha) {
-  const bool beta_zero = beta.isFloatingPoint() ? beta.toDouble() == 0 : beta.toLong() == 0;
+  const bool beta_zero = beta.isComplex()         ? beta.toComplexDouble() == 0.0
+                         : beta.isFloatingPoint() ? beta.toDouble() == 0
+                                                  : beta.toLong() == 0;
   if (!beta_zero && !out.is_same(self)) out.copy_(self.expand(out.sizes()));
   gemm(out, m1, m2, alpha, beta_zero ? c10::Scalar(0) : beta);
 }
@@ -204,7 +206,7 @@ at::Tensor& addbmmInplace(at::Tensor& self, const at::Tensor& b1, const at::Tens
   return addbmmInto(self, self, b1, b2, beta, alpha);
 }
 
-// dot / vdot of real vectors: a (1 x n) @ (n x 1) product (vdot conjugates, a no-op for reals).
+// dot / vdot: a (1 x n) @ (n x 1) product; vdot conjugates a (a lazy view that gemm resolves).
 at::Tensor dotImpl(const char* name, const at::Tensor& a, const at::Tensor& b) {
   checkSameDevice({a, b});
   TORCH_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ",
@@ -217,7 +219,9 @@ at::Tensor dotImpl(const char* name, const at::Tensor& a, const at::Tensor& b) {
               a.numel(), " and ", b.numel(), " elements respectively");
   if (!gemmSupports(a.scalar_type())) return runFallback(name, "", {a, b})[0].toTensor();
   at::Tensor out = at::empty({}, a.options());
-  gemm(out.view({1, 1}), a.unsqueeze(0), b.unsqueeze(1), 1, 0);
+  const bool vdot = std::string(name) == "aten::vdot";
+  const at::Tensor lhs = vdot && a.is_complex() ? a.conj() : a;
+  gemm(out.view({1, 1}), lhs.unsqueeze(0), b.unsqueeze(1), 1, 0);
   return out;
 }
 at::Tensor dotFn(const at::Tensor& a, const at::Tensor& b) {

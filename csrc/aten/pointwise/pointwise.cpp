@@ -1,7 +1,7 @@
 // Pointwise ops through PyTorch's structured-kernel meta functions (shape, broadcasting and type
 // promotion exactly as on CPU, via at::TensorIterator) and the kernel generator. Each op is one
 // expression; its functional, in-place and out= forms share one runner. Dtypes the generator does
-// not cover (complex) go through the counted CPU fallback.
+// not cover go through the counted CPU fallback.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/acos_meta.h>
@@ -73,15 +73,22 @@ using codegen::PointwiseOp;
 // ---- the ops: one expression each ------------------------------------------------------------
 
 // Floating results of a comparison-free expression normalise bools to 0/1 in the generator.
-const PointwiseOp kadd{"add", "a + s0 * b", "a + s0 * b"};
-const PointwiseOp ksub{"sub", "a - s0 * b", "a - s0 * b"};
-const PointwiseOp kMul{"mul", "a * b", "a * b"};
-const PointwiseOp kDiv{"div", "a / b", nullptr, Domain::kFloating};
+// The last field of an op is its complex form (kernels/complex.cl), where it has one.
+const PointwiseOp kadd{"add", "a + s0 * b", "a + s0 * b", Domain::kAll,
+                       false, nullptr,      nullptr,      "a + ocl_cmul(s0, b)"};
+const PointwiseOp ksub{"sub", "a - s0 * b", "a - s0 * b", Domain::kAll,
+                       false, nullptr,      nullptr,      "a - ocl_cmul(s0, b)"};
+const PointwiseOp kMul{"mul", "a * b", "a * b", Domain::kAll,
+                       false, nullptr, nullptr, "ocl_cmul(a, b)"};
+const PointwiseOp kDiv{"div", "a / b", nullptr, Domain::kFloating,
+                       false, nullptr, nullptr, "ocl_cdiv(a, b)"};
 const PointwiseOp kMaximum{"maximum", "(isnan(a) || isnan(b)) ? a + b : fmax(a, b)", "max(a, b)"};
 const PointwiseOp kMinimum{"minimum", "(isnan(a) || isnan(b)) ? a + b : fmin(a, b)", "min(a, b)"};
 const PointwiseOp kAtan2{"atan2", "atan2(a, b)", nullptr, Domain::kFloating};
-const PointwiseOp kEq{"eq", "a == b", nullptr, Domain::kAll, true};
-const PointwiseOp kNe{"ne", "a != b", nullptr, Domain::kAll, true};
+const PointwiseOp kEq{"eq", "a == b", nullptr, Domain::kAll,
+                      true, nullptr,  nullptr, "ocl_ceq(a, b)"};
+const PointwiseOp kNe{"ne", "a != b", nullptr, Domain::kAll,
+                      true, nullptr,  nullptr, "!ocl_ceq(a, b)"};
 const PointwiseOp kLt{"lt", "a < b", nullptr, Domain::kAll, true};
 const PointwiseOp kLe{"le", "a <= b", nullptr, Domain::kAll, true};
 const PointwiseOp kGt{"gt", "a > b", nullptr, Domain::kAll, true};
@@ -184,8 +191,9 @@ at::Tensor& thresholdBackwardOut(const at::Tensor& grad, const at::Tensor& self,
 }
 
 // Unary floating functions: ints promote to float in their meta functions.
-#define OCL_UNARY(NAME, EXPR, EXPR_INT, DOMAIN)                                                    \
-  const PointwiseOp k_##NAME{#NAME, EXPR, EXPR_INT, DOMAIN};                                       \
+#define OCL_UNARY_C(NAME, EXPR, EXPR_INT, DOMAIN, EXPR_COMPLEX)                                    \
+  const PointwiseOp k_##NAME{                                                                      \
+      #NAME, EXPR, EXPR_INT, DOMAIN, false, nullptr, nullptr, EXPR_COMPLEX};                       \
   at::Tensor NAME##Fn(const at::Tensor& a) {                                                       \
     return run<at::meta::structured_##NAME>(k_##NAME, "aten::" #NAME, "", Mode::kFunctional,       \
                                             nullptr, {}, a);                                       \
@@ -199,36 +207,40 @@ at::Tensor& thresholdBackwardOut(const at::Tensor& grad, const at::Tensor& self,
     return out;                                                                                    \
   }
 
+#define OCL_UNARY(NAME, EXPR, EXPR_INT, DOMAIN) OCL_UNARY_C(NAME, EXPR, EXPR_INT, DOMAIN, nullptr)
 #define OCL_UNARY_FLOAT(NAME, EXPR) OCL_UNARY(NAME, EXPR, nullptr, Domain::kFloating)
-OCL_UNARY_FLOAT(exp, "exp(a)")
-OCL_UNARY_FLOAT(exp2, "exp2(a)")
-OCL_UNARY_FLOAT(expm1, "expm1(a)")
-OCL_UNARY_FLOAT(log, "log(a)")
-OCL_UNARY_FLOAT(log2, "log2(a)")
-OCL_UNARY_FLOAT(log10, "log10(a)")
-OCL_UNARY_FLOAT(log1p, "log1p(a)")
-OCL_UNARY_FLOAT(sqrt, "sqrt(a)")
-OCL_UNARY_FLOAT(rsqrt, "rsqrt(a)")
-OCL_UNARY_FLOAT(sin, "sin(a)")
-OCL_UNARY_FLOAT(cos, "cos(a)")
-OCL_UNARY_FLOAT(tan, "tan(a)")
+// Floating functions that also have a complex form.
+#define OCL_UNARY_FC(NAME, EXPR, EXPR_COMPLEX) \
+  OCL_UNARY_C(NAME, EXPR, nullptr, Domain::kFloating, EXPR_COMPLEX)
+OCL_UNARY_FC(exp, "exp(a)", "ocl_cexp(a)")
+OCL_UNARY_FC(exp2, "exp2(a)", "ocl_cexp(a * (R)M_LN2)")
+OCL_UNARY_FC(expm1, "expm1(a)", "ocl_cexpm1(a)")
+OCL_UNARY_FC(log, "log(a)", "ocl_clog(a)")
+OCL_UNARY_FC(log2, "log2(a)", "ocl_clog(a) / (R)M_LN2")
+OCL_UNARY_FC(log10, "log10(a)", "ocl_clog(a) / (R)M_LN10")
+OCL_UNARY_FC(log1p, "log1p(a)", "ocl_clog1p(a)")
+OCL_UNARY_FC(sqrt, "sqrt(a)", "ocl_csqrt(a)")
+OCL_UNARY_FC(rsqrt, "rsqrt(a)", "ocl_crsqrt(a)")
+OCL_UNARY_FC(sin, "sin(a)", "ocl_csin(a)")
+OCL_UNARY_FC(cos, "cos(a)", "ocl_ccos(a)")
+OCL_UNARY_FC(tan, "tan(a)", "ocl_ctan(a)")
 OCL_UNARY_FLOAT(asin, "asin(a)")
 OCL_UNARY_FLOAT(acos, "acos(a)")
 OCL_UNARY_FLOAT(atan, "atan(a)")
-OCL_UNARY_FLOAT(sinh, "sinh(a)")
-OCL_UNARY_FLOAT(cosh, "cosh(a)")
-OCL_UNARY_FLOAT(tanh, "ocl_tanh(a)")
+OCL_UNARY_FC(sinh, "sinh(a)", "ocl_csinh(a)")
+OCL_UNARY_FC(cosh, "cosh(a)", "ocl_ccosh(a)")
+OCL_UNARY_FC(tanh, "ocl_tanh(a)", "ocl_ctanh(a)")
 OCL_UNARY_FLOAT(erf, "ocl_erf(a)")
 OCL_UNARY_FLOAT(erfc, "erfc(a)")
-OCL_UNARY_FLOAT(sigmoid, "ocl_sigmoid(a)")
-OCL_UNARY_FLOAT(reciprocal, "(T)1 / a")
-OCL_UNARY(neg, "-a", "-a", Domain::kAll)
+OCL_UNARY_FC(sigmoid, "ocl_sigmoid(a)", "ocl_csigmoid(a)")
+OCL_UNARY_FC(reciprocal, "(T)1 / a", "ocl_crecip(a)")
+OCL_UNARY_C(neg, "-a", "-a", Domain::kAll, "-a")
 OCL_UNARY(ceil, "ceil(a)", "a", Domain::kAll)
 OCL_UNARY(floor, "floor(a)", "a", Domain::kAll)
 OCL_UNARY(trunc, "trunc(a)", "a", Domain::kAll)
 
 OCL_UNARY(sign, "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))", Domain::kAll)
-OCL_UNARY_FLOAT(silu, "a / ((T)1 + exp(-a))")
+OCL_UNARY_FC(silu, "a / ((T)1 + exp(-a))", "ocl_cdiv(a, (T)(1, 0) + ocl_cexp(-a))")
 
 // Activations with arguments, and their gradients: (grad, self) are the inputs a, b.
 const PointwiseOp kGelu{"gelu", "(T)0.5 * a * ((T)1 + ocl_erf(a * (T)M_SQRT1_2))", nullptr,
@@ -276,10 +288,10 @@ inline T ocl_powi(T a, T b) {
   return (T)r;
 }
 )CLC";
-const PointwiseOp kPowScalar{"pow_scalar", "pow(a, s0)", "ocl_powi(a, s0)", Domain::kNumeric, false,
-                             nullptr,      kPowInt};
+const PointwiseOp kPowScalar{"pow_scalar", "pow(a, s0)", "ocl_powi(a, s0)", Domain::kNumeric,
+                             false,        nullptr,      kPowInt,           "ocl_cpow(a, s0)"};
 const PointwiseOp kPowTensor{"pow_tensor", "pow(a, b)", "ocl_powi(a, b)", Domain::kNumeric,
-                             false,        nullptr,     kPowInt};
+                             false,        nullptr,     kPowInt,          "ocl_cpow(a, b)"};
 
 const PointwiseOp& geluOp(c10::string_view approximate, bool backward) {
   const bool tanh = approximate == "tanh";
@@ -450,11 +462,22 @@ at::Tensor& clampOut(const at::Tensor& a, const std::optional<c10::Scalar>& min,
 }
 
 // abs is composite above abs.out, which has no structured meta: a plain unary TensorIterator.
-const PointwiseOp kAbs{"abs", "fabs(a)", "(T)abs(a)"};
+// Complex inputs compute in their own dtype and store |z| to a real (or complex) output.
+const PointwiseOp kAbs{"abs", "fabs(a)", "(T)abs(a)", Domain::kAll,
+                       false, nullptr,   nullptr,     "(T)(ocl_cabs(a), 0)"};
 at::Tensor& absOut(const at::Tensor& a, at::Tensor& out) {
   checkSameDevice({a, out});
   if (c10::isComplexType(a.scalar_type())) {
-    runFallback("aten::abs", "out", {a, out});
+    const c10::ScalarType real = c10::toRealValueType(a.scalar_type());
+    TORCH_CHECK(c10::canCast(real, out.scalar_type()), "result type ", real,
+                " can't be cast to the desired output type ", out.scalar_type());
+    at::native::resize_output(out, a.sizes());
+    auto iter = at::TensorIteratorConfig()
+                    .check_all_same_dtype(false)
+                    .add_output(out)
+                    .add_const_input(a)
+                    .build();
+    codegen::launch(kAbs, iter, a.scalar_type());
     return out;
   }
   auto iter = at::TensorIterator::unary_op(out, a);
@@ -462,8 +485,60 @@ at::Tensor& absOut(const at::Tensor& a, at::Tensor& out) {
   return out;
 }
 
+// conj_physical: the conjugate materialised (a copy for real dtypes, as on CPU).
+const PointwiseOp kConjPhysical{"conj_physical", "a",     "a",     Domain::kAll,
+                                false,           nullptr, nullptr, "ocl_cconj(a)"};
+at::Tensor& conjPhysicalOut(const at::Tensor& a, at::Tensor& out) {
+  checkSameDevice({a, out});
+  auto iter = at::TensorIterator::unary_op(out, a);
+  codegen::launch(kConjPhysical, iter, iter.common_dtype());
+  return out;
+}
+at::Tensor& conjPhysicalInplace(at::Tensor& a) {
+  if (!a.is_complex()) return a;
+  return conjPhysicalOut(a, a);
+}
+
+// complex(real, imag) and polar(abs, angle): two real inputs (converted to the complex result
+// type, so their values are the .x parts) make one complex output; CPU's dtype checks.
+const PointwiseOp kComplex{"complex", nullptr, nullptr, Domain::kAll,
+                           false,     nullptr, nullptr, "(T)(a.x, b.x)"};
+const PointwiseOp kPolar{"polar", nullptr, nullptr, Domain::kAll,
+                         false,   nullptr, nullptr, "(T)(a.x * cos(b.x), a.x * sin(b.x))"};
+at::Tensor& complexLikeOut(const PointwiseOp& op, const at::Tensor& a, const at::Tensor& b,
+                           at::Tensor& out) {
+  checkSameDevice({a, b, out});
+  auto floating = [](c10::ScalarType t) {
+    return t == at::kFloat || t == at::kDouble || t == at::kHalf;
+  };
+  TORCH_CHECK(floating(a.scalar_type()) && floating(b.scalar_type()),
+              "Expected both inputs to be Half, Float or Double tensors but got ", a.scalar_type(),
+              " and ", b.scalar_type());
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "Expected object of scalar type ",
+              a.scalar_type(), " but got scalar type ", b.scalar_type(), " for second argument");
+  const c10::ScalarType result = c10::toComplexType(a.scalar_type());
+  TORCH_CHECK(out.scalar_type() == result, "Expected object of scalar type ", result,
+              " but got scalar type ", out.scalar_type(), " for argument 'out'");
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(out)
+                  .add_const_input(a)
+                  .add_const_input(b)
+                  .check_all_same_dtype(false)
+                  .build();
+  codegen::launch(op, iter, result);
+  return out;
+}
+at::Tensor& complexOut(const at::Tensor& real, const at::Tensor& imag, at::Tensor& out) {
+  return complexLikeOut(kComplex, real, imag, out);
+}
+at::Tensor& polarOut(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
+  return complexLikeOut(kPolar, abs, angle, out);
+}
+
 // where(condition, self, other): the condition is input a, converted to the result type.
-const PointwiseOp kWhere{"where", "a != (T)0 ? b : c", "a != (T)0 ? b : c"};
+const PointwiseOp kWhere{
+    "where", "a != (T)0 ? b : c",  "a != (T)0 ? b : c", Domain::kAll, false, nullptr,
+    nullptr, "a.x != (R)0 ? b : c"};
 at::Tensor& whereOut(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other,
                      at::Tensor& out) {
   TORCH_CHECK(cond.scalar_type() == at::kBool,
@@ -472,10 +547,6 @@ at::Tensor& whereOut(const at::Tensor& cond, const at::Tensor& self, const at::T
   const c10::ScalarType result = at::result_type(self, other);
   TORCH_CHECK(out.scalar_type() == result, "Expected out type to be ", result, " but got ",
               out.scalar_type());
-  if (c10::isComplexType(result)) {
-    runFallback("aten::where", "self_out", {cond, self, other, out});
-    return out;
-  }
   auto iter = at::TensorIteratorConfig()
                   .check_all_same_dtype(false)
                   .add_output(out)
@@ -536,6 +607,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("clamp_", TORCH_FN(clampInplace));
   m.impl("clamp.out", TORCH_FN(clampOut));
   m.impl("abs.out", TORCH_FN(absOut));
+  m.impl("complex.out", TORCH_FN(complexOut));
+  m.impl("polar.out", TORCH_FN(polarOut));
+  m.impl("conj_physical.out", TORCH_FN(conjPhysicalOut));
+  m.impl("conj_physical_", TORCH_FN(conjPhysicalInplace));
   m.impl("where.self", TORCH_FN(whereFn));
   m.impl("where.self_out", TORCH_FN(whereOut));
   m.impl("relu", TORCH_FN(reluFn));

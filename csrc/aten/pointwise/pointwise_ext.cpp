@@ -218,8 +218,16 @@ inline T ocl_digamma(T x) {
 // log(1 + exp(x)) for softplus and mish, as the CPU kernels compute it.
 #define OCL_SOFTPLUS(X) "log1p(exp(" X "))"
 
-// sgn of real numbers is sign (complex goes through the fallback).
-const PointwiseOp kSgn{"sgn", "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))"};
+// sgn of real numbers is sign; of complex ones z / |z|. The last field of an op is its complex
+// form (kernels/complex.cl), where it has one.
+const PointwiseOp kSgn{"sgn",
+                       "(T)((a > (T)0) - (a < (T)0))",
+                       "(T)((a > (T)0) - (a < (T)0))",
+                       Domain::kAll,
+                       false,
+                       nullptr,
+                       nullptr,
+                       "ocl_csgn(a)"};
 const PointwiseOp kFrac{"frac", "a - trunc(a)", nullptr, Domain::kFloating};
 // Bool is rejected by CPU PyTorch (the fallback gives its error).
 const PointwiseOp kRound{"round", "rint(a)", "a", Domain::kNumeric};
@@ -236,9 +244,20 @@ const PointwiseOp kDigammaOp{"digamma", "ocl_digamma(a)", nullptr, Domain::kFloa
                              false,     kDigamma};
 
 // Gradients: (grad, forward value) are the inputs (a, b).
-const PointwiseOp kSigmoidBackward{"sigmoid_backward", "a * ((T)1 - b) * b", nullptr,
-                                   Domain::kFloating};
-const PointwiseOp kTanhBackward{"tanh_backward", "a * ((T)1 - b * b)", nullptr, Domain::kFloating};
+// Complex gradients are conjugated, as on CPU.
+const PointwiseOp kSigmoidBackward{"sigmoid_backward",
+                                   "a * ((T)1 - b) * b",
+                                   nullptr,
+                                   Domain::kFloating,
+                                   false,
+                                   nullptr,
+                                   nullptr,
+                                   "ocl_cmul(a, ocl_cconj(ocl_cmul((T)(1, 0) - b, b)))"};
+const PointwiseOp kTanhBackward{
+    "tanh_backward", "a * ((T)1 - b * b)",
+    nullptr,         Domain::kFloating,
+    false,           nullptr,
+    nullptr,         "ocl_cmul(a, ocl_cconj((T)(1, 0) - ocl_cmul(b, b)))"};
 // logit: s0 = eps, negative when no eps was given.
 const PointwiseOp kLogit{"logit", "log(a / ((T)1 - a))", nullptr, Domain::kFloating};
 const PointwiseOp kLogitEps{"logit_eps",
@@ -300,13 +319,18 @@ const PointwiseOp kLogSigmoidBackward{
     nullptr, Domain::kFloating};
 
 // Logical and bitwise ops.
-const PointwiseOp kLogicalAnd{"logical_and", "(a != (T)0) && (b != (T)0)", nullptr, Domain::kAll,
-                              true};
-const PointwiseOp kLogicalOr{"logical_or", "(a != (T)0) || (b != (T)0)", nullptr, Domain::kAll,
-                             true};
-const PointwiseOp kLogicalXor{"logical_xor", "(a != (T)0) != (b != (T)0)", nullptr, Domain::kAll,
-                              true};
-const PointwiseOp kLogicalNot{"logical_not", "a == (T)0", nullptr, Domain::kAll, true};
+#define OCL_CNZ(X) "(" X ".x != (R)0 || " X ".y != (R)0)"
+const PointwiseOp kLogicalAnd{
+    "logical_and", "(a != (T)0) && (b != (T)0)",    nullptr, Domain::kAll, true, nullptr,
+    nullptr,       OCL_CNZ("a") " && " OCL_CNZ("b")};
+const PointwiseOp kLogicalOr{
+    "logical_or", "(a != (T)0) || (b != (T)0)",    nullptr, Domain::kAll, true, nullptr,
+    nullptr,      OCL_CNZ("a") " || " OCL_CNZ("b")};
+const PointwiseOp kLogicalXor{
+    "logical_xor", "(a != (T)0) != (b != (T)0)",    nullptr, Domain::kAll, true, nullptr,
+    nullptr,       OCL_CNZ("a") " != " OCL_CNZ("b")};
+const PointwiseOp kLogicalNot{"logical_not", "a == (T)0", nullptr, Domain::kAll,
+                              true,          nullptr,     nullptr, "!" OCL_CNZ("a")};
 const PointwiseOp kBitwiseAnd{"bitwise_and", "a & b", nullptr, Domain::kIntegral};
 const PointwiseOp kBitwiseOr{"bitwise_or", "a | b", nullptr, Domain::kIntegral};
 const PointwiseOp kBitwiseXor{"bitwise_xor", "a ^ b", nullptr, Domain::kIntegral};
@@ -342,13 +366,25 @@ const PointwiseOp kClampTMax{"clamp_t_max", "(isnan(a) || isnan(b)) ? a + b : fm
 
 // lerp: the two-sided formula of the CPU kernel (exact at both ends).
 #define OCL_LERP(W) "(fabs(" W ") < (T)0.5 ? a + " W " * (b - a) : b - (b - a) * ((T)1 - " W "))"
-const PointwiseOp kLerpScalar{"lerp_scalar", OCL_LERP("s0"), nullptr, Domain::kFloating};
-const PointwiseOp kLerpTensor{"lerp_tensor", OCL_LERP("c"), nullptr, Domain::kFloating};
-const PointwiseOp kAddcmul{"addcmul", "a + s0 * b * c", "a + s0 * b * c", Domain::kNumeric};
-const PointwiseOp kAddcdiv{"addcdiv", "a + s0 * (b / c)", nullptr, Domain::kFloating};
+#define OCL_CLERP(W)                            \
+  "(ocl_cabs(" W ") < (R)0.5 ? a + ocl_cmul(" W \
+  ", b - a) : b - ocl_cmul(b - a, "             \
+  "(T)(1, 0) - " W "))"
+const PointwiseOp kLerpScalar{"lerp_scalar", OCL_LERP("s0"), nullptr, Domain::kFloating,
+                              false,         nullptr,        nullptr, OCL_CLERP("s0")};
+const PointwiseOp kLerpTensor{"lerp_tensor", OCL_LERP("c"), nullptr, Domain::kFloating,
+                              false,         nullptr,       nullptr, OCL_CLERP("c")};
+const PointwiseOp kAddcmul{
+    "addcmul", "a + s0 * b * c", "a + s0 * b * c", Domain::kNumeric,
+    false,     nullptr,          nullptr,          "a + ocl_cmul(ocl_cmul(s0, b), c)"};
+const PointwiseOp kAddcdiv{"addcdiv", "a + s0 * (b / c)",
+                           nullptr,   Domain::kFloating,
+                           false,     nullptr,
+                           nullptr,   "a + ocl_cmul(s0, ocl_cdiv(b, c))"};
 
 // Classification.
-const PointwiseOp kIsnan{"isnan", "isnan(a)", "0", Domain::kAll, true};
+const PointwiseOp kIsnan{"isnan", "isnan(a)", "0",     Domain::kAll,
+                         true,    nullptr,    nullptr, "ocl_cisnan(a)"};
 const PointwiseOp kIsposinf{"isposinf", "a == (T)INFINITY", "0", Domain::kAll, true};
 const PointwiseOp kIsneginf{"isneginf", "a == -(T)INFINITY", "0", Domain::kAll, true};
 const PointwiseOp kSignbit{"signbit", "signbit(a)", "a < (T)0", Domain::kAll, true};
@@ -771,7 +807,6 @@ at::Tensor& logicalNotOut(const at::Tensor& self, at::Tensor& out) {
   return unaryAnyDtypeOut(kLogicalNot, "aten::logical_not", "out", self, out);
 }
 at::Tensor isnanFn(const at::Tensor& self) {
-  if (self.is_complex()) return runFallback("aten::isnan", "", {self})[0].toTensor();
   at::Tensor out = at::empty(self.sizes(), self.options().dtype(at::kBool));
   return unaryAnyDtypeOut(kIsnan, "aten::isnan", "", self, out);
 }

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <ATen/AccumulateType.h>
 #include <ATen/TensorIterator.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/i0_meta.h>
 #include <ATen/ops/igamma_meta.h>
 #include <ATen/ops/igammac_meta.h>
@@ -71,9 +72,12 @@ const PointwiseOp kEntr{"special_entr",
 const PointwiseOp kXlog1py{"special_xlog1py", "b != b ? (T)NAN : (a == (T)0 ? (T)0 : a * log1p(b))",
                            nullptr, Domain::kFloating};
 
-// angle of a real number: pi below zero, else 0; NaN stays NaN.
+// angle of a real number: pi below zero, else 0; NaN stays NaN. Of a complex one atan2(y, x),
+// stored to a real output (the real part of the complex form's result).
 const PointwiseOp kAngle{"angle", "a != a ? a : (a < (T)0 ? (T)3.14159265358979323846 : (T)0)",
-                         nullptr, Domain::kFloating};
+                         nullptr, Domain::kFloating,
+                         false,   nullptr,
+                         nullptr, "(T)(ocl_carg(a), 0)"};
 
 // ---- Special functions ported from ATen's Math.h (special_math.h) ----------------------------
 // i0 and the i0e/i1/i1e family compute half and bfloat16 in float as CPU does; the others exist on
@@ -567,8 +571,21 @@ const PointwiseOp kIgammac{"igammac", "ocl_calc_igammac(a, b)",
 // angle is not structured: CPU's unary float op (integers give the default float dtype).
 at::Tensor& angleInto(const at::Tensor& self, at::Tensor& out, bool functional) {
   if (self.is_complex()) {
-    if (functional) return out = runFallback("aten::angle", "", {self})[0].toTensor();
-    runFallback("aten::angle", "out", {self, out});
+    const c10::ScalarType real = c10::toRealValueType(self.scalar_type());
+    if (functional) {
+      out = at::empty(self.sizes(), self.options().dtype(real));
+    } else {
+      checkSameDevice({self, out});
+      TORCH_CHECK(c10::canCast(real, out.scalar_type()), "result type ", real,
+                  " can't be cast to the desired output type ", out.scalar_type());
+      at::native::resize_output(out, self.sizes());
+    }
+    auto iter = at::TensorIteratorConfig()
+                    .check_all_same_dtype(false)
+                    .add_output(out)
+                    .add_const_input(self)
+                    .build();
+    codegen::launch(kAngle, iter, self.scalar_type());
     return out;
   }
   if (!functional) checkSameDevice({self, out});

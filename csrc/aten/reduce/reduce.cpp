@@ -2,7 +2,7 @@
 // max/min (full and .dim with indices), argmax/argmin, any/all, var/std (+ _mean),
 // linalg_vector_norm / norm. Output shapes and dtypes come from PyTorch's structured meta
 // functions where the op has one, the geometry from TensorIterator's reduction setup.
-// Complex inputs take the counted CPU fallback.
+// Complex sum, mean and prod run natively; other complex reductions take the counted CPU fallback.
 #include <ATen/ATen.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
@@ -43,6 +43,13 @@ const ReduceOp kMean{"mean", nullptr, "return 0;", "return x;", kSumCombine, "re
 const ReduceOp kNanSum{"nansum",    nullptr,    "return 0;", "return V_ISNAN(x) ? (V)0 : x;",
                        kSumCombine, "return a;"};
 const ReduceOp kProd{"prod", nullptr, "return 1;", "return x;", "return a * b;", "return a;"};
+// Complex sums and products: V is float2 / double2, ocl_cmul comes from kernels/complex.cl.
+const ReduceOp kSumComplex{"sum_complex", nullptr,     "return (V)0;",
+                           "return x;",   kSumCombine, "return a;"};
+const ReduceOp kMeanComplex{"mean_complex", nullptr,     "return (V)0;",
+                            "return x;",    kSumCombine, "return a / (V)((CR)n);"};
+const ReduceOp kProdComplex{"prod_complex",           nullptr,    "return (V)(1, 0);", "return x;",
+                            "return ocl_cmul(a, b);", "return a;"};
 // amax/amin carry "a NaN was seen" beside the plain max/min: a NaN test inside the running
 // comparison kept CPU drivers from vectorising the loop. Any NaN makes the result NaN, as on CPU.
 const char* kFlaggedDecl = "typedef struct { V v; int nan; } ACC;";
@@ -174,7 +181,7 @@ bool isComplex(const at::Tensor& t) {
 
 // Accumulation type of sums and products with result dtype `out` (ints in int64, as CPU).
 c10::ScalarType sumAcc(c10::ScalarType out) {
-  if (out == c10::kDouble) return c10::kDouble;
+  if (out == c10::kDouble || c10::isComplexType(out)) return out;
   if (c10::isFloatingType(out)) return c10::kFloat;
   return c10::kLong;
 }
@@ -184,12 +191,20 @@ c10::ScalarType cmpAcc(c10::ScalarType in) {
   return in == c10::kHalf || in == c10::kBFloat16 ? c10::kFloat : in;
 }
 
+// The complex form of a sum or product (callers let only these reach complex accumulators).
+const ReduceOp& complexForm(const ReduceOp& op) {
+  if (&op == &kSum) return kSumComplex;
+  if (&op == &kMean) return kMeanComplex;
+  TORCH_INTERNAL_ASSERT(&op == &kProd, "torch-ocl: no complex form of reduction ", op.name);
+  return kProdComplex;
+}
+
 void reduce(const ReduceOp& op, const at::Tensor& self, const at::Tensor& out,
             const at::Tensor& out2, at::OptionalIntArrayRef dims, bool keepdim, c10::ScalarType acc,
             std::array<c10::Scalar, 2> scalars = {}) {
   checkSameDevice({self, out, out2});
   auto iter = codegen::reductionIter(self, out, out2, dims, keepdim);
-  codegen::launchReduce(op, iter, acc, scalars);
+  codegen::launchReduce(c10::isComplexType(acc) ? complexForm(op) : op, iter, acc, scalars);
 }
 
 std::vector<int64_t> dimsOf(std::optional<int64_t> dim) {
@@ -207,14 +222,13 @@ void sumLike(const ReduceOp& op, at::Tensor* out, Mode mode, const at::Tensor& s
   reduce(op, self, result, {}, dim, keepdim, sumAcc(result.scalar_type()));
 }
 
-// sum and nansum (NaN counted as zero): sum's meta function for shapes and dtypes; complex inputs
-// go to the fallback (CPU's sum, or nansum's error).
+// sum and nansum (NaN counted as zero): sum's meta function for shapes and dtypes; complex sums
+// accumulate in their own dtype, and nansum refuses complex as CPU does.
 template <const ReduceOp* kOp>
 at::Tensor sumLikeFn(const char* name, const char* overload, const at::Tensor& self,
                      at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<c10::ScalarType> dtype) {
-  if (isComplex(self))
-    return runFallback(name, overload, {self, dim, keepdim, dtype})[0].toTensor();
+  TORCH_CHECK(kOp != &kNanSum || !isComplex(self), "nansum does not support complex inputs");
   at::Tensor result;
   sumLike<at::meta::structured_sum_dim_IntList>(*kOp, nullptr, Mode::kFunctional, self, dim,
                                                 keepdim, dtype, result);
@@ -225,10 +239,7 @@ template <const ReduceOp* kOp>
 at::Tensor& sumLikeOut(const char* name, const char* overload, const at::Tensor& self,
                        at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (isComplex(self) || isComplex(out)) {
-    runFallback(name, overload, {self, dim, keepdim, dtype, out});
-    return out;
-  }
+  TORCH_CHECK(kOp != &kNanSum || !isComplex(self), "nansum does not support complex inputs");
   at::Tensor result;
   sumLike<at::meta::structured_sum_dim_IntList>(*kOp, &out, Mode::kOut, self, dim, keepdim, dtype,
                                                 result);
@@ -258,8 +269,6 @@ at::Tensor sumAll(const at::Tensor& self, std::optional<c10::ScalarType> dtype) 
 
 at::Tensor meanDim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<c10::ScalarType> dtype) {
-  if (isComplex(self))
-    return runFallback("aten::mean", "dim", {self, dim, keepdim, dtype})[0].toTensor();
   at::Tensor result;
   sumLike<at::meta::structured_mean_dim>(kMean, nullptr, Mode::kFunctional, self, dim, keepdim,
                                          dtype, result);
@@ -268,10 +277,6 @@ at::Tensor meanDim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
 
 at::Tensor& meanOut(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (isComplex(self) || isComplex(out)) {
-    runFallback("aten::mean", "out", {self, dim, keepdim, dtype, out});
-    return out;
-  }
   at::Tensor result;
   sumLike<at::meta::structured_mean_dim>(kMean, &out, Mode::kOut, self, dim, keepdim, dtype,
                                          result);
@@ -284,8 +289,6 @@ at::Tensor meanAll(const at::Tensor& self, std::optional<c10::ScalarType> dtype)
 
 at::Tensor prodDim(const at::Tensor& self, int64_t dim, bool keepdim,
                    std::optional<c10::ScalarType> dtype) {
-  if (isComplex(self))
-    return runFallback("aten::prod", "dim_int", {self, dim, keepdim, dtype})[0].toTensor();
   Structured<at::meta::structured_prod_dim_int> s(Mode::kFunctional, nullptr);
   s.meta(self, dim, keepdim, dtype);
   reduce(kProd, self, s.output(), {}, at::IntArrayRef{dim}, keepdim,
@@ -295,10 +298,6 @@ at::Tensor prodDim(const at::Tensor& self, int64_t dim, bool keepdim,
 
 at::Tensor& prodOut(const at::Tensor& self, int64_t dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (isComplex(self) || isComplex(out)) {
-    runFallback("aten::prod", "int_out", {self, dim, keepdim, dtype, out});
-    return out;
-  }
   Structured<at::meta::structured_prod_dim_int> s(Mode::kOut, &out);
   s.meta(self, dim, keepdim, dtype);
   reduce(kProd, self, out, {}, at::IntArrayRef{dim}, keepdim, sumAcc(out.scalar_type()));
@@ -306,7 +305,6 @@ at::Tensor& prodOut(const at::Tensor& self, int64_t dim, bool keepdim,
 }
 
 at::Tensor prodAll(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
-  if (isComplex(self)) return runFallback("aten::prod", "", {self, dtype})[0].toTensor();
   const c10::ScalarType t = at::native::get_dtype_from_self(self, dtype, /*promote_integers=*/true);
   at::Tensor out = at::empty({}, self.options().dtype(t));
   reduce(kProd, self, out, {}, std::nullopt, false, sumAcc(t));
