@@ -100,11 +100,6 @@ def test_2d_and_nd():
     check(lambda t: torch.fft.hfftn(t, s=(6, 8)), c)
 
 
-@pytest.mark.xfail(
-    raises=NotImplementedError,
-    strict=True,
-    reason="ihfft2/ihfftn end in conj_physical, a complex pointwise op not native yet",
-)
 def test_ihfftn():
     check(lambda t: torch.fft.ihfft2(t), rand(5, 6, 7))
 
@@ -184,19 +179,15 @@ def test_errors():
     check(lambda t: torch.fft.fft(t), rand(5, dtype=torch.complex64))
 
 
-# The backward of a complex-to-real FFT multiplies the complex gradient by a real mask.
-COMPLEX_MUL = pytest.mark.xfail(raises=NotImplementedError, strict=True,
-                                reason="complex mul is not native yet (another helper's work)")
-
-
 @pytest.mark.parametrize(
     "fn, dtype",
     [
         (lambda t: torch.fft.fft(t, norm="ortho"), torch.complex64),
         (lambda t: torch.fft.ifft2(t), torch.complex64),
         (lambda t: torch.fft.rfft(t), torch.float32),
-        pytest.param(lambda t: torch.fft.irfft(t, n=9), torch.complex64, marks=COMPLEX_MUL),
-        pytest.param(lambda t: torch.fft.hfft(t, n=8), torch.complex64, marks=COMPLEX_MUL),
+        # the backward of a complex-to-real FFT multiplies the complex gradient by a real mask
+        (lambda t: torch.fft.irfft(t, n=9), torch.complex64),
+        (lambda t: torch.fft.hfft(t, n=8), torch.complex64),
         pytest.param(lambda t: torch.fft.rfftn(t, norm="forward"), torch.float64,
                      marks=pytest.mark.skipif(not fp64_supported(), reason="no cl_khr_fp64")),
     ],
@@ -239,8 +230,6 @@ def test_stft():
     check(lambda t: torch.stft(t, 32, normalized=True, return_complex=True), x[0])
 
 
-@pytest.mark.xfail(raises=NotImplementedError, strict=True,
-                   reason="istft's overlap-add (unfold_backward) is not native yet")
 def test_istft():
     x = rand(2, 400)
     win = torch.hann_window(64, dtype=torch.float32)
@@ -258,17 +247,19 @@ def test_threads_share_plans():
 
     def work():
         try:
-            with torch_ocl.strict():
-                for _ in range(10):
-                    close(torch.fft.fft(xd), ref)
+            for _ in range(10):
+                close(torch.fft.fft(xd), ref)
         except Exception as e:  # reported below
             errors.append(e)
 
+    # strict mode is process-wide: entered once here, not per thread (nested entries from
+    # several threads would restore each other's state out of order)
     threads = [threading.Thread(target=work) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with torch_ocl.strict():
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     assert not errors, errors
 
 

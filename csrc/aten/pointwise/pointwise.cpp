@@ -254,13 +254,20 @@ const PointwiseOp kGeluBackward{
     "a * ((T)0.5 * ((T)1 + ocl_erf(b * (T)M_SQRT1_2)) + b * ocl_exp((T)-0.5 * b * b) * "
     "(T)0.3989422804014327)",
     nullptr, Domain::kFloating};
-const PointwiseOp kGeluTanhBackward{
-    "gelu_tanh_backward",
-    "a * ((T)0.5 * ((T)1 + tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))) + "
-    "(T)0.5 * b * ((T)1 - tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b)) * "
-    "tanh((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))) * (T)0.7978845608028654 * "
-    "((T)1 + (T)0.134145 * b * b))",
-    nullptr, Domain::kFloating};
+// d/dx of gelu_tanh without 1 - tanh(u)^2, which cancels catastrophically once tanh(u) rounds
+// near +-1 (an error of 1e-5 where the gradient is 0): with e = exp(-2|u|),
+// (1 + tanh u) / 2 = (u < 0 ? e : 1) / (1 + e) and sech(u)^2 = 4e / (1 + e)^2.
+#define OCL_GELU_U "((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))"
+#define OCL_GELU_E "exp((T)-2 * fabs(" OCL_GELU_U "))"
+const PointwiseOp kGeluTanhBackward{"gelu_tanh_backward",
+                                    "a * (((" OCL_GELU_U " < (T)0) ? " OCL_GELU_E
+                                    " : (T)1) / ((T)1 + " OCL_GELU_E ") + (T)2 * b * " OCL_GELU_E
+                                    " / (((T)1 + " OCL_GELU_E ") * ((T)1 + " OCL_GELU_E
+                                    ")) * (T)0.7978845608028654 * "
+                                    "((T)1 + (T)0.134145 * b * b))",
+                                    nullptr, Domain::kFloating};
+#undef OCL_GELU_E
+#undef OCL_GELU_U
 const PointwiseOp kSiluBackward{
     "silu_backward",
     "a * ((T)1 / ((T)1 + exp(-b))) * ((T)1 + b * ((T)1 - (T)1 / ((T)1 + exp(-b))))", nullptr,
