@@ -66,8 +66,13 @@ struct Structured final : Meta {
   // TensorIterator-based metas record the output; the others have nothing to record.
   void forward(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                at::TensorOptions options) {
-    if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)
+    if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>) {
+#if OCL_TORCH_HAS_DIMNAMES
+      Meta::set_output_raw_strided(i, sizes, strides, options, {});
+#else
       Meta::set_output_raw_strided(i, sizes, strides, options);
+#endif
+    }
   }
   void prepare(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                at::TensorOptions options) {
