@@ -313,3 +313,14 @@ def test_matmul(dtype):
     check(lambda x, y: torch.mv(x, y), a, b[:, 0].contiguous())
     check(lambda x, y: x @ y, cx((0, 4), dtype), cx((4, 3), dtype))  # zero-size
     check(lambda x, y: x @ y, cx((3, 0), dtype), cx((0, 5), dtype))  # empty inner dimension
+
+
+@pytest.mark.parametrize("args", [(1 + 2j, 5 - 3j, 7), (0j, 1j, 1), (2 + 0j, -4 + 8j, 0),
+                                  (1 - 1j, 3 + 3j, 2), (-3.5 + 1j, 7.25 - 2j, 1001)])
+def test_linspace_complex(args):
+    for dtype in (torch.complex64, torch.complex128):
+        if dtype == torch.complex128 and not torch.ocl.get_device_properties(0).fp64:
+            continue
+        with torch_ocl.strict():
+            got = torch.linspace(*args, dtype=dtype, device="ocl")
+        torch.testing.assert_close(got.cpu(), torch.linspace(*args, dtype=dtype))

@@ -156,7 +156,23 @@ void arangeStub(at::TensorIterator& iter, const at::Scalar& start, const at::Sca
 void linspaceStub(at::TensorIterator& iter, const at::Scalar& start, const at::Scalar& end,
                   int64_t steps) {
   const c10::ScalarType t = iter.dtype();
-  TORCH_CHECK(!at::isComplexType(t), "linspace: complex dtypes are not supported on ocl yet");
+  if (at::isComplexType(t)) {
+    // The real and imaginary parts are two real linspaces (complex steps scale each part).
+    const c10::ScalarType rt = c10::toRealValueType(t);
+    const auto a = start.to<c10::complex<double>>(), e = end.to<c10::complex<double>>();
+    intoOutput(iter, [&](const at::Tensor& d) {
+      const at::Tensor parts = at::view_as_real(d);
+      const double from[2] = {roundToDtype(a.real(), rt), roundToDtype(a.imag(), rt)};
+      const double to[2] = {roundToDtype(e.real(), rt), roundToDtype(e.imag(), rt)};
+      for (int c = 0; c < 2; ++c) {
+        at::Tensor part = at::empty({d.numel()}, d.options().dtype(rt));
+        launchRange(part, kLinspace, from[c], (to[c] - from[c]) / static_cast<double>(steps - 1),
+                    to[c], 0, false);
+        parts.select(-1, c).view({-1}).copy_(part);
+      }
+    });
+    return;
+  }
   const double a = inDtype(start, t), e = inDtype(end, t);
   double step = (e - a) / static_cast<double>(steps - 1);
   // Half and bfloat16 compute in their own precision on CPU: (end - start) and the step are
