@@ -10,6 +10,7 @@
 #include "codegen/pointwise.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,25 @@ namespace torch_ocl::aten {
 
 // The dtype an op computes in: TensorIterator's common dtype, or for ops without one (unary ops
 // with a forced boolean result) the dtype of the first input.
+namespace detail {
+template <class It>
+auto commonDtype(const It& iter, int) -> decltype(iter.maybe_common_dtype()) {
+  return iter.maybe_common_dtype();
+}
+// torch 2.11 (the GPU machine) has no maybe_common_dtype; its common_dtype() asserts when there
+// is none.
+template <class It>
+std::optional<c10::ScalarType> commonDtype(const It& iter, long) {
+  try {
+    return iter.common_dtype();
+  } catch (const c10::Error&) {
+    return std::nullopt;
+  }
+}
+}  // namespace detail
+
 inline c10::ScalarType computeDtype(const at::TensorIteratorBase& iter) {
-  return iter.maybe_common_dtype().value_or(iter.dtype(iter.noutputs()));
+  return detail::commonDtype(iter, 0).value_or(iter.dtype(iter.noutputs()));
 }
 
 using Scalars = std::array<c10::Scalar, codegen::kMaxScalars>;

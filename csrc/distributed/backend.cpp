@@ -91,7 +91,8 @@ bool isPremul(const c10d::ReduceOp& op) {
   return op.op_ == c10d::ReduceOp::PREMUL_SUM;
 }
 at::Tensor premul(const at::Tensor& t, const c10d::ReduceOp& op) {
-  auto* sup = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+  // NCCLPreMulSumSupplement: the name torch 2.11 declares, an alias of PreMulSumSupplement in 2.13.
+  auto* sup = dynamic_cast<c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
   TORCH_CHECK(sup, "ocl_gloo: PREMUL_SUM without its factor");
   if (sup->tensor_factor.defined()) return t * sup->tensor_factor.to(t.device());
   return t * sup->double_factor;
@@ -939,8 +940,9 @@ WorkPtr OclBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& out
   o.reduceOp = glooOp(opts.reduceOp);
   o.timeout = effective(opts.timeout);
   auto outs = outputs;
+  // OpType::COALESCED: REDUCE_SCATTER_TENSOR_COALESCED does not exist in torch 2.11.
   return submit(
-      *dev, c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, inputs, outputs,
+      *dev, c10d::OpType::COALESCED, inputs, outputs,
       [this, hins, houts, o]() mutable {
         Works w;
         for (size_t i = 0; i < hins.size(); ++i) {

@@ -14,6 +14,10 @@ using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;
 using at::Tensor;
+#if __has_include(<ATen/core/Dimname.h>)  // named tensors, still in torch 2.11's lists
+using at::Dimname;
+using at::DimnameList;
+#endif
 
 #define ADD_NS(RAW_OP) at::RAW_OP
 #define OCL_AUTOCAST_LOWER_PRECISION_FP(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
