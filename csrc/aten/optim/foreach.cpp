@@ -457,8 +457,6 @@ void runElementwise(Op op, at::TensorList out, const std::vector<at::TensorList>
     plan.addColumn([&](size_t i) { return scalarBits(sc.list[i].toDouble(), dbl); });
   plan.upload(idx);
   cl_program prog = elementwiseProgram(idx, op, sc.src, static_cast<int>(ins.size()), t, in);
-  rt::Device& dev = device(idx);
-  cl_command_queue q = currentQueue(idx);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "fe_ew");
   for (size_t c = 0; c < plan.chunks().size(); ++c) {

@@ -219,7 +219,6 @@ void sgdImpl(at::TensorList self, at::TensorList grads, at::TensorList bufs, dou
   if (plan.chunks().empty()) return;
   plan.upload(idx);
   cl_program prog = optimProgram(idx, p0.scalar_type(), c10::kFloat);
-  rt::Device& dev = device(idx);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "fused_sgd");
   for (size_t c = 0; c < plan.chunks().size(); ++c) {

@@ -117,7 +117,7 @@ const PointwiseOp kThresholdBackward{"threshold_backward", "a <= s0 ? (T)0 : b",
   at::Tensor NAME##OVERLOAD##Fn(const at::Tensor& a, const ARG_T& b) {                          \
     return run<META>(k##NAME, "aten::" #NAME, #OVERLOAD, Mode::kFunctional, nullptr, {}, a, b); \
   }                                                                                             \
-  at::Tensor& NAME##OVERLOAD##Inplace(at::Tensor& a, const ARG_T& b) {                          \
+  [[maybe_unused]] at::Tensor& NAME##OVERLOAD##Inplace(at::Tensor& a, const ARG_T& b) {         \
     run<META>(k##NAME, "aten::" #NAME "_", #OVERLOAD, Mode::kInplace, &a, {}, a, b);            \
     return a;                                                                                   \
   }                                                                                             \
