@@ -232,3 +232,37 @@ def test_sparse_tensors_raise_a_clear_error(ocl):
             make()
         assert "Sparseocl" not in str(info.value)
     assert (x.to(ocl) * 2).sum().item() == 6.0
+
+
+def test_strict_blocks_on_threads_end_in_any_order():
+    # Strict mode is process-wide (autograd's threads must see it); two threads whose blocks
+    # close out of order must not leave it stuck on or off.
+    import threading
+
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def thread_a():
+        with torch_ocl.strict():
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()  # A closes first, while B's strict(False) block is still open
+
+    def thread_b():
+        a_in.wait(10)
+        with torch_ocl.strict(False):
+            b_in.set()
+            a_out.wait(10)
+            seen["b_after_a"] = torch_ocl._C.is_strict()
+        seen["b_done"] = torch_ocl._C.is_strict()
+
+    base = torch_ocl._C.is_strict()
+    ts = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(20)
+    assert seen == {"b_after_a": False, "b_done": base}
+    assert torch_ocl._C.is_strict() == base
+    with pytest.raises(RuntimeError, match="not open"):
+        torch_ocl._C._pop_strict(10**9)

@@ -25,7 +25,10 @@ std::vector<c10::IValue> runFallback(const char* name, const char* overload,
 
 std::vector<FallbackRecord> fallbackRecords();
 void resetFallbackRecords();
-void setStrict(bool strict);
+void setStrict(bool strict);  // the base value, under any open strict() blocks
 bool strict();
+// A strict(enabled) block: the newest open block wins; blocks may close in any order.
+uint64_t pushStrict(bool strict);
+void popStrict(uint64_t token);
 
 }  // namespace torch_ocl::aten

@@ -179,6 +179,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("reset_fallback_records", &aten::resetFallbackRecords);
   m.def("set_strict", &aten::setStrict);
   m.def("is_strict", &aten::strict);
+  m.def("_push_strict", &aten::pushStrict);
+  m.def("_pop_strict", &aten::popStrict);
   m.def("set_launch_blocking", &aten::setLaunchBlocking);
   m.def("is_launch_blocking", &aten::launchBlocking);
   m.def("program_cache_stats",

@@ -38,9 +38,10 @@ def strict(enabled: bool = True):
 
     ``TORCH_OCL_STRICT=1`` turns strict mode on for the whole process.
     """
-    previous = _C.is_strict()
-    _C.set_strict(enabled)
+    # Process-wide (backward runs on autograd's threads); blocks on different threads may end in
+    # any order: the newest block still open decides.
+    token = _C._push_strict(bool(enabled))
     try:
         yield
     finally:
-        _C.set_strict(previous)
+        _C._pop_strict(token)

@@ -3,6 +3,7 @@
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -10,6 +11,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace torch_ocl::aten {
 namespace {
@@ -24,7 +27,23 @@ bool strictFromEnv() {
   const char* v = std::getenv("TORCH_OCL_STRICT");
   return v && *v && std::string(v) != "0";
 }
+// Strict mode is process-wide (autograd runs backward on its own threads, which must see it).
+// `strict()` blocks push an override and pop it by token, so blocks on several threads can end
+// in any order: the newest override still open wins, else the base value (env or setStrict).
+struct StrictState {
+  std::mutex mutex;
+  bool base = strictFromEnv();
+  uint64_t next_token = 1;
+  std::vector<std::pair<uint64_t, bool>> overrides;  // in push order
+};
+StrictState& strictState() {
+  static auto* s = new StrictState();  // NOLINT: leaked on purpose (read at exit by kernels)
+  return *s;
+}
 std::atomic<bool> g_strict{strictFromEnv()};
+void refreshStrict(StrictState& s) {  // caller holds s.mutex
+  g_strict.store(s.overrides.empty() ? s.base : s.overrides.back().second);
+}
 
 // Calls fn for every defined ocl tensor held by v.
 template <typename Fn>
@@ -138,8 +157,28 @@ void resetFallbackRecords() {
   records().clear();
 }
 
-void setStrict(bool s) {
-  g_strict.store(s);
+void setStrict(bool strict) {
+  StrictState& s = strictState();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.base = strict;
+  refreshStrict(s);
+}
+uint64_t pushStrict(bool strict) {
+  StrictState& s = strictState();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  uint64_t token = s.next_token++;
+  s.overrides.emplace_back(token, strict);
+  refreshStrict(s);
+  return token;
+}
+void popStrict(uint64_t token) {
+  StrictState& s = strictState();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = std::find_if(s.overrides.begin(), s.overrides.end(),
+                         [&](const auto& o) { return o.first == token; });
+  TORCH_CHECK(it != s.overrides.end(), "torch-ocl: strict-mode token ", token, " is not open");
+  s.overrides.erase(it);
+  refreshStrict(s);
 }
 bool strict() {
   return g_strict.load();
