@@ -84,6 +84,20 @@ def _register_distributed() -> None:
 
 _register_distributed()
 
+
+def _accelerate_from_env() -> None:
+    """TORCH_OCL_ACCELERATE=1: the opt-in Hugging Face accelerate integration
+    (torch_ocl/integrations/accelerate.py) is applied when accelerate is imported."""
+    import os
+
+    if os.environ.get("TORCH_OCL_ACCELERATE", "0") not in ("", "0"):
+        from .integrations.accelerate import _enable_from_env
+
+        _enable_from_env()
+
+
+_accelerate_from_env()
+
 from ._debug import debug_mode  # noqa: E402
 from ._fallback import fallback_report, reset_fallback_report, strict  # noqa: E402
 from .kernels import compile_kernel, kernel_op  # noqa: E402
