@@ -141,8 +141,8 @@ class Mapping {
     OCL_TRY
     cl_command_queue q = currentQueue(t.device().index());
     cl_event ev = nullptr;
-    ptr_ = clEnqueueMapBuffer(q, mem_, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, ref.offset, t.nbytes(),
-                              0, nullptr, &ev, &err);
+    ptr_ = clEnqueueMapBuffer(q, mem_, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, ref.offset,
+                              t.nbytes(), 0, nullptr, &ev, &err);
     OCL_CHECK_ERR(err, "clEnqueueMapBuffer");
     event_ = rt::ClEvent(ev);
     OCL_CHECK(clFlush(q));
@@ -329,6 +329,7 @@ OclBackend::OclBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int siz
   TORCH_CHECK(gloo_->getRank() == rank && gloo_->getSize() == size,
               "ocl_gloo: the gloo backend has rank ", gloo_->getRank(), " of ", gloo_->getSize(),
               ", expected ", rank, " of ", size);
+  launcher_ = std::thread([this] { launcherLoop(); });
   completer_ = std::thread([this] { completionLoop(); });
   std::lock_guard<std::mutex> g(liveMutex());
   live().insert(this);
@@ -347,18 +348,17 @@ void OclBackend::stopThreads() {
     std::lock_guard<std::mutex> g(mutex_);
     stop_ = true;
   }
+  launch_cv_.notify_all();
   complete_cv_.notify_all();
   std::lock_guard<std::mutex> g(join_mutex_);
-  if (completer_.joinable()) {
-    if (completer_.get_id() == std::this_thread::get_id()) {
-      completer_.detach();  // the last reference dropped on our own thread
+  for (std::thread* t : {&launcher_, &completer_}) {
+    if (!t->joinable()) continue;
+    if (t->get_id() == std::this_thread::get_id()) {
+      t->detach();  // the last reference dropped on our own thread
     } else {
-      completer_.join();
+      t->join();
     }
   }
-  // Event callbacks still returning (they touch this object after launching their jobs).
-  std::unique_lock<std::mutex> lk(mutex_);
-  idle_cv_.wait(lk, [&] { return callbacks_pending_ == 0; });
 }
 
 void OclBackend::shutdown() {
@@ -419,101 +419,43 @@ WorkPtr OclBackend::submit(c10::Device device, c10d::OpType op, std::vector<at::
     TORCH_CHECK(!stop_, "ocl_gloo: the process group has been shut down");
     launch_q_.push_back(job);
     ++in_flight_;
-    ++callbacks_pending_;
   }
-  // The thread that completes the ready event (the driver's) launches the jobs at the head of
-  // the queue whose events are complete: gloo's collectives start in submission order, with no
-  // hand-off to a thread of ours.
-  if (clSetEventCallback(job->ready.get(), CL_COMPLETE, &OclBackend::onReady, this) != CL_SUCCESS) {
-    {
-      std::lock_guard<std::mutex> g(mutex_);
-      --callbacks_pending_;
-    }
-    cl_event e = job->ready.get();
-    clWaitForEvents(1, &e);  // a status < 0 is reported by launchJob
-    drainLaunches();
-  }
+  launch_cv_.notify_one();
   return job->work;
 }
 
-namespace {
-// Set while this thread runs a driver event callback: a job must not complete there (the Future's
-// callbacks may take the GIL, and the driver's thread must not block on it).
-thread_local bool t_in_event_callback = false;
-}  // namespace
-
-void CL_CALLBACK OclBackend::onReady(cl_event, cl_int, void* self) {
-  auto* b = static_cast<OclBackend*>(self);
-  t_in_event_callback = true;
-  b->drainLaunches();
-  t_in_event_callback = false;
-  std::lock_guard<std::mutex> g(b->mutex_);
-  --b->callbacks_pending_;
-  b->idle_cv_.notify_all();
-}
-
-void OclBackend::drainLaunches() {
-  {
-    std::lock_guard<std::mutex> g(mutex_);
-    if (draining_) {
-      drain_again_ = true;  // the thread draining now looks at the head again before it stops
-      return;
-    }
-    draining_ = true;
-  }
+void OclBackend::launcherLoop() {
   for (;;) {
     std::shared_ptr<Job> job;
     {
-      std::lock_guard<std::mutex> g(mutex_);
-      cl_int status = CL_QUEUED;
-      if (!launch_q_.empty()) {
-        cl_int err =
-            clGetEventInfo(launch_q_.front()->ready.get(), CL_EVENT_COMMAND_EXECUTION_STATUS,
-                           sizeof(status), &status, nullptr);
-        if (err != CL_SUCCESS) status = err;
-      }
-      if (!launch_q_.empty() && status <= CL_COMPLETE) {
-        job = launch_q_.front();
-        launch_q_.pop_front();
-        if (status < 0) {
-          try {
-            throw rt::ClError(status,
-                              "the staging of a collective (CL_EVENT_COMMAND_EXECUTION_STATUS)",
-                              __FILE__, __LINE__);
-          } catch (const std::exception& e) {
-            try {
-              rethrowAsTorch(e);
-            } catch (...) {
-              job->error = std::current_exception();
-            }
-          }
-        }
-      } else if (drain_again_) {
-        drain_again_ = false;
-        continue;
-      } else {
-        draining_ = false;
-        return;
-      }
+      std::unique_lock<std::mutex> lk(mutex_);
+      launch_cv_.wait(lk, [&] { return stop_ || !launch_q_.empty(); });
+      if (launch_q_.empty()) return;  // stopping and drained
+      job = launch_q_.front();
+      launch_q_.pop_front();
     }
-    launchJob(job);
-  }
-}
-
-void OclBackend::launchJob(const std::shared_ptr<Job>& job) {
-  if (!job->error) {
     try {
+      cl_event e = job->ready.get();
+      cl_int status = CL_COMPLETE;
+      OCL_TRY
+      OCL_CHECK(clWaitForEvents(1, &e));
+      OCL_CHECK(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+                               nullptr));
+      if (status < 0)
+        throw rt::ClError(status, "the staging of a collective (CL_EVENT_COMMAND_EXECUTION_STATUS)",
+                          __FILE__, __LINE__);
+      OCL_CATCH
       job->gloo_works = job->launch();
     } catch (...) {
       job->error = std::current_exception();
     }
+    if (!job->error && completeOnGlooThreads(job)) continue;
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      complete_q_.push_back(job);
+    }
+    complete_cv_.notify_one();
   }
-  if (!job->error && completeOnGlooThreads(job)) return;
-  {
-    std::lock_guard<std::mutex> g(mutex_);
-    complete_q_.push_back(job);
-  }
-  complete_cv_.notify_one();
 }
 
 bool OclBackend::completeOnGlooThreads(const std::shared_ptr<Job>& job) {
@@ -535,14 +477,6 @@ bool OclBackend::completeOnGlooThreads(const std::shared_ptr<Job>& job) {
         if (!job->error) job->error = fut.exception_ptr();
       }
       if (--job->pending == 0) {
-        if (t_in_event_callback) {  // completed already, while being launched: not here
-          {
-            std::lock_guard<std::mutex> g(mutex_);
-            complete_q_.push_back(job);
-          }
-          complete_cv_.notify_one();
-          return;
-        }
         std::exception_ptr error;
         {
           std::lock_guard<std::mutex> g(job->error_mutex);

@@ -6,15 +6,14 @@
 //      them in place on host-unified devices, or enqueues device-to-host copies into pinned
 //      buffers) and keeps an event after that (the map command's own event, or a marker); no
 //      device synchronisation;
-//   2. when that event completes, the driver's thread that completed it (clSetEventCallback)
-//      hands the host buffers to gloo, in submission order (every rank issues gloo's collectives
-//      in the same order): no thread of ours in between;
+//   2. a launcher thread waits for that event on the host and hands the host buffers to gloo, in
+//      submission order (every rank issues gloo's collectives in the same order);
 //   3. when gloo's work completes, a callback on gloo's worker thread (the one that ran the
 //      collective; for gloo works without a future, send and recv, the completion thread) enqueues
 //      the host-to-device copies (or the unmap) on a communication stream and completes the Work
 //      and its Future, whose event orders the consumers' streams after those copies.
-// Launch and completion run on different threads, so that the copies of one bucket overlap the
-// communication of the previous one. CPU tensors go to gloo unchanged.
+// The launcher and the completion run on different threads, so that the copies of one bucket
+// overlap the communication of the previous one. CPU tensors go to gloo unchanged.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -101,8 +100,8 @@ class OclBackend final : public c10d::Backend {
   // Stops the threads of every live backend (registered with atexit by torch_ocl.distributed).
   static void stopAll();
 
-  // What a job does at launch (gloo calls on host buffers) and at completion (host-to-device
-  // copies; runs with the communication stream current).
+  // What a job does on the launcher thread (gloo calls on host buffers) and on the completion
+  // thread (host-to-device copies; runs with the communication stream current).
   using Launch = std::function<std::vector<c10::intrusive_ptr<c10d::Work>>()>;
   using Finish = std::function<void()>;
 
@@ -128,11 +127,7 @@ class OclBackend final : public c10d::Backend {
                                         std::vector<at::Tensor> outputs, Launch launch,
                                         Finish finish, cl_event ready = nullptr);
   c10::Stream commStream(c10::Device device);
-  static void CL_CALLBACK onReady(cl_event event, cl_int status, void* self);
-  // Launches the jobs at the head of launch_q_ whose ready events are complete (one thread at a
-  // time, in order).
-  void drainLaunches();
-  void launchJob(const std::shared_ptr<Job>& job);
+  void launcherLoop();
   void completionLoop();
   // Copies back, completes the Work and its Future, releases the job (any thread).
   void completeJob(const std::shared_ptr<Job>& job, std::exception_ptr error);
@@ -144,16 +139,14 @@ class OclBackend final : public c10d::Backend {
   std::chrono::milliseconds timeout_;
 
   std::mutex mutex_;
-  std::condition_variable complete_cv_, idle_cv_;
+  std::condition_variable launch_cv_, complete_cv_, idle_cv_;
   std::deque<std::shared_ptr<Job>> launch_q_, complete_q_;
   size_t in_flight_ = 0;
-  size_t callbacks_pending_ = 0;  // event callbacks registered and not yet returned
-  bool draining_ = false, drain_again_ = false;
   bool stop_ = false;
   std::mutex join_mutex_;
   std::mutex stream_mutex_;
   std::vector<std::optional<c10::Stream>> comm_streams_;
-  std::thread completer_;
+  std::thread launcher_, completer_;
 };
 
 class OclWork final : public c10d::Work {
