@@ -145,7 +145,8 @@ class Mapping {
                               t.nbytes(), 0, nullptr, &ev, &err);
     OCL_CHECK_ERR(err, "clEnqueueMapBuffer");
     event_ = rt::ClEvent(ev);
-    OCL_CHECK(clFlush(q));
+    // No flush: the launcher's clWaitForEvents on this event flushes the queue, so that the
+    // caller does not pay for waking the driver.
     OCL_CATCH
     host_ = at::from_blob(ptr_, t.sizes(), at::TensorOptions().dtype(t.scalar_type()));
   }
