@@ -98,7 +98,7 @@ def check_accelerator():
         torch.testing.assert_close(torch.tensor(a), torch.tensor(b), rtol=1e-5, atol=1e-5)
 
 
-def _trainer_run(use_cpu, out_dir):
+def _trainer_run(use_cpu, out_dir, with_weights=False):
     import contextlib
 
     import torch
@@ -130,7 +130,10 @@ def _trainer_run(use_cpu, out_dir):
     with contextlib.nullcontext() if use_cpu else torch_ocl.strict():
         trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
-    return str(args.device), str(next(trainer.model.parameters()).device), losses
+    out = (str(args.device), str(next(trainer.model.parameters()).device), losses)
+    if with_weights:
+        out += (torch.cat([p.detach().cpu().flatten() for p in trainer.model.parameters()]),)
+    return out
 
 
 def check_trainer(out_dir):
@@ -173,6 +176,7 @@ def launched_worker(out_dir):
 
     acc = Accelerator()
     res = {"rank": acc.process_index}
+    device = str(acc.device)
     try:
         assert acc.num_processes == 2, acc.num_processes
         assert acc.distributed_type == DistributedType.MULTI_CPU, acc.distributed_type
@@ -211,12 +215,31 @@ def launched_worker(out_dir):
                                    atol=1e-5)
         for p, q in zip(acc.unwrap_model(model).parameters(), ref.parameters()):
             torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-5)
-        res["result"] = "ok"
+        res["accelerator"] = "ok"
     except Exception:  # noqa: BLE001
-        res["result"] = traceback.format_exc()
-    with open(os.path.join(out_dir, f"rank{acc.process_index}.json"), "w") as f:
+        res["accelerator"] = traceback.format_exc()
+    try:
+        # Trainer on 2 processes: the ocl run against the same 2-process run on the CPU (the
+        # same samplers, so the same batches), and the ranks' weights equal after training.
+        ocl = _trainer_run(False, out_dir, with_weights=True)
+        cpu = _trainer_run(True, out_dir, with_weights=True)
+        assert ocl[:2] == (device, device), ocl[:2]
+        assert [torch.device(d).type for d in cpu[:2]] == ["cpu", "cpu"], cpu[:2]
+        assert len(ocl[2]) == 3, ocl[2]
+        torch.testing.assert_close(torch.tensor(ocl[2]), torch.tensor(cpu[2]), rtol=1e-4,
+                                   atol=1e-4)
+        mine = ocl[3].to("ocl")
+        theirs = [torch.empty_like(mine) for _ in range(2)]
+        dist.all_gather(theirs, mine)
+        torch.testing.assert_close(theirs[0].cpu(), theirs[1].cpu(), rtol=0, atol=0)
+        torch.testing.assert_close(ocl[3], cpu[3], rtol=1e-3, atol=1e-4)
+        res["trainer"] = "ok"
+    except Exception:  # noqa: BLE001
+        res["trainer"] = traceback.format_exc()
+    with open(os.path.join(out_dir, f"rank{dist.get_rank()}.json"), "w") as f:
         json.dump(res, f)
-    acc.end_training()
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 # ---------------------------------------------------------------- pytest side
@@ -253,6 +276,8 @@ def _free_port():
 
 
 def test_accelerate_launch_two_processes():
+    """TORCH_OCL_ACCELERATE=1 accelerate launch --num_processes 2: an Accelerator loop with DDP
+    against one CPU process, then Trainer on 2 processes against the same run on the CPU."""
     exe = shutil.which("accelerate", path=os.path.dirname(sys.executable))
     if exe is None:
         pytest.skip("the accelerate command is not installed next to this Python")
@@ -270,7 +295,8 @@ def test_accelerate_launch_two_processes():
         assert os.path.exists(path), f"rank {r} wrote no result (rc {p.returncode}):\n{log}"
         with open(path) as f:
             res = json.load(f)
-        assert res["result"] == "ok", f"rank {r}:\n{res['result']}"
+        for name in ("accelerator", "trainer"):
+            assert res.get(name) == "ok", f"rank {r} {name}:\n{res.get(name)}"
     assert p.returncode == 0, log
     shutil.rmtree(out_dir, ignore_errors=True)
 
