@@ -706,5 +706,49 @@ def test_registration():
     assert "undefined ocl:ocl_gloo" in out.stdout.splitlines(), out.stdout + out.stderr
 
 
+def torchrun_worker(out_dir):
+    """Started by torchrun: init_process_group() from its environment (env://), no arguments."""
+    import torch.distributed as dist
+
+    import torch_ocl
+
+    dist.init_process_group()
+    rank = dist.get_rank()
+    try:
+        with torch_ocl.strict():
+            no_arguments_serves_ocl(rank)
+        res = "ok"
+    except Exception:  # noqa: BLE001
+        res = traceback.format_exc()
+    with open(os.path.join(out_dir, f"torchrun-{rank}.json"), "w") as f:
+        json.dump(res, f)
+    dist.destroy_process_group()
+
+
+def test_torchrun_env_without_arguments():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = tempfile.mkdtemp(prefix="ocl-dist-torchrun-")
+    env = dict(os.environ)
+    env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    p = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+         "--master-addr", "127.0.0.1", "--master-port", str(port), __file__, "torchrun", out],
+        env=env, capture_output=True, text=True, timeout=240,
+    )
+    for r in range(WORLD):
+        path = os.path.join(out, f"torchrun-{r}.json")
+        assert os.path.exists(path), f"rank {r} wrote nothing:\n{(p.stdout + p.stderr)[-4000:]}"
+        with open(path) as f:
+            res = json.load(f)
+        assert res == "ok", f"rank {r}:\n{res}"
+
+
 if __name__ == "__main__":
-    worker(int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4])
+    if sys.argv[1] == "torchrun":
+        torchrun_worker(sys.argv[2])
+    else:
+        worker(int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4])
