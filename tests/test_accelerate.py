@@ -54,7 +54,7 @@ def _model():
     return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
 
 
-def _accelerator_run(cpu):
+def _accelerator_run(cpu, mixed_precision="no"):
     """3 SGD steps through Accelerator.prepare; returns (device, losses, final weights)."""
     import contextlib
 
@@ -65,7 +65,7 @@ def _accelerator_run(cpu):
     import torch_ocl
 
     AcceleratorState._reset_state(reset_partial_state=True)
-    acc = Accelerator(cpu=cpu)
+    acc = Accelerator(cpu=cpu, mixed_precision=mixed_precision)
     x, y = _data()
     dl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=4)
     model = _model()
@@ -75,6 +75,9 @@ def _accelerator_run(cpu):
     with contextlib.nullcontext() if cpu else torch_ocl.strict():
         for step, (xb, yb) in enumerate(dl):
             assert xb.device == acc.device and yb.device == acc.device
+            if mixed_precision == "bf16":
+                with acc.autocast():
+                    assert acc.unwrap_model(model)[0](xb).dtype == torch.bfloat16
             loss = torch.nn.functional.mse_loss(model(xb), yb)
             acc.backward(loss)
             opt.step()
@@ -96,6 +99,16 @@ def check_accelerator():
     torch.testing.assert_close(torch.tensor(ocl[2]), torch.tensor(cpu[2]), rtol=1e-5, atol=1e-5)
     for a, b in zip(ocl[3], cpu[3]):
         torch.testing.assert_close(torch.tensor(a), torch.tensor(b), rtol=1e-5, atol=1e-5)
+
+
+def check_accelerator_bf16():
+    """mixed_precision="bf16": autocast on ocl, as accelerate does on the CPU."""
+    import torch
+
+    ocl = _accelerator_run(cpu=False, mixed_precision="bf16")
+    cpu = _accelerator_run(cpu=True, mixed_precision="bf16")
+    assert ocl[0] == "ocl:0", ocl[0]
+    torch.testing.assert_close(torch.tensor(ocl[2]), torch.tensor(cpu[2]), rtol=2e-2, atol=2e-2)
 
 
 def _trainer_run(use_cpu, out_dir, with_weights=False):
@@ -154,6 +167,7 @@ def single_process_worker(out_path, out_dir):
     ocl_accelerate.enable()  # idempotent
     results = {}
     for name, fn in (("accelerator", check_accelerator),
+                     ("accelerator_bf16", check_accelerator_bf16),
                      ("trainer", lambda: check_trainer(out_dir))):
         try:
             fn()
@@ -261,6 +275,10 @@ def single():
 
 def test_accelerator_places_on_ocl(single):
     assert single["accelerator"] == "ok", single["accelerator"]
+
+
+def test_accelerator_bf16_autocast_on_ocl(single):
+    assert single["accelerator_bf16"] == "ok", single["accelerator_bf16"]
 
 
 def test_trainer_trains_on_ocl(single):

@@ -22,6 +22,9 @@ have used the CPU without being asked to:
 ``accelerate.commands.launch._validate_launch_command``
     ``accelerate launch --num_processes N`` (N > 1, one machine, no config file, no other mode)
     uses the multi-process launcher, as accelerate does when it counts more than one GPU.
+``accelerate.utils.imports.is_bf16_available`` (and the names bound to it in accelerate)
+    true when accelerate's device is ``ocl``: ``mixed_precision="bf16"`` then autocasts on
+    ``ocl`` (``native_amp``), where accelerate would run in float32 without a word.
 ``transformers.TrainingArguments._setup_devices``
     for one process, the device of accelerate's state (``ocl``) instead of its own CUDA/CPU choice.
 
@@ -136,6 +139,29 @@ def _patch_state(state_mod) -> None:
     _wrap(PartialState, "wait_for_everyone", wait_for_everyone)
 
 
+def _patch_imports(imports_mod) -> None:
+    original = imports_mod.__dict__["is_bf16_available"]
+    if getattr(original, _MARK, False):
+        return
+
+    @functools.wraps(original)
+    def is_bf16_available(ignore_tpu=False):
+        if original(ignore_tpu):
+            return True
+        state = sys.modules.get("accelerate.state")
+        device = state.PartialState._shared_state.get("device") if state else None
+        if device is not None:
+            return torch.device(device).type == "ocl"
+        return _ocl_count() > 0 and not torch.cuda.is_available()
+
+    setattr(is_bf16_available, _MARK, True)
+    # `from .imports import is_bf16_available` copies the name: rebind the copies made so far.
+    for name, mod in list(sys.modules.items()):
+        if (name == "accelerate" or name.startswith("accelerate.")) and mod is not None:
+            if getattr(mod, "is_bf16_available", None) is original:
+                mod.is_bf16_available = is_bf16_available
+
+
 def _patch_launch(launch_mod) -> None:
     def validate(original):
         @functools.wraps(original)
@@ -184,6 +210,7 @@ def _patch_training_args(ta_mod) -> None:
 
 _TARGETS = {
     "accelerate.state": _patch_state,
+    "accelerate.utils.imports": _patch_imports,
     "accelerate.commands.launch": _patch_launch,
     "transformers.training_args": _patch_training_args,
 }
@@ -212,15 +239,24 @@ class _AfterImport:
         return spec
 
 
+def _apply_now(name) -> None:
+    """Patches an imported module; one still being initialised (torch-ocl imported from inside
+    it) is left to the names it binds later."""
+    try:
+        _TARGETS[name](sys.modules[name])
+    except (AttributeError, KeyError):
+        pass
+
+
 def enable() -> None:
     """Applies the wrappers (idempotent): at once to the modules already imported, at import to
     the others. Call it before ``Accelerator()``/``TrainingArguments`` are created."""
     global _enabled
     if importlib.util.find_spec("accelerate") is None:
         raise ImportError("torch_ocl.integrations.accelerate needs the accelerate package")
-    for name, patch in _TARGETS.items():
+    for name in _TARGETS:
         if name in sys.modules:
-            patch(sys.modules[name])
+            _apply_now(name)
     if not any(isinstance(f, _AfterImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterImport())
     # accelerate.state is what every use goes through: patch it now.
@@ -241,9 +277,9 @@ def _enable_from_env() -> None:
         return
     if importlib.util.find_spec("accelerate") is None:
         return
-    for name, patch in _TARGETS.items():
+    for name in _TARGETS:
         if name in sys.modules:
-            patch(sys.modules[name])
+            _apply_now(name)
     if not any(isinstance(f, _AfterImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterImport())
     _enabled = True
