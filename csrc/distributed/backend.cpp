@@ -141,8 +141,8 @@ class Mapping {
     OCL_TRY
     cl_command_queue q = currentQueue(t.device().index());
     cl_event ev = nullptr;
-    ptr_ = clEnqueueMapBuffer(q, mem_, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, ref.offset,
-                              t.nbytes(), 0, nullptr, &ev, &err);
+    ptr_ = clEnqueueMapBuffer(q, mem_, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, ref.offset, t.nbytes(),
+                              0, nullptr, &ev, &err);
     OCL_CHECK_ERR(err, "clEnqueueMapBuffer");
     event_ = rt::ClEvent(ev);
     // No flush: the launcher's clWaitForEvents on this event flushes the queue, so that the
@@ -440,8 +440,8 @@ void OclBackend::launcherLoop() {
       cl_int status = CL_COMPLETE;
       OCL_TRY
       OCL_CHECK(clWaitForEvents(1, &e));
-      OCL_CHECK(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
-                               nullptr));
+      OCL_CHECK(
+          clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr));
       if (status < 0)
         throw rt::ClError(status, "the staging of a collective (CL_EVENT_COMMAND_EXECUTION_STATUS)",
                           __FILE__, __LINE__);
