@@ -12,8 +12,8 @@
    collective would raise ``No backend type associated with device type cpu``, and the group's
    default backend type (which c10d sets to GLOO for an undefined backend) would name a backend
    the group does not have. On an ``ocl`` machine we add ``"cpu": "gloo"`` to that one
-   configuration, which is what c10d did for every accelerator before 2.6
-   (``cpu:gloo,cuda:nccl``) and what ``backend="cpu:gloo,ocl:ocl_gloo"`` gives explicitly. This is
+   configuration, which is what earlier torch 2.x releases did for every available
+   accelerator (``cpu:gloo,cuda:nccl``) and what ``backend="cpu:gloo,ocl:ocl_gloo"`` gives explicitly. This is
    a wrapper around ``BackendConfig.__init__``, the only place the choice is made; it changes
    nothing when a backend is named, when the accelerator is not ``ocl`` or when ``gloo`` is
    unavailable. ``TORCH_OCL_DIST_DEFAULT_CPU=0`` turns it off (PyTorch's accelerator-only rule).
