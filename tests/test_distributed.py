@@ -545,8 +545,8 @@ def peer_death_raises(rank):
 
 
 def no_arguments_serves_ocl(rank):
-    """init_process_group() on an ocl machine: ocl_gloo for ocl tensors; CPU tensors get
-    PyTorch's error for a device without a backend, as with NCCL on CUDA (docs/distributed.md)."""
+    """init_process_group() on an ocl machine: ocl_gloo for ocl tensors, gloo for CPU tensors
+    (torch_ocl adds cpu:gloo to the accelerator-only default, docs/distributed.md)."""
     import torch
     import torch.distributed as dist
 
@@ -554,12 +554,22 @@ def no_arguments_serves_ocl(rank):
     dist.all_reduce(x)
     _close(x, torch.full((5,), 3.0))
     assert dist.get_backend() == "undefined"
-    try:
-        dist.all_reduce(torch.ones(2))
-    except RuntimeError as e:
-        assert "No backend type associated with device type cpu" in str(e), e
-    else:
-        raise AssertionError("a CPU tensor found a backend")
+    assert dist.get_backend_config() == "cpu:gloo,ocl:ocl_gloo", dist.get_backend_config()
+    pg = dist.group.WORLD
+    assert pg._get_backend(torch.device("ocl")).name() == "ocl_gloo"
+    assert pg._get_backend(torch.device("cpu")).name() == "gloo"
+    y = torch.arange(6, dtype=torch.float64) * (rank + 1)
+    dist.all_reduce(y)
+    assert y.device.type == "cpu" and y.tolist() == [3.0 * i for i in range(6)]
+    # a new group without a backend inherits the same split
+    g = dist.new_group([0, 1])
+    z = torch.ones(3, device="ocl")
+    dist.all_reduce(z, group=g)
+    _close(z, torch.full((3,), 2.0))
+    w = torch.ones(3)
+    dist.all_reduce(w, group=g)
+    assert w.tolist() == [2.0] * 3
+    dist.barrier(group=g)
 
 
 def worker(rank, init_file, out_dir, mode):
@@ -670,15 +680,75 @@ def test_init_without_arguments():
             assert v == "ok", f"rank {r} {name}:\n{v}"
 
 
-def test_registered_lazily():
+def test_registration():
+    """What import torch registers, and the backend configuration each init form gets."""
     code = (
-        "import sys, torch, torch.distributed as dist; "
-        "print(dist.Backend.default_device_backend_map.get('ocl'), "
-        "'ocl_gloo' in dist.Backend.backend_list, 'torch_ocl.distributed' in sys.modules)"
+        "import sys, torch, torch.distributed as dist\n"
+        "from torch.distributed.distributed_c10d import BackendConfig\n"
+        "print(dist.Backend.default_device_backend_map.get('ocl'),"
+        " dist.Backend.default_device_backend_map.get('cpu'),"
+        " 'ocl_gloo' in dist.Backend.backend_list)\n"
+        "for b in ('undefined', 'ocl_gloo', 'cpu:gloo,ocl:ocl_gloo', 'gloo'):\n"
+        "    print(b, BackendConfig(dist.Backend(b)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["ocl_gloo", "True", "False"], out.stdout + out.stderr
+    env = dict(os.environ)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "ocl_gloo gloo True",
+        "undefined cpu:gloo,ocl:ocl_gloo",
+        "ocl_gloo ocl:ocl_gloo,cpu:ocl_gloo",
+        "cpu:gloo,ocl:ocl_gloo cpu:gloo,ocl:ocl_gloo",
+        "gloo cpu:gloo,cuda:gloo",
+    ], out.stdout
+    env["TORCH_OCL_DIST_DEFAULT_CPU"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert "undefined ocl:ocl_gloo" in out.stdout.splitlines(), out.stdout + out.stderr
+
+
+def torchrun_worker(out_dir):
+    """Started by torchrun: init_process_group() from its environment (env://), no arguments."""
+    import torch.distributed as dist
+
+    import torch_ocl
+
+    dist.init_process_group()
+    rank = dist.get_rank()
+    try:
+        with torch_ocl.strict():
+            no_arguments_serves_ocl(rank)
+        res = "ok"
+    except Exception:  # noqa: BLE001
+        res = traceback.format_exc()
+    with open(os.path.join(out_dir, f"torchrun-{rank}.json"), "w") as f:
+        json.dump(res, f)
+    dist.destroy_process_group()
+
+
+def test_torchrun_env_without_arguments():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = tempfile.mkdtemp(prefix="ocl-dist-torchrun-")
+    env = dict(os.environ)
+    env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    p = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+         "--master-addr", "127.0.0.1", "--master-port", str(port), __file__, "torchrun", out],
+        env=env, capture_output=True, text=True, timeout=240,
+    )
+    for r in range(WORLD):
+        path = os.path.join(out, f"torchrun-{r}.json")
+        assert os.path.exists(path), f"rank {r} wrote nothing:\n{(p.stdout + p.stderr)[-4000:]}"
+        with open(path) as f:
+            res = json.load(f)
+        assert res == "ok", f"rank {r}:\n{res}"
 
 
 if __name__ == "__main__":
-    worker(int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4])
+    if sys.argv[1] == "torchrun":
+        torchrun_worker(sys.argv[2])
+    else:
+        worker(int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4])

@@ -139,10 +139,14 @@ class Mapping {
     mem_ = ref.mem;
     cl_int err = CL_SUCCESS;
     OCL_TRY
-    ptr_ = clEnqueueMapBuffer(currentQueue(t.device().index()), mem_, CL_FALSE,
-                              CL_MAP_READ | CL_MAP_WRITE, ref.offset, t.nbytes(), 0, nullptr,
-                              nullptr, &err);
+    cl_command_queue q = currentQueue(t.device().index());
+    cl_event ev = nullptr;
+    ptr_ = clEnqueueMapBuffer(q, mem_, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, ref.offset, t.nbytes(),
+                              0, nullptr, &ev, &err);
     OCL_CHECK_ERR(err, "clEnqueueMapBuffer");
+    event_ = rt::ClEvent(ev);
+    // No flush: the launcher's clWaitForEvents on this event flushes the queue, so that the
+    // caller does not pay for waking the driver.
     OCL_CATCH
     host_ = at::from_blob(ptr_, t.sizes(), at::TensorOptions().dtype(t.scalar_type()));
   }
@@ -155,6 +159,8 @@ class Mapping {
     }
   }
   const at::Tensor& host() const { return host_; }
+  // The map command's event: complete when the bytes may be read on the host.
+  cl_event event() const { return event_.get(); }
   // Enqueued on the current stream of the tensor's device (the communication stream in finish).
   void unmap() {
     if (!ptr_) return;
@@ -172,6 +178,7 @@ class Mapping {
   c10::Device device_;
   cl_mem mem_ = nullptr;
   void* ptr_ = nullptr;
+  rt::ClEvent event_;
   at::Tensor host_;
 };
 
@@ -262,19 +269,14 @@ void OclWork::waitHost(std::chrono::milliseconds timeout) {
 
 void OclWork::synchronize() {
   waitHost(kNoTimeout);
-  // Order the caller's stream after the host-to-device copies, without a host wait on them.
-  if (end_) {
-    c10::impl::VirtualGuardImpl impl(kOcl);
-    end_->block(impl.getStream(device_));
-  }
+  // Orders the caller's streams after the host-to-device copies (the Future's events, recorded
+  // on the communication stream after them), without a host wait on them.
+  future_->wait();
 }
 
 bool OclWork::wait(std::chrono::milliseconds timeout) {
   waitHost(timeout);
-  if (end_) {
-    c10::impl::VirtualGuardImpl impl(kOcl);
-    end_->block(impl.getStream(device_));
-  }
+  future_->wait();
   return true;
 }
 
@@ -282,11 +284,10 @@ c10::intrusive_ptr<c10::ivalue::Future> OclWork::getFuture() {
   return future_;
 }
 
-void OclWork::finish(std::exception_ptr error, std::shared_ptr<c10::Event> end, int source_rank) {
+void OclWork::finish(std::exception_ptr error, int source_rank) {
   {
     std::lock_guard<std::mutex> g(m_);
     error_ = error;
-    end_ = std::move(end);
     source_rank_ = source_rank;
     done_ = true;
   }
@@ -294,7 +295,9 @@ void OclWork::finish(std::exception_ptr error, std::shared_ptr<c10::Event> end, 
   if (error) {
     future_->setError(error);
   } else {
-    // Records an event on the current (communication) stream: consumers of the future wait on it.
+    // Records an event on the current (communication) stream: consumers of the future (and
+    // wait(), through future_->wait()) wait on it. Callbacks run here, on the completing thread,
+    // as they do for gloo's own futures.
     future_->markCompleted(c10::IValue(outputs_));
   }
 }
@@ -393,15 +396,23 @@ c10::Stream OclBackend::commStream(c10::Device device) {
 }
 
 WorkPtr OclBackend::submit(c10::Device device, c10d::OpType op, std::vector<at::Tensor> inputs,
-                           std::vector<at::Tensor> outputs, Launch launch, Finish finish) {
-  auto job = std::make_shared<Job>();
+                           std::vector<at::Tensor> outputs, Launch launch, Finish finish,
+                           cl_event ready) {
+  auto job = std::make_shared<Job>(device);
   job->work =
       c10::make_intrusive<OclWork>(rank_, op, device, std::move(inputs), std::move(outputs));
   // Everything enqueued on the caller's stream so far (the staging copies included) happens
-  // before gloo reads the host buffers and before the results are copied back.
-  c10::impl::VirtualGuardImpl impl(kOcl);
-  job->ready = std::make_shared<c10::Event>(kOcl);
-  job->ready->record(impl.getStream(device));
+  // before gloo reads the host buffers and before the results are copied back. The queue is
+  // in order: the event of the last command enqueued for this collective stands for all of them.
+  if (ready) {
+    job->ready = rt::ClEvent::retained(ready);
+  } else {
+    cl_command_queue q = currentQueue(device.index());
+    OCL_TRY
+    OCL_CHECK(clEnqueueMarkerWithWaitList(q, 0, nullptr, job->ready.out()));
+    OCL_CHECK(clFlush(q));
+    OCL_CATCH
+  }
   job->launch = std::move(launch);
   job->finish = std::move(finish);
   {
@@ -425,17 +436,58 @@ void OclBackend::launcherLoop() {
       launch_q_.pop_front();
     }
     try {
-      job->ready->synchronize();
+      cl_event e = job->ready.get();
+      cl_int status = CL_COMPLETE;
+      OCL_TRY
+      OCL_CHECK(clWaitForEvents(1, &e));
+      OCL_CHECK(
+          clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr));
+      if (status < 0)
+        throw rt::ClError(status, "the staging of a collective (CL_EVENT_COMMAND_EXECUTION_STATUS)",
+                          __FILE__, __LINE__);
+      OCL_CATCH
       job->gloo_works = job->launch();
     } catch (...) {
       job->error = std::current_exception();
     }
+    if (!job->error && completeOnGlooThreads(job)) continue;
     {
       std::lock_guard<std::mutex> g(mutex_);
       complete_q_.push_back(job);
     }
     complete_cv_.notify_one();
   }
+}
+
+bool OclBackend::completeOnGlooThreads(const std::shared_ptr<Job>& job) {
+  std::vector<c10::intrusive_ptr<c10::ivalue::Future>> futs;
+  if (job->work->retrieveOpType() == c10d::OpType::RECVANYSOURCE) return false;
+  try {
+    for (const WorkPtr& w : job->gloo_works) futs.push_back(w->getFuture());
+  } catch (const c10::Error&) {
+    return false;  // send/recv works have no future: the completion thread waits for them
+  }
+  if (futs.empty()) return false;
+  job->pending = futs.size();
+  // The last future to complete finishes the job, on the gloo worker thread that completed it
+  // (or here, when it already has).
+  for (const auto& f : futs) {
+    f->addCallback([this, job](c10::ivalue::Future& fut) {
+      if (fut.hasError()) {
+        std::lock_guard<std::mutex> g(job->error_mutex);
+        if (!job->error) job->error = fut.exception_ptr();
+      }
+      if (--job->pending == 0) {
+        std::exception_ptr error;
+        {
+          std::lock_guard<std::mutex> g(job->error_mutex);
+          error = job->error;
+        }
+        completeJob(job, error);
+      }
+    });
+  }
+  return true;
 }
 
 void OclBackend::completionLoop() {
@@ -451,36 +503,42 @@ void OclBackend::completionLoop() {
       complete_q_.pop_front();
     }
     std::exception_ptr error = job->error;
-    std::shared_ptr<c10::Event> end;
-    int source_rank = -1;
-    c10::Stream comm = commStream(c10::Device(kOcl, job->ready->device_index()));
-    c10::StreamGuard guard(comm);
     if (!error) {
       try {
-        for (const WorkPtr& w : job->gloo_works) {
-          w->wait();
-          if (job->work->retrieveOpType() == c10d::OpType::RECVANYSOURCE)
-            source_rank = w->sourceRank();
-        }
-        if (job->finish) job->finish();
-        end = std::make_shared<c10::Event>(kOcl);
-        end->record(comm);
+        for (const WorkPtr& w : job->gloo_works) w->wait();
       } catch (...) {
         error = std::current_exception();
       }
     }
-    job->work->finish(error, std::move(end), source_rank);
+    completeJob(job, error);
+  }
+}
+
+void OclBackend::completeJob(const std::shared_ptr<Job>& job, std::exception_ptr error) {
+  int source_rank = -1;
+  {
+    c10::Stream comm = commStream(job->device);
+    c10::StreamGuard guard(comm);
+    if (!error) {
+      try {
+        if (job->work->retrieveOpType() == c10d::OpType::RECVANYSOURCE)
+          for (const WorkPtr& w : job->gloo_works) source_rank = w->sourceRank();
+        if (job->finish) job->finish();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    job->work->finish(error, source_rank);
     // Drop the buffers (host staging, outputs) while the stream guard still holds.
     job->launch = nullptr;
     job->finish = nullptr;
     job->gloo_works.clear();
-    {
-      std::lock_guard<std::mutex> g(mutex_);
-      --in_flight_;
-    }
-    idle_cv_.notify_all();
-    complete_cv_.notify_all();
   }
+  // Notified under the lock: once in_flight_ is 0 the backend may be destroyed.
+  std::lock_guard<std::mutex> g(mutex_);
+  --in_flight_;
+  idle_cv_.notify_all();
+  complete_cv_.notify_all();
 }
 
 void OclBackend::waitForPendingWorks() {
@@ -510,7 +568,7 @@ WorkPtr OclBackend::broadcast(std::vector<at::Tensor>& tensors,
         std::vector<at::Tensor> v{host};
         return Works{gloo_->broadcast(v, o)};
       },
-      [h] { h.done(); });
+      [h] { h.done(); }, h.map ? h.map->event() : nullptr);
 }
 
 WorkPtr OclBackend::allreduce(std::vector<at::Tensor>& tensors,
@@ -538,7 +596,7 @@ WorkPtr OclBackend::allreduce(std::vector<at::Tensor>& tensors,
         std::vector<at::Tensor> v{host};
         return Works{gloo_->allreduce(v, o)};
       },
-      [h] { h.done(); });
+      [h] { h.done(); }, h.map ? h.map->event() : nullptr);
 }
 
 WorkPtr OclBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
@@ -684,6 +742,13 @@ WorkPtr OclBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
   } else {
     hin = stageOut(input);
   }
+  // The last command enqueued: the input's map, or the output's when the input needed none.
+  cl_event ready = nullptr;
+  if (in_map) {
+    ready = in_map->event();
+  } else if (ho.map && inside) {
+    ready = ho.map->event();
+  }
   c10d::AllgatherOptions o = opts;
   o.timeout = effective(opts.timeout);
   return submit(
@@ -697,7 +762,8 @@ WorkPtr OclBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
       [ho, in_map] {
         if (in_map) in_map->unmap();
         ho.done();
-      });
+      },
+      ready);
 }
 
 WorkPtr OclBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,

@@ -2,19 +2,28 @@
 // ProcessGroupGloo that PyTorch ships (handed over from Python), never a transport of our own.
 //
 // A collective on ocl tensors runs in three steps:
-//   1. the caller's thread enqueues the device-to-host copies on the tensor's current stream and
-//      records an event after them (no device synchronisation);
-//   2. a launcher thread waits for that event on the host and hands the host buffers to gloo;
-//   3. a completion thread waits for gloo's work, enqueues the host-to-device copies on a
-//      communication stream, records an end event and completes the Work and its Future.
-// Steps 2 and 3 are separate threads so that the copies of one bucket overlap the communication
-// of the previous one. CPU tensors go to gloo unchanged.
+//   1. the caller's thread makes the tensors host-readable on the tensor's current stream (maps
+//      them in place on host-unified devices, or enqueues device-to-host copies into pinned
+//      buffers) and keeps an event after that (the map command's own event, or a marker); no
+//      device synchronisation;
+//   2. a launcher thread waits for that event on the host and hands the host buffers to gloo, in
+//      submission order (every rank issues gloo's collectives in the same order);
+//   3. when gloo's work completes, a callback on gloo's worker thread (the one that ran the
+//      collective; for gloo works without a future, send and recv, the completion thread) enqueues
+//      the host-to-device copies (or the unmap) on a communication stream and completes the Work
+//      and its Future, whose event orders the consumers' streams after those copies.
+// The launcher and the completion run on different threads, so that the copies of one bucket
+// overlap the communication of the previous one. CPU tensors go to gloo unchanged.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <c10/core/Event.h>
+
+#include "runtime/handles.h"
+
+#include <atomic>
 
 #include <condition_variable>
 #include <deque>
@@ -98,22 +107,32 @@ class OclBackend final : public c10d::Backend {
 
  private:
   struct Job {
+    explicit Job(c10::Device d) : device(d) {}
     c10::intrusive_ptr<OclWork> work;
-    std::shared_ptr<c10::Event> ready;
+    c10::Device device;
+    rt::ClEvent ready;
     Launch launch;
     Finish finish;
     std::vector<c10::intrusive_ptr<c10d::Work>> gloo_works;
     std::exception_ptr error;
+    std::atomic<size_t> pending{0};  // gloo futures not yet completed
+    std::mutex error_mutex;
   };
 
   std::chrono::milliseconds effective(std::chrono::milliseconds t) const;
+  // ready: the last command enqueued on the caller's stream for this collective, when its event
+  // is at hand (the map of a mapped tensor); otherwise a marker is recorded.
   c10::intrusive_ptr<c10d::Work> submit(c10::Device device, c10d::OpType op,
                                         std::vector<at::Tensor> inputs,
                                         std::vector<at::Tensor> outputs, Launch launch,
-                                        Finish finish);
+                                        Finish finish, cl_event ready = nullptr);
   c10::Stream commStream(c10::Device device);
   void launcherLoop();
   void completionLoop();
+  // Copies back, completes the Work and its Future, releases the job (any thread).
+  void completeJob(const std::shared_ptr<Job>& job, std::exception_ptr error);
+  // Completion through the gloo works' futures; false when a work has none (send, recv).
+  bool completeOnGlooThreads(const std::shared_ptr<Job>& job);
   void stopThreads();
 
   c10::intrusive_ptr<c10d::Backend> gloo_;
@@ -144,8 +163,9 @@ class OclWork final : public c10d::Work {
   bool wait(std::chrono::milliseconds timeout) override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
-  // Called by the backend's completion thread, with the communication stream current.
-  void finish(std::exception_ptr error, std::shared_ptr<c10::Event> end, int source_rank);
+  // Called when gloo is done and the copies back are enqueued, with the communication stream
+  // current (the Future records its event there).
+  void finish(std::exception_ptr error, int source_rank);
 
  private:
   void waitHost(std::chrono::milliseconds timeout);
@@ -157,7 +177,6 @@ class OclWork final : public c10d::Work {
   std::condition_variable cv_;
   bool done_ = false;
   std::exception_ptr error_;
-  std::shared_ptr<c10::Event> end_;
   int source_rank_ = -1;
 };
 

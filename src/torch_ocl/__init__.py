@@ -75,27 +75,28 @@ _install_compile_hook()
 
 
 def _register_distributed() -> None:
-    """Registers the ``ocl_gloo`` c10d backend for ``ocl`` tensors. Only the name is registered
-    here; torch_ocl.distributed is imported when a process group is created."""
-    import torch.distributed as dist
+    """Registers the ``ocl_gloo`` c10d backend for ``ocl`` tensors (names only: nothing is
+    created until a process group is; see torch_ocl/distributed/_registration.py)."""
+    from .distributed._registration import register
 
-    if not dist.is_available() or not dist.is_gloo_available():
-        return
-    if "ocl_gloo" in dist.Backend.backend_list:
-        return
-
-    def _create_ocl_gloo(dist_backend_opts, backend_options):
-        from .distributed import create_backend
-
-        return create_backend(dist_backend_opts, backend_options)
-
-    # "cpu" too: backend="ocl_gloo" alone then serves CPU tensors (through its own gloo).
-    dist.Backend.register_backend(
-        "ocl_gloo", _create_ocl_gloo, extended_api=True, devices=["ocl", "cpu"]
-    )
+    register()
 
 
 _register_distributed()
+
+
+def _accelerate_from_env() -> None:
+    """TORCH_OCL_ACCELERATE=1: the opt-in Hugging Face accelerate integration
+    (torch_ocl/integrations/accelerate.py) is applied when accelerate is imported."""
+    import os
+
+    if os.environ.get("TORCH_OCL_ACCELERATE", "0") not in ("", "0"):
+        from .integrations.accelerate import _enable_from_env
+
+        _enable_from_env()
+
+
+_accelerate_from_env()
 
 from ._debug import debug_mode  # noqa: E402
 from ._fallback import fallback_report, reset_fallback_report, strict  # noqa: E402
