@@ -97,6 +97,10 @@ def _register_distributed() -> None:
 
 _register_distributed()
 
+from . import _nn_policies  # noqa: E402
+
+_nn_policies.install()
+
 from ._debug import debug_mode  # noqa: E402
 from ._fallback import fallback_report, reset_fallback_report, strict  # noqa: E402
 from .kernels import compile_kernel, kernel_op  # noqa: E402
