@@ -16,6 +16,7 @@ __kernel void scan_lines(__global char* yb, ulong yoff, __global const char* xb,
   }
 }
 
+#ifndef SCAN_COMPLEX  // complex values have no order
 // cummax / cummin with indices, as CPU's cummax_cummin_helper: a NaN, or a value at least as
 // large (small), takes over, so ties and NaNs move the index forward. X and Y share one dtype.
 __kernel void scan_extreme_lines(__global char* yb, ulong yoff, __global char* ib, ulong ioff,
@@ -39,6 +40,7 @@ __kernel void scan_extreme_lines(__global char* yb, ulong yoff, __global char* i
     ind[d * inner] = at;
   }
 }
+#endif
 
 // logcumsumexp, as CPU's: a running log(exp(x) + exp(acc)) from -inf, NaN propagating and
 // equal infinities kept as they are. Floating ACC only (SCAN_FLOAT from the host).
