@@ -34,3 +34,52 @@ def test_complex_scans(op, shape, dim):
         y = xo.clone()
         y.cumsum_(0) if op is torch.cumsum else y.cumprod_(0)
     torch.testing.assert_close(y.cpu(), op(x, 0), **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_accumulating_index_ops(dtype):
+    x = _c((6, 5), 1, dtype)
+    src = _c((8, 5), 2, dtype)
+    idx = torch.tensor([0, 2, 0, 5, 2, 2, 1, 0])  # duplicates accumulate
+    sidx = idx.view(8, 1).expand(8, 5)
+    xo, so, io, sio = x.to("ocl"), src.to("ocl"), idx.to("ocl"), sidx.to("ocl")
+    with torch_ocl.strict():
+        got = [
+            xo.index_put((io,), so, accumulate=True),
+            xo.mT.index_put((torch.tensor([1, 1, 4], device="ocl"),),
+                            torch.tensor(2 - 1j, dtype=dtype, device="ocl"), accumulate=True),
+            xo.index_add(0, io, so, alpha=2),
+            xo.scatter_add(0, sio, so),
+            xo.scatter(0, sio, so, reduce="add"),
+            xo.index_put((io[:0],), so[:0], accumulate=True),  # nothing to add
+        ]
+    want = [
+        x.index_put((idx,), src, accumulate=True),
+        x.mT.index_put((torch.tensor([1, 1, 4]),), torch.tensor(2 - 1j, dtype=dtype),
+                       accumulate=True),
+        x.index_add(0, idx, src, alpha=2),
+        x.scatter_add(0, sidx, src),
+        x.scatter(0, sidx, src, reduce="add"),
+        x.clone(),
+    ]
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a.cpu(), b)
+
+
+def test_complex_masked_fill_and_scatter_multiply():
+    x = _c((5, 7), 3)
+    mask = torch.rand(5, 7, generator=torch.Generator().manual_seed(4)) > 0.5
+    src = _c((5, 7), 5)
+    sidx = torch.tensor([[0, 1, 0, 4, 4, 2, 0]]).expand(5, 7)
+    with torch_ocl.strict():
+        xo = x.to("ocl")
+        a = xo.masked_fill(mask.to("ocl"), 1 + 2j)
+        b = xo.mT.masked_fill(mask.T.to("ocl"), torch.tensor(3 - 1j, device="ocl"))
+        c = xo.scatter(0, sidx.to("ocl"), src.to("ocl"), reduce="multiply")
+        e = torch.zeros(0, 3, dtype=torch.complex64, device="ocl").masked_fill(
+            torch.zeros(0, 3, dtype=torch.bool, device="ocl"), 1j)
+    torch.testing.assert_close(a.cpu(), x.masked_fill(mask, 1 + 2j), rtol=0, atol=0)
+    torch.testing.assert_close(b.cpu(), x.mT.masked_fill(mask.T, torch.tensor(3 - 1j)), rtol=0,
+                               atol=0)
+    torch.testing.assert_close(c.cpu(), x.scatter(0, sidx, src, reduce="multiply"))
+    assert e.shape == (0, 3)
