@@ -1,5 +1,5 @@
-"""torch.histogramdd on ocl against CPU (bin counts, ranges, edges tensors, weights, density), in
-strict mode."""
+"""torch.histogramdd (bin counts, ranges, edges tensors, weights, density) and float16/bfloat16
+torch.histc on ocl against CPU, in strict mode."""
 
 import pytest
 import torch
@@ -66,3 +66,20 @@ def test_errors():
                                   torch.tensor([0.0, 1.0], device="ocl", dtype=torch.float64)])
         with pytest.raises(RuntimeError, match="weight"):
             torch.histogramdd(x, [2, 2], weight=torch.ones(4, device="ocl"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("bins,lo,hi", [(7, 0, 0), (10, -1.0, 2.5), (33, -0.3, 0.7), (1, 0, 0)])
+def test_histc_16_bit_bins_like_cpu(dtype, bins, lo, hi):
+    # CPU finds the bin in the 16-bit type itself (rounding after every operation) and counts in
+    # it; 200 elements keep every count exact in bfloat16 too (CPU's count past 256 depends on
+    # how its threads split the input).
+    for seed in range(6):
+        g = torch.Generator().manual_seed(seed)
+        x = (torch.randn(200, generator=g) * (seed + 1)).to(dtype)
+        x[::7] = x[3]  # repeated values, some of them on edges
+        ref = torch.histc(x, bins, lo, hi)
+        with torch_ocl.strict():
+            out = torch.histc(x.to("ocl")[::1], bins, lo, hi)
+        assert out.dtype == dtype
+        torch.testing.assert_close(out.cpu(), ref, rtol=0, atol=0)

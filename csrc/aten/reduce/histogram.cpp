@@ -30,7 +30,12 @@ at::Tensor binPositions(const at::Tensor& x, const at::Tensor& edges, BinMode mo
   if (n == 0) return pos;
   const at::Tensor e = edges.contiguous();
   const c10::DeviceIndex idx = x.device().index();
-  cl_program prog = nnProgram(idx, &kHistogramFamily, "histogram.cl", x.scalar_type());
+  const c10::ScalarType t = x.scalar_type();
+  // CPU computes the bin in the input's own type: 16-bit types round after every operation.
+  const char* rnd = t == at::kHalf       ? "#define RND(v) ocl_round_to_half(v)\n"
+                    : t == at::kBFloat16 ? "#define RND(v) ocl_round_to_bf16(v)\n"
+                                         : "#define RND(v) (v)\n";
+  cl_program prog = nnProgram(idx, &kHistogramFamily, "histogram.cl", t, rnd);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "hist_bin");
   setArgs(k, bufferOf(pos), bufferOf(x), bufferOf(e), static_cast<cl_long>(n),
@@ -63,7 +68,8 @@ void density(at::Tensor& hist, const at::Tensor& edges) {
 at::Tensor& histcOut(const at::Tensor& self, int64_t bins, const at::Scalar& min,
                      const at::Scalar& max, at::Tensor& out) {
   checkSameDevice({self, out});
-  if (!histNative(self)) {
+  const bool half = self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16;
+  if (!histNative(self) && !half) {
     runFallback("aten::histc", "out", {self, bins, min, max, out});
     return out;
   }
