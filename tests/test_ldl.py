@@ -82,3 +82,32 @@ def test_singular_and_errors():
     with torch_ocl.strict():
         x = torch.linalg.ldl_solve(ld.to("ocl"), piv.long().to("ocl"), b.to("ocl"))
     torch.testing.assert_close(x.cpu(), torch.linalg.ldl_solve(ld, piv.long(), b), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("kind", ["indefinite", "pd", "zero_pivot"])
+@pytest.mark.parametrize("batch,n", [((), 1), ((2,), 6), ((), 11), ((0,), 3)])
+def test_complex_symmetric_and_hermitian(dtype, hermitian, kind, batch, n):
+    # LAPACK's zsytrf (hermitian=False: A = A^T) and zhetrf (A = A^H) on CPU.
+    g = torch.Generator().manual_seed(n + 3 * hermitian)
+    a = torch.randn((*batch, n, n), generator=g, dtype=dtype)
+    a = a + (a.mH if hermitian else a.mT)
+    if kind == "pd":
+        a = a @ (a.mH if hermitian else a.mT) + torch.eye(n, dtype=dtype)
+    elif kind == "zero_pivot" and n > 0:
+        a[..., 0, 0] = 0
+    ld, piv, info = torch.linalg.ldl_factor_ex(a, hermitian=hermitian)
+    b = torch.randn((*batch, n, 2), generator=g, dtype=dtype)
+    x = torch.linalg.ldl_solve(ld, piv, b, hermitian=hermitian)
+    with torch_ocl.strict():
+        ld2, piv2, info2 = torch.linalg.ldl_factor_ex(a.to("ocl"), hermitian=hermitian)
+        x2 = torch.linalg.ldl_solve(ld2, piv2, b.to("ocl"), hermitian=hermitian)
+        # a conjugate view of the right-hand side is resolved, not read raw
+        x3 = torch.linalg.ldl_solve(ld2, piv2, b.to("ocl").conj(), hermitian=hermitian)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.complex64 else dict(rtol=1e-9, atol=1e-9)
+    assert torch.equal(piv2.cpu(), piv) and torch.equal(info2.cpu(), info)
+    torch.testing.assert_close(ld2.cpu(), ld, **tol)
+    torch.testing.assert_close(x2.cpu(), x, equal_nan=True, **tol)
+    torch.testing.assert_close(x3.cpu(), torch.linalg.ldl_solve(ld, piv, b.conj(), hermitian=hermitian),
+                               equal_nan=True, **tol)
