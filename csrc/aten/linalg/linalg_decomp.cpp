@@ -1,8 +1,9 @@
 // QR (geqrf, linalg.qr, householder_product, ormqr), the symmetric eigensolver (linalg.eigh,
 // eigvalsh) and the SVD (linalg.svd, svdvals) on the device through the per-matrix kernels of
-// kernels/linalg_decomp.cl, for float32 and float64 (the dtypes CPU PyTorch has for them;
-// complex keeps the counted CPU fallback, 16-bit gets CPU's error through it). Argument checks
-// and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
+// kernels/linalg_decomp.cl, for float32 and float64 (the dtypes CPU PyTorch has for them; 16-bit
+// gets CPU's error through the fallback), and the QR family for complex too
+// (kernels/linalg_decomp_complex.cl; complex eigh and SVD keep the counted CPU fallback). Argument
+// checks and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
 // conventions, so R's signs, Q and the packed reflectors are CPU's. eigh is two-sided Jacobi,
 // the SVD one-sided Jacobi (both in parallel round-robin ordering) whose left vectors are
 // re-orthonormalised (and completed for full_matrices) through the Householder QR; their
@@ -17,6 +18,7 @@
 
 #include <cfloat>
 
+#include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/linalg/linalg_decomp.h"
 #include "aten/nn_common.h"
@@ -25,11 +27,25 @@
 namespace torch_ocl::aten {
 
 char kLinalgDecompFamily;
+char kLinalgDecompComplexFamily;
 
+// Complex: geqrf and apply_reflectors only (kernels/linalg_decomp_complex.cl).
 cl_kernel decompKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
-  return programs(idx).kernel(
-      nnProgram(idx, &kLinalgDecompFamily, "linalg_decomp.cl", like.scalar_type()), name);
+  const c10::ScalarType t = like.scalar_type();
+  if (c10::isComplexType(t)) {
+    checkDtypeSupported(t, idx);
+    cl_program prog = programs(idx).get({&kLinalgDecompComplexFamily, dtypeCode(t)}, [&] {
+      const std::string real = t == c10::kComplexDouble ? "double" : "float";
+      const std::string h = "typedef " + real + "2 CT;\ntypedef " + real + " CR;\n";
+      return rt::ProgramSource{std::string("linalg_decomp_complex<") + c10::toString(t) + ">",
+                               withPrelude(h + kernels::source("complex.cl") +
+                                           kernels::source("linalg_decomp_complex.cl")),
+                               ""};
+    });
+    return programs(idx).kernel(prog, name);
+  }
+  return programs(idx).kernel(nnProgram(idx, &kLinalgDecompFamily, "linalg_decomp.cl", t), name);
 }
 
 // One work group per matrix, of the smallest power of two >= the matrix's parallel extent in
@@ -44,6 +60,12 @@ bool decompNative(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble;
 }
 
+// The QR family (geqrf, householder_product, ormqr, linalg.qr) also runs complex.
+bool qrNative(const at::Tensor& t) {
+  return decompNative(t) || t.scalar_type() == at::kComplexFloat ||
+         t.scalar_type() == at::kComplexDouble;
+}
+
 std::vector<int64_t> batchShape(const at::Tensor& t, int64_t drop) {
   return std::vector<int64_t>(t.sizes().begin(), t.sizes().end() - drop);
 }
@@ -51,7 +73,7 @@ std::vector<int64_t> batchShape(const at::Tensor& t, int64_t drop) {
 // (packed reflectors and R, tau) of every matrix of A (..., m, n): LAPACK geqrf's values.
 std::tuple<at::Tensor, at::Tensor> geqrfDevice(const at::Tensor& A) {
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
-  at::Tensor a = A.contiguous().clone();
+  at::Tensor a = A.resolve_conj().contiguous().clone();
   std::vector<int64_t> tshape = batchShape(A, 2);
   tshape.push_back(k);
   at::Tensor tau = at::empty(tshape, A.options());
@@ -74,7 +96,7 @@ void applyReflectors(const at::Tensor& v, const at::Tensor& tau, const at::Tenso
   const int64_t m = c.size(-2), p = c.size(-1), nv = v.size(-1), k = tau.size(-1);
   const int64_t batch = at::native::batchCount(c);
   if (batch == 0 || m == 0 || p == 0 || k == 0) return;
-  const at::Tensor vc = v.contiguous(), tc = tau.contiguous();
+  const at::Tensor vc = v.resolve_conj().contiguous(), tc = tau.resolve_conj().contiguous();
   const c10::DeviceIndex idx = c.device().index();
   OCL_TRY
   cl_kernel kern = decompKernel(c, "apply_reflectors");
@@ -105,7 +127,7 @@ void geqrfCheck(const at::Tensor& self) {
 }
 
 std::tuple<at::Tensor, at::Tensor> geqrf(const at::Tensor& self) {
-  if (!decompNative(self)) {
+  if (!qrNative(self)) {
     auto r = runFallback("aten::geqrf", "", {self});
     return {r[0].toTensor(), r[1].toTensor()};
   }
@@ -115,7 +137,7 @@ std::tuple<at::Tensor, at::Tensor> geqrf(const at::Tensor& self) {
 
 std::tuple<at::Tensor&, at::Tensor&> geqrfOut(const at::Tensor& self, at::Tensor& a,
                                               at::Tensor& tau) {
-  if (!decompNative(self)) {
+  if (!qrNative(self)) {
     runFallback("aten::geqrf", "a", {self, a, tau});
     return {a, tau};
   }
@@ -159,14 +181,14 @@ void householderCheck(const at::Tensor& input, const at::Tensor& tau) {
 }
 
 at::Tensor householderProduct(const at::Tensor& input, const at::Tensor& tau) {
-  if (!decompNative(input) || !decompNative(tau))
+  if (!qrNative(input) || !qrNative(tau))
     return runFallback("aten::linalg_householder_product", "", {input, tau})[0].toTensor();
   householderCheck(input, tau);
   return formQ(input, tau, input.size(-1));
 }
 
 at::Tensor& householderProductOut(const at::Tensor& input, const at::Tensor& tau, at::Tensor& out) {
-  if (!decompNative(input) || !decompNative(tau)) {
+  if (!qrNative(input) || !qrNative(tau)) {
     runFallback("aten::linalg_householder_product", "out", {input, tau, out});
     return out;
   }
@@ -218,15 +240,15 @@ void ormqrCheck(const at::Tensor& input, const at::Tensor& tau, const at::Tensor
 
 at::Tensor ormqrDevice(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other,
                        bool left, bool transpose) {
-  // C Q = (Q^T C^T)^T and C Q^T = (Q C^T)^T.
-  at::Tensor c = (left ? other : other.mT()).contiguous().clone();
+  // C Q = (Q^H C^H)^H and C Q^H = (Q C^H)^H (^H is ^T for real matrices).
+  at::Tensor c = (left ? other : other.mH()).resolve_conj().contiguous().clone();
   applyReflectors(input, tau, c, /*forward=*/left == transpose);
-  return left ? c : c.mT();
+  return left ? c : c.mH();
 }
 
 at::Tensor ormqr(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other, bool left,
                  bool transpose) {
-  if (!decompNative(input) || !decompNative(tau) || !decompNative(other))
+  if (!qrNative(input) || !qrNative(tau) || !qrNative(other))
     return runFallback("aten::ormqr", "", {input, tau, other, left, transpose})[0].toTensor();
   ormqrCheck(input, tau, other, left);
   return ormqrDevice(input, tau, other, left, transpose);
@@ -234,7 +256,7 @@ at::Tensor ormqr(const at::Tensor& input, const at::Tensor& tau, const at::Tenso
 
 at::Tensor& ormqrOut(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other,
                      bool left, bool transpose, at::Tensor& out) {
-  if (!decompNative(input) || !decompNative(tau) || !decompNative(other)) {
+  if (!qrNative(input) || !qrNative(tau) || !qrNative(other)) {
     runFallback("aten::ormqr", "out", {input, tau, other, left, transpose, out});
     return out;
   }
@@ -263,7 +285,7 @@ void qrInto(Structured<at::meta::structured_linalg_qr>& s, const at::Tensor& A,
 }
 
 std::tuple<at::Tensor, at::Tensor> qr(const at::Tensor& A, c10::string_view mode) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     auto r = runFallback("aten::linalg_qr", "", {A, std::string(mode)});
     return {r[0].toTensor(), r[1].toTensor()};
   }
@@ -274,7 +296,7 @@ std::tuple<at::Tensor, at::Tensor> qr(const at::Tensor& A, c10::string_view mode
 
 std::tuple<at::Tensor&, at::Tensor&> qrOut(const at::Tensor& A, c10::string_view mode,
                                            at::Tensor& Q, at::Tensor& R) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     runFallback("aten::linalg_qr", "out", {A, std::string(mode), Q, R});
     return {Q, R};
   }

@@ -1,0 +1,86 @@
+// The complex forms of linalg_decomp.cl's geqrf and apply_reflectors (same arguments, same
+// launches), over CT (float2 / double2) and its real type CR with kernels/complex.cl's helpers,
+// which the host places before this text. LAPACK's zgeqr2 / zlarfg conventions: beta real
+// (-sign(re alpha) |(alpha, x)|), tau = ((beta - re alpha) / beta, -im alpha / beta), no
+// reflection when x = 0 and alpha is real; H_j = I - tau_j v_j v_j^H, and zgeqr2 applies H_j^H.
+#define LS 256
+
+CR group_sum_r(__local CR* red, CR v) {
+  const int lid = get_local_id(0);
+  red[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = (int)get_local_size(0) / 2; s > 0; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const CR r = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return r;
+}
+
+__kernel void geqrf(__global char* ab, ulong aoff, __global char* tb, ulong toff, long m,
+                    long n) {
+  const long g = get_group_id(0);
+  const int lid = get_local_id(0);
+  const long ls = get_local_size(0);
+  const long k = min(m, n);
+  __global CT* a = (__global CT*)(ab + aoff) + g * m * n;
+  __global CT* tau = (__global CT*)(tb + toff) + g * k;
+  __local CR red[LS];
+  __local CT tau_j;
+  for (long j = 0; j < k; ++j) {
+    CR part = 0;
+    for (long i = j + 1 + lid; i < m; i += ls) {
+      const CT x = a[i * n + j];
+      part += x.x * x.x + x.y * x.y;
+    }
+    const CR xnorm2 = group_sum_r(red, part);
+    const CT alpha = a[j * n + j];
+    const int reflect = xnorm2 != 0 || alpha.y != 0;
+    const CR beta =
+        reflect ? -copysign(sqrt(alpha.x * alpha.x + alpha.y * alpha.y + xnorm2), alpha.x) : 0;
+    const CT scale = reflect ? ocl_cdiv((CT)(1, 0), alpha - (CT)(beta, 0)) : (CT)(0, 0);
+    if (lid == 0) {
+      const CT t = reflect ? (CT)((beta - alpha.x) / beta, -alpha.y / beta) : (CT)(0, 0);
+      tau_j = t;
+      tau[j] = t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  // alpha read everywhere
+    if (reflect) {
+      if (lid == 0) a[j * n + j] = (CT)(beta, 0);
+      for (long i = j + 1 + lid; i < m; i += ls) a[i * n + j] = ocl_cmul(a[i * n + j], scale);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    const CT tj = ocl_cconj(tau_j);  // H_j^H = I - conj(tau_j) v v^H
+    if (tj.x != 0 || tj.y != 0)
+      for (long c = j + 1 + lid; c < n; c += ls) {
+        CT w = a[j * n + c];
+        for (long i = j + 1; i < m; ++i) w += ocl_cmul(ocl_cconj(a[i * n + j]), a[i * n + c]);
+        w = ocl_cmul(tj, w);
+        a[j * n + c] -= w;
+        for (long i = j + 1; i < m; ++i) a[i * n + c] -= ocl_cmul(w, a[i * n + j]);
+      }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+}
+
+// C = H_0 ... H_{k-1} C (forward = 0: Q C) or H_{k-1}^H ... H_0^H C (forward = 1: Q^H C).
+__kernel void apply_reflectors(__global char* vb, ulong voff, __global char* tb, ulong toff,
+                               __global char* cb, ulong coff, long m, long nv, long k, long p,
+                               int forward) {
+  const long c = get_global_id(0), g = get_global_id(1);
+  if (c >= p) return;
+  __global const CT* v = (__global const CT*)(vb + voff) + g * m * nv;
+  __global const CT* tau = (__global const CT*)(tb + toff) + g * k;
+  __global CT* x = (__global CT*)(cb + coff) + g * m * p;
+  for (long s = 0; s < k; ++s) {
+    const long j = forward ? s : k - 1 - s;
+    const CT t = forward ? ocl_cconj(tau[j]) : tau[j];
+    if (t.x == 0 && t.y == 0) continue;
+    CT w = x[j * p + c];
+    for (long i = j + 1; i < m; ++i) w += ocl_cmul(ocl_cconj(v[i * nv + j]), x[i * p + c]);
+    w = ocl_cmul(t, w);
+    x[j * p + c] -= w;
+    for (long i = j + 1; i < m; ++i) x[i * p + c] -= ocl_cmul(w, v[i * nv + j]);
+  }
+}

@@ -1,0 +1,55 @@
+"""Complex geqrf / linalg.qr / householder_product / ormqr on ocl against CPU (LAPACK zgeqrf's
+conventions, so R, tau and the reflectors are CPU's), in strict mode: tall, wide, square,
+batched, zero-size, non-contiguous and conjugate inputs."""
+
+import pytest
+import torch
+import torch_ocl
+
+
+def _tol(dtype):
+    return dict(rtol=1e-4, atol=1e-4) if dtype == torch.complex64 else dict(rtol=1e-10,
+                                                                             atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (1, 1), (6, 1), (0, 3), (2, 0, 0)])
+def test_qr_family_matches_cpu(dtype, shape):
+    g = torch.Generator().manual_seed(sum(shape))
+    A = torch.randn(shape, generator=g, dtype=dtype)
+    m, n = shape[-2:]
+    ref = [*torch.geqrf(A), *torch.linalg.qr(A), *torch.linalg.qr(A, mode="complete"),
+           torch.linalg.qr(A, mode="r")[1]]
+    with torch_ocl.strict():
+        Ao = A.to("ocl")
+        out = [*torch.geqrf(Ao), *torch.linalg.qr(Ao), *torch.linalg.qr(Ao, mode="complete"),
+               torch.linalg.qr(Ao, mode="r")[1]]
+    if m >= n:
+        ref.append(torch.linalg.householder_product(*torch.geqrf(A)))
+        with torch_ocl.strict():
+            out.append(torch.linalg.householder_product(*torch.geqrf(Ao)))
+    a, tau = torch.geqrf(A)
+    for left in (True, False):
+        for transpose in (True, False):
+            other = torch.randn((*shape[:-2], m, 3) if left else (*shape[:-2], 3, m),
+                                generator=g, dtype=dtype)
+            ref.append(torch.ormqr(a, tau, other, left=left, transpose=transpose))
+            with torch_ocl.strict():
+                out.append(torch.ormqr(a.to("ocl"), tau.to("ocl"), other.to("ocl"), left=left,
+                                       transpose=transpose))
+    for o, r in zip(out, ref):
+        assert o.shape == r.shape and o.dtype == r.dtype
+        torch.testing.assert_close(o.cpu(), r, **_tol(dtype))
+
+
+def test_views_are_resolved():
+    g = torch.Generator().manual_seed(7)
+    A = torch.randn(6, 4, generator=g, dtype=torch.complex64)
+    with torch_ocl.strict():
+        Ao = A.to("ocl")
+        q1, r1 = torch.linalg.qr(Ao.conj())
+        q2, r2 = torch.linalg.qr(Ao.mT.mT[:, ::2])
+    for (q, r), src in (((q1, r1), A.conj()), ((q2, r2), A[:, ::2])):
+        rq, rr = torch.linalg.qr(src)
+        torch.testing.assert_close(q.cpu(), rq, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(r.cpu(), rr, rtol=1e-4, atol=1e-4)
