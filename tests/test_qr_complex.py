@@ -1,6 +1,6 @@
-"""Complex geqrf / linalg.qr / householder_product / ormqr on ocl against CPU (LAPACK zgeqrf's
-conventions, so R, tau and the reflectors are CPU's), in strict mode: tall, wide, square,
-batched, zero-size, non-contiguous and conjugate inputs."""
+"""Complex geqrf / linalg.qr / householder_product / ormqr (LAPACK zgeqrf's conventions, so R,
+tau and the reflectors are CPU's) and the complex SVD on ocl against CPU, in strict mode: tall,
+wide, square, batched, zero-size, non-contiguous and conjugate inputs."""
 
 import pytest
 import torch
@@ -53,3 +53,31 @@ def test_views_are_resolved():
         rq, rr = torch.linalg.qr(src)
         torch.testing.assert_close(q.cpu(), rq, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(r.cpu(), rr, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (1, 1), (6, 1), (0, 3), (2, 0, 2)])
+@pytest.mark.parametrize("full", [False, True])
+def test_svd_matches_cpu(dtype, shape, full):
+    # Singular vectors are unique up to a phase each: compare S, |U|, |Vh| (distinct random
+    # singular values), the reconstruction and unitarity.
+    g = torch.Generator().manual_seed(sum(shape) + full)
+    A = torch.randn(shape, generator=g, dtype=dtype)
+    Ur, Sr, Vhr = torch.linalg.svd(A, full_matrices=full)
+    with torch_ocl.strict():
+        Ao = A.to("ocl")
+        U, S, Vh = torch.linalg.svd(Ao, full_matrices=full)
+        sv = torch.linalg.svdvals(Ao.mT)  # non-contiguous, the transposed problem
+    U, S, Vh = U.cpu(), S.cpu(), Vh.cpu()
+    assert (U.shape, S.shape, Vh.shape) == (Ur.shape, Sr.shape, Vhr.shape)
+    assert S.dtype == Sr.dtype and U.dtype == dtype
+    tol = _tol(dtype)
+    torch.testing.assert_close(S, Sr, **tol)
+    torch.testing.assert_close(sv.cpu(), Sr, **tol)
+    k = min(shape[-2:])
+    torch.testing.assert_close(U[..., :k].abs(), Ur[..., :k].abs(), **tol)
+    torch.testing.assert_close(Vh[..., :k, :].abs(), Vhr[..., :k, :].abs(), **tol)
+    torch.testing.assert_close((U[..., :k] * S.unsqueeze(-2).to(dtype)) @ Vh[..., :k, :], A, **tol)
+    for q in (U, Vh.mH):
+        eye = torch.eye(q.shape[-1], dtype=dtype).expand(*q.shape[:-2], -1, -1)
+        torch.testing.assert_close(q.mH @ q, eye, **tol)

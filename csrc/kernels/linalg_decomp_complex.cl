@@ -84,3 +84,70 @@ __kernel void apply_reflectors(__global char* vb, ulong voff, __global char* tb,
     for (long i = j + 1; i < m; ++i) x[i * p + c] -= ocl_cmul(w, v[i * nv + j]);
   }
 }
+
+long rr_index(long pos, long round, long nn) {
+  return pos == 0 ? 0 : 1 + (pos - 1 + round) % (nn - 1);
+}
+
+// linalg_decomp.cl's one-sided Jacobi for complex rows: for a pair (x, y) with x^H y = |g| e^(i phi),
+// y is turned by e^(-i phi) (so the product is real) and the real rotation of the real kernel
+// follows; v's rows get the same combinations (v = V^T, rows the columns of V).
+__kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong voff, long n,
+                         long m, int compute_v, int max_sweeps, CR eps) {
+  const long g = get_group_id(0);
+  const int lid = get_local_id(0);
+  const long ls = get_local_size(0);
+  __global CT* u = (__global CT*)(ub + uoff) + g * n * m;
+  __global CT* v = (__global CT*)(vb + voff) + g * n * n;
+  __local int rotated;
+  const long nn = n + (n & 1), npairs = nn / 2;
+  if (compute_v)
+    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? (CT)(1, 0) : (CT)(0, 0);
+  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+    if (lid == 0) rotated = 0;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    for (long round = 0; round < nn - 1; ++round) {
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        if (q >= n) continue;
+        __global CT* up = u + p * m;
+        __global CT* uq = u + q * m;
+        CR al = 0, be = 0;
+        CT ga = (CT)(0, 0);
+        for (long i = 0; i < m; ++i) {
+          const CT x = up[i], y = uq[i];
+          al += x.x * x.x + x.y * x.y;
+          be += y.x * y.x + y.y * y.y;
+          ga += ocl_cmul(ocl_cconj(x), y);
+        }
+        const CR gabs = hypot(ga.x, ga.y);
+        if (gabs != 0 && gabs > eps * sqrt(al * be)) {
+          const CR zeta = (be - al) / (2 * gabs);
+          const CR t = (zeta >= 0 ? 1 : -1) / (fabs(zeta) + sqrt(zeta * zeta + 1));
+          const CR c = 1 / sqrt(t * t + 1), s = t * c;
+          const CT turn = (CT)(ga.x / gabs, -ga.y / gabs);  // e^(-i phi)
+          for (long i = 0; i < m; ++i) {
+            const CT x = up[i], y = ocl_cmul(turn, uq[i]);
+            up[i] = c * x - s * y;
+            uq[i] = s * x + c * y;
+          }
+          if (compute_v) {
+            __global CT* vp = v + p * n;
+            __global CT* vq = v + q * n;
+            for (long i = 0; i < n; ++i) {
+              const CT x = vp[i], y = ocl_cmul(turn, vq[i]);
+              vp[i] = c * x - s * y;
+              vq[i] = s * x + c * y;
+            }
+          }
+          atomic_or(&rotated, 1);
+        }
+      }
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
+    const int again = rotated;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!again) break;
+  }
+}

@@ -1,8 +1,8 @@
 // QR (geqrf, linalg.qr, householder_product, ormqr), the symmetric eigensolver (linalg.eigh,
 // eigvalsh) and the SVD (linalg.svd, svdvals) on the device through the per-matrix kernels of
 // kernels/linalg_decomp.cl, for float32 and float64 (the dtypes CPU PyTorch has for them; 16-bit
-// gets CPU's error through the fallback), and the QR family for complex too
-// (kernels/linalg_decomp_complex.cl; complex eigh and SVD keep the counted CPU fallback). Argument
+// gets CPU's error through the fallback), and the QR family and the SVD for complex too
+// (kernels/linalg_decomp_complex.cl; complex eigh keeps the counted CPU fallback). Argument
 // checks and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
 // conventions, so R's signs, Q and the packed reflectors are CPU's. eigh is two-sided Jacobi,
 // the SVD one-sided Jacobi (both in parallel round-robin ordering) whose left vectors are
@@ -29,7 +29,7 @@ namespace torch_ocl::aten {
 char kLinalgDecompFamily;
 char kLinalgDecompComplexFamily;
 
-// Complex: geqrf and apply_reflectors only (kernels/linalg_decomp_complex.cl).
+// Complex: geqrf, apply_reflectors and jacobi_svd (kernels/linalg_decomp_complex.cl).
 cl_kernel decompKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
   const c10::ScalarType t = like.scalar_type();
@@ -60,7 +60,7 @@ bool decompNative(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble;
 }
 
-// The QR family (geqrf, householder_product, ormqr, linalg.qr) also runs complex.
+// The QR family (geqrf, householder_product, ormqr, linalg.qr) and the SVD also run complex.
 bool qrNative(const at::Tensor& t) {
   return decompNative(t) || t.scalar_type() == at::kComplexFloat ||
          t.scalar_type() == at::kComplexDouble;
@@ -395,14 +395,15 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
   auto& Vh = const_cast<at::Tensor&>(s.output(2));
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n), L = std::max(m, n);
   const bool tall = m >= n;
-  at::Tensor work = (tall ? A.mT() : A).contiguous().clone();  // (..., k, L): B's columns
+  // (..., k, L): B's columns, B = A or A^H.
+  at::Tensor work = (tall ? A.mT() : A.conj()).resolve_conj().contiguous().clone();
   std::vector<int64_t> vshape = batchShape(A, 2);
   vshape.insert(vshape.end(), {k, k});
   at::Tensor vt = compute_uv ? at::empty(vshape, A.options()) : at::empty({0}, A.options());
   const int64_t batch = at::native::batchCount(A);
   if (batch > 0 && k > 0) {
     const c10::DeviceIndex idx = A.device().index();
-    const bool dbl = A.scalar_type() == at::kDouble;
+    const bool dbl = A.scalar_type() == at::kDouble || A.scalar_type() == at::kComplexDouble;
     OCL_TRY
     cl_kernel kern = decompKernel(work, "jacobi_svd");
     cl_uint i = 0;
@@ -419,7 +420,9 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
     launchPerMatrix(idx, kern, batch, (k + 1) / 2);  // one item per pair of a round
     OCL_CATCH
   }
-  const at::Tensor norms = at::linalg_vector_norm(work, 2, {-1}, /*keepdim=*/false);
+  const at::Tensor norms = work.is_complex()
+                               ? at::view_as_real(work).square().sum({-1, -2}).sqrt()
+                               : at::linalg_vector_norm(work, 2, {-1}, /*keepdim=*/false);
   auto [sv, order] = norms.sort(/*dim=*/-1, /*descending=*/true);
   S.copy_(sv);
   if (!compute_uv) return;
@@ -431,21 +434,23 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
   // Orthonormal (completed) columns: Q of ub's QR, its first k columns signed like ub's.
   auto [a, tau] = geqrfDevice(ub);
   at::Tensor q = formQ(a, tau, full_matrices ? L : k);
-  const at::Tensor sign = at::where(a.diagonal(0, -2, -1) < 0, -1.0, 1.0).to(A.scalar_type());
+  const at::Tensor sign =
+      at::where(at::real(a.diagonal(0, -2, -1)) < 0, -1.0, 1.0).to(A.scalar_type());
   q.narrow(-1, 0, k).mul_(sign.unsqueeze(-2));
+  // vt's rows are V's columns: V^H = conj(vt) (B = A), and A = V_b S U_b^H (B = A^H).
   if (tall) {
     U.copy_(q);
-    Vh.copy_(vb_t);
+    Vh.copy_(vb_t.conj());
   } else {
     U.copy_(vb_t.mT());
-    Vh.copy_(q.mT());
+    Vh.copy_(q.mH());
   }
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> svd(const at::Tensor& A, bool full_matrices,
                                                    bool compute_uv,
                                                    std::optional<c10::string_view> driver) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     auto r = runFallback(
         "aten::_linalg_svd", "",
         {A, full_matrices, compute_uv, driver ? c10::IValue(std::string(*driver)) : c10::IValue()});
@@ -461,7 +466,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> svdOut(const at::Tensor& A, bo
                                                          std::optional<c10::string_view> driver,
                                                          at::Tensor& U, at::Tensor& S,
                                                          at::Tensor& Vh) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     runFallback("aten::_linalg_svd", "U",
                 {A, full_matrices, compute_uv,
                  driver ? c10::IValue(std::string(*driver)) : c10::IValue(), U, S, Vh});
