@@ -1,6 +1,6 @@
 """Complex geqrf / linalg.qr / householder_product / ormqr (LAPACK zgeqrf's conventions, so R,
-tau and the reflectors are CPU's) and the complex SVD on ocl against CPU, in strict mode: tall,
-wide, square, batched, zero-size, non-contiguous and conjugate inputs."""
+tau and the reflectors are CPU's), the complex SVD and eigh on ocl against CPU, in strict mode:
+tall, wide, square, batched, zero-size, non-contiguous and conjugate inputs."""
 
 import pytest
 import torch
@@ -81,3 +81,27 @@ def test_svd_matches_cpu(dtype, shape, full):
     for q in (U, Vh.mH):
         eye = torch.eye(q.shape[-1], dtype=dtype).expand(*q.shape[:-2], -1, -1)
         torch.testing.assert_close(q.mH @ q, eye, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("shape", [(1, 1), (5, 5), (2, 3, 8, 8), (0, 4, 4), (7, 7)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_matches_cpu(dtype, shape, uplo):
+    # Eigenvectors are unique up to a phase each: compare the eigenvalues, |V| (distinct random
+    # eigenvalues) and the reconstruction; the diagonal's imaginary part is ignored, as on CPU.
+    g = torch.Generator().manual_seed(sum(shape))
+    A = torch.randn(shape, generator=g, dtype=dtype)
+    A = A + A.mH
+    Ain = A.clone()
+    Ain.diagonal(0, -2, -1).imag.fill_(0.25)
+    w, V = torch.linalg.eigh(Ain, UPLO=uplo)
+    with torch_ocl.strict():
+        w2, V2 = torch.linalg.eigh(Ain.to("ocl"), UPLO=uplo)
+        w3 = torch.linalg.eigvalsh(Ain.to("ocl").mT.mT, UPLO=uplo)
+    w2, V2 = w2.cpu(), V2.cpu()
+    tol = _tol(dtype)
+    assert w2.dtype == w.dtype and V2.dtype == dtype
+    torch.testing.assert_close(w2, w, **tol)
+    torch.testing.assert_close(w3.cpu(), w, **tol)
+    torch.testing.assert_close(V2.abs(), V.abs(), **tol)
+    torch.testing.assert_close((V2 * w2.unsqueeze(-2).to(dtype)) @ V2.mH, A, **tol)

@@ -151,3 +151,103 @@ __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong
     if (!again) break;
   }
 }
+
+// linalg_decomp.cl's two-sided Jacobi for a Hermitian a (both triangles filled, real diagonal):
+// each pair's transform is J = D R, D turning column q by e^(-i phi) for a_pq = |a_pq| e^(i phi)
+// (so the pair's element is real), R the real kernel's rotation; a <- J^H a J, v <- v J. cs
+// holds 6 reals per pair: c, s, the new a_pp and a_qq, cos phi, sin phi.
+__kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulong voff,
+                          __global char* sb, ulong soff, long n, int compute_v, int max_sweeps,
+                          CR eps) {
+  const long g = get_group_id(0);
+  const int lid = get_local_id(0);
+  const long ls = get_local_size(0);
+  __global CT* a = (__global CT*)(ab + aoff) + g * n * n;
+  __global CT* v = (__global CT*)(vb + voff) + g * n * n;
+  const long nn = n + (n & 1), npairs = nn / 2;
+  __global CR* cs = (__global CR*)(sb + soff) + g * 6 * npairs;
+  __local int rotated;
+  if (compute_v)
+    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? (CT)(1, 0) : (CT)(0, 0);
+  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+    if (lid == 0) rotated = 0;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    for (long round = 0; round < nn - 1; ++round) {
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        CR c = 1, sn = 0, ph_c = 1, ph_s = 0;
+        if (q < n) {
+          const CT apq = a[p * n + q];
+          const CR gam = hypot(apq.x, apq.y), app = a[p * n + p].x, aqq = a[q * n + q].x;
+          if (gam != 0 && gam > eps * (fabs(app) + fabs(aqq)) * (CR)0.5) {
+            const CR theta = (aqq - app) / (2 * gam);
+            const CR t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
+            c = 1 / sqrt(t * t + 1);
+            sn = t * c;
+            ph_c = apq.x / gam;
+            ph_s = apq.y / gam;
+            cs[6 * pr + 2] = app - t * gam;
+            cs[6 * pr + 3] = aqq + t * gam;
+            atomic_or(&rotated, 1);
+          }
+        }
+        cs[6 * pr] = c;
+        cs[6 * pr + 1] = sn;
+        cs[6 * pr + 4] = ph_c;
+        cs[6 * pr + 5] = ph_s;
+      }
+      barrier(CLK_GLOBAL_MEM_FENCE);
+      // rows p, q: a <- J^H a (row q turned by e^(i phi), then rotated)
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        const CR sn = cs[6 * pr + 1];
+        if (q >= n || sn == 0) continue;
+        const CR c = cs[6 * pr];
+        const CT ph = (CT)(cs[6 * pr + 4], cs[6 * pr + 5]);
+        for (long col = 0; col < n; ++col) {
+          const CT x = a[p * n + col], y = ocl_cmul(ph, a[q * n + col]);
+          a[p * n + col] = c * x - sn * y;
+          a[q * n + col] = sn * x + c * y;
+        }
+      }
+      barrier(CLK_GLOBAL_MEM_FENCE);
+      // columns p, q: a <- a J, v <- v J (column q turned by e^(-i phi), then rotated)
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        const CR sn = cs[6 * pr + 1];
+        if (q >= n || sn == 0) continue;
+        const CR c = cs[6 * pr];
+        const CT phc = (CT)(cs[6 * pr + 4], -cs[6 * pr + 5]);
+        for (long r = 0; r < n; ++r) {
+          const CT x = a[r * n + p], y = ocl_cmul(phc, a[r * n + q]);
+          a[r * n + p] = c * x - sn * y;
+          a[r * n + q] = sn * x + c * y;
+        }
+        if (compute_v)
+          for (long r = 0; r < n; ++r) {
+            const CT vx = v[r * n + p], vy = ocl_cmul(phc, v[r * n + q]);
+            v[r * n + p] = c * vx - sn * vy;
+            v[r * n + q] = sn * vx + c * vy;
+          }
+      }
+      barrier(CLK_GLOBAL_MEM_FENCE);
+      for (long pr = lid; pr < npairs; pr += ls) {
+        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
+        const long p = min(i0, i1), q = max(i0, i1);
+        if (q >= n || cs[6 * pr + 1] == 0) continue;
+        a[p * n + p] = (CT)(cs[6 * pr + 2], 0);
+        a[q * n + q] = (CT)(cs[6 * pr + 3], 0);
+        a[p * n + q] = (CT)(0, 0);
+        a[q * n + p] = (CT)(0, 0);
+      }
+      barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int again = rotated;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!again) break;
+  }
+}

@@ -1,8 +1,8 @@
 // QR (geqrf, linalg.qr, householder_product, ormqr), the symmetric eigensolver (linalg.eigh,
 // eigvalsh) and the SVD (linalg.svd, svdvals) on the device through the per-matrix kernels of
 // kernels/linalg_decomp.cl, for float32 and float64 (the dtypes CPU PyTorch has for them; 16-bit
-// gets CPU's error through the fallback), and the QR family and the SVD for complex too
-// (kernels/linalg_decomp_complex.cl; complex eigh keeps the counted CPU fallback). Argument
+// gets CPU's error through the fallback), and for complex too (kernels/linalg_decomp_complex.cl:
+// Hermitian Jacobi turns each pair's element real before rotating). Argument
 // checks and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
 // conventions, so R's signs, Q and the packed reflectors are CPU's. eigh is two-sided Jacobi,
 // the SVD one-sided Jacobi (both in parallel round-robin ordering) whose left vectors are
@@ -29,7 +29,7 @@ namespace torch_ocl::aten {
 char kLinalgDecompFamily;
 char kLinalgDecompComplexFamily;
 
-// Complex: geqrf, apply_reflectors and jacobi_svd (kernels/linalg_decomp_complex.cl).
+// Complex: geqrf, apply_reflectors, jacobi_svd and jacobi_eigh (linalg_decomp_complex.cl).
 cl_kernel decompKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
   const c10::ScalarType t = like.scalar_type();
@@ -60,7 +60,8 @@ bool decompNative(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble;
 }
 
-// The QR family (geqrf, householder_product, ormqr, linalg.qr) and the SVD also run complex.
+// The QR family (geqrf, householder_product, ormqr, linalg.qr), eigh and the SVD also run
+// complex.
 bool qrNative(const at::Tensor& t) {
   return decompNative(t) || t.scalar_type() == at::kComplexFloat ||
          t.scalar_type() == at::kComplexDouble;
@@ -310,15 +311,21 @@ std::tuple<at::Tensor&, at::Tensor&> qrOut(const at::Tensor& A, c10::string_view
 // Eigenvalues ascending (LAPACK's order), eigenvectors in the columns.
 std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, bool compute_v) {
   const int64_t n = A.size(-1);
-  at::Tensor sym = lower ? A.tril() + A.tril(-1).mT() : A.triu() + A.triu(1).mT();
-  sym = sym.contiguous();
+  // Hermitian (symmetric) from the given triangle; a complex diagonal's imaginary part is
+  // ignored, as LAPACK does.
+  at::Tensor sym = lower ? A.tril(-1) + A.tril(-1).mH() : A.triu(1) + A.triu(1).mH();
+  sym = sym.add_(at::diag_embed(at::real(A.diagonal(0, -2, -1)).to(A.scalar_type())))
+            .resolve_conj()
+            .contiguous();
   at::Tensor v = at::empty(compute_v ? sym.sizes() : at::IntArrayRef{0}, sym.options());
   const int64_t batch = at::native::batchCount(sym);
-  // (c, s, new a_pp, new a_qq) of each round's n / 2 rotations, per matrix
-  at::Tensor cs = at::empty({batch, 4 * ((n + 1) / 2)}, sym.options());
+  // (c, s, new a_pp, new a_qq; complex: and the pair's phase) of each round's n / 2 rotations
+  const bool cplx = sym.is_complex();
+  at::Tensor cs = at::empty({batch, (cplx ? 6 : 4) * ((n + 1) / 2)},
+                            sym.options().dtype(c10::toRealValueType(sym.scalar_type())));
   if (batch > 0 && n > 0) {
     const c10::DeviceIndex idx = A.device().index();
-    const bool dbl = A.scalar_type() == at::kDouble;
+    const bool dbl = A.scalar_type() == at::kDouble || A.scalar_type() == at::kComplexDouble;
     OCL_TRY
     cl_kernel kern = decompKernel(sym, "jacobi_eigh");
     cl_uint i = 0;
@@ -335,7 +342,7 @@ std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, b
     launchPerMatrix(idx, kern, batch, (n + 1) / 2);  // one item per pair of a round
     OCL_CATCH
   }
-  auto [w, order] = sym.diagonal(0, -2, -1).sort(/*dim=*/-1);
+  auto [w, order] = at::real(sym.diagonal(0, -2, -1)).sort(/*dim=*/-1);
   if (!compute_v) return {w, v};
   return {w, v.gather(-1, order.unsqueeze(-2).expand(sym.sizes()))};
 }
@@ -357,7 +364,7 @@ void eighInto(Structured<at::meta::structured__linalg_eigh>& s, const at::Tensor
 
 std::tuple<at::Tensor, at::Tensor> eigh(const at::Tensor& A, c10::string_view uplo,
                                         bool compute_v) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     auto r = runFallback("aten::_linalg_eigh", "", {A, std::string(uplo), compute_v});
     return {r[0].toTensor(), r[1].toTensor()};
   }
@@ -368,7 +375,7 @@ std::tuple<at::Tensor, at::Tensor> eigh(const at::Tensor& A, c10::string_view up
 
 std::tuple<at::Tensor&, at::Tensor&> eighOut(const at::Tensor& A, c10::string_view uplo,
                                              bool compute_v, at::Tensor& w, at::Tensor& v) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     runFallback("aten::_linalg_eigh", "eigenvalues", {A, std::string(uplo), compute_v, w, v});
     return {w, v};
   }
