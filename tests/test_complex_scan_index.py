@@ -1,5 +1,5 @@
-"""Complex cumsum/cumprod (and, below, complex indexing ops) on ocl against CPU in strict mode:
-odd sizes, non-contiguous and zero-size inputs, dtype= promotion."""
+"""Complex cumsum/cumprod/logcumsumexp (and, below, complex indexing ops) on ocl against CPU in
+strict mode: odd sizes, non-contiguous and zero-size inputs, dtype= promotion."""
 
 import pytest
 import torch
@@ -83,3 +83,21 @@ def test_complex_masked_fill_and_scatter_multiply():
                                atol=0)
     torch.testing.assert_close(c.cpu(), x.scatter(0, sidx, src, reduce="multiply"))
     assert e.shape == (0, 3)
+
+
+def test_complex_logcumsumexp():
+    x = _c((5, 9), 6) * 3
+    x[1, 2] = complex(float("-inf"), 0)
+    x[2, 3] = complex(float("nan"), 1)
+    x[3, 0] = complex(float("inf"), 2)
+    x[3, 1] = complex(float("inf"), -1)
+    with torch_ocl.strict():
+        xo = x.to("ocl")
+        got = [torch.logcumsumexp(xo, 1), torch.logcumsumexp(xo, 0),
+               torch.logcumsumexp(xo.mT, 1), torch.logcumsumexp(xo[:, :0], 1)]
+        buf = torch.empty(0, dtype=torch.complex64, device="ocl")
+        torch.logcumsumexp(xo, 1, out=buf)
+    want = [torch.logcumsumexp(x, 1), torch.logcumsumexp(x, 0), torch.logcumsumexp(x.mT, 1),
+            torch.logcumsumexp(x[:, :0], 1)]
+    for a, b in zip(got + [buf], want + [want[0]]):
+        torch.testing.assert_close(a.cpu(), b, equal_nan=True, rtol=1e-5, atol=1e-5)

@@ -1,7 +1,8 @@
-// cumsum and cumprod (functional, out=, in-place through PyTorch's structured wrappers) and the
-// cummax/cummin helpers for all real dtypes: a line scan over a contiguous (outer, dim, inner)
-// view, accumulating in float for float16/bfloat16/float32, double for float64 and in the output
-// type for integers (int64 by default, as CPU) and in the complex type itself for complex.
+// cumsum and cumprod (functional, out=, in-place through PyTorch's structured wrappers) for all
+// dtypes, logcumsumexp for floating and complex ones and the cummax/cummin helpers for real ones:
+// a line scan over a contiguous (outer, dim, inner) view, accumulating in float for
+// float16/bfloat16/float32, double for float64, the output type for integers (int64 by default,
+// as CPU) and the complex type itself for complex.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
@@ -141,9 +142,9 @@ void cumExtreme(const at::Tensor& self, at::Tensor& values, at::Tensor& indices,
   if (!ind.is_same(indices)) indices.copy_(ind);
 }
 
-// _logcumsumexp: floating dtypes (complex through the fallback).
+// _logcumsumexp: floating and complex dtypes.
 at::Tensor& logcumsumexpOut(const at::Tensor& self, int64_t dim, at::Tensor& out) {
-  if (!at::isFloatingType(self.scalar_type())) {
+  if (!at::isFloatingType(self.scalar_type()) && !at::isComplexType(self.scalar_type())) {
     runFallback("aten::_logcumsumexp", "out", {self, dim, out});
     return out;
   }
@@ -157,7 +158,7 @@ at::Tensor& logcumsumexpOut(const at::Tensor& self, int64_t dim, at::Tensor& out
 }
 
 at::Tensor logcumsumexpFn(const at::Tensor& self, int64_t dim) {
-  if (!at::isFloatingType(self.scalar_type()))
+  if (!at::isFloatingType(self.scalar_type()) && !at::isComplexType(self.scalar_type()))
     return runFallback("aten::_logcumsumexp", "", {self, dim})[0].toTensor();
   at::Tensor out = at::empty(self.sizes(), self.options());
   return logcumsumexpOut(self, dim, out);
