@@ -1,6 +1,6 @@
 // The bin of each element of a 1-D histogram (-1: outside the edges, or NaN), as CPU's
-// histogramdd kernel picks it, in the input's own precision. `edges` holds nedges increasing
-// bin edges. mode 0: linear interpolation between the outer edges (histc); 1: the same, then
+// histogramdd kernel picks it, in the input's own precision (RND from the host rounds 16-bit
+// types after every operation). `edges` holds nedges increasing bin edges. mode 0: linear interpolation between the outer edges (histc); 1: the same, then
 // corrected against the neighbouring edges (histogram with a bin count, whose edges come from
 // linspace); 2: binary search over all edges (histogram with given edges). The rightmost bin
 // includes its right edge.
@@ -16,7 +16,7 @@ __kernel void hist_bin(__global char* posb, ulong posoff, __global const char* x
   if (v >= lo && v <= hi) {
     long a = 0, b = nedges;  // upper_bound over [a, b)
     if (mode < 2) {
-      p = (long)((v - lo) * (ACC)(nedges - 1) / (hi - lo));
+      p = (long)RND(RND(RND(v - lo) * (ACC)(nedges - 1)) / RND(hi - lo));
       a = max(0L, p - 1);
       b = min(p + 2, nedges);
     }

@@ -98,6 +98,10 @@ def _accelerate_from_env() -> None:
 
 _accelerate_from_env()
 
+from . import _nn_policies  # noqa: E402
+
+_nn_policies.install()
+
 from ._debug import debug_mode  # noqa: E402
 from ._fallback import fallback_report, reset_fallback_report, strict  # noqa: E402
 from .kernels import compile_kernel, kernel_op  # noqa: E402

@@ -184,29 +184,35 @@ bool strict() {
   return g_strict.load();
 }
 
-// Sparse layouts: COO has the basics of aten/sparse/sparse_coo.cpp; every other op that reaches
-// a sparse dispatch key says so by name, instead of the dispatcher's "Could not run ... with
-// arguments from the 'Sparseocl' backend" (and no sparse op falls back to the CPU).
-template <const char* kLayout>
+// Sparse layouts: COO and CSR have the basics of aten/sparse/sparse_{coo,csr}.cpp; every other op
+// that reaches a sparse dispatch key says so by name, instead of the dispatcher's "Could not run
+// ... with arguments from the 'Sparseocl' backend" (and no sparse op falls back to the CPU).
+template <const char* kLayout, const char* kCoverage>
 void sparseUnsupported(const c10::OperatorHandle& op, torch::jit::Stack*) {
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      false, "torch-ocl: ", op.schema().operator_name(), " on a ", kLayout,
-      " tensor is not supported on ocl yet (sparse COO on ocl covers construction, .to(), "
-      "to_sparse/to_dense, coalesce, indices/values, sparse @ dense (mm, addmm, torch.sparse.mm "
-      "and its backward), torch.sparse.sum and clone); keep the tensor on the CPU, or make it "
-      "dense (.to_dense()) first");
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "torch-ocl: ", op.schema().operator_name(), " on a ", kLayout,
+                              " tensor is not supported on ocl yet (", kCoverage,
+                              "); keep the tensor on the CPU, or make it dense (.to_dense()) "
+                              "first");
 }
 constexpr char kCoo[] = "sparse COO";
+constexpr char kCooCoverage[] =
+    "sparse COO on ocl covers construction, .to(), to_sparse/to_dense, coalesce, indices/values, "
+    "sparse @ dense (mm, addmm, torch.sparse.mm and its backward), torch.sparse.sum and clone";
 constexpr char kCompressed[] = "sparse compressed (CSR/CSC/BSR/BSC)";
+constexpr char kCsrCoverage[] =
+    "sparse CSR on ocl covers construction, .to(), to_sparse_csr/to_dense/to_sparse, "
+    "crow_indices/col_indices/values, clone and copy_, CSR @ dense (mm, addmm, matmul), "
+    "zero-preserving unary ops, scaling by a number and sum()";
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&oclFallback>());
 }
 TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&sparseUnsupported<kCoo>>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&sparseUnsupported<kCoo, kCooCoverage>>());
 }
 TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&sparseUnsupported<kCompressed>>());
+  m.fallback(
+      torch::CppFunction::makeFromBoxedFunction<&sparseUnsupported<kCompressed, kCsrCoverage>>());
 }
 
 }  // namespace torch_ocl::aten

@@ -138,7 +138,15 @@ void indexPutStub(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntArrayR
 }
 
 // masked_fill_: self = mask ? value : self, through the pointwise generator.
-const codegen::PointwiseOp kMaskedFill{"masked_fill", "(b != 0) ? s0 : a", "(b != 0) ? s0 : a"};
+// Complex: the mask arrives as a complex (b, 0), so only its real part is tested.
+const codegen::PointwiseOp kMaskedFill{"masked_fill",
+                                       "(b != 0) ? s0 : a",
+                                       "(b != 0) ? s0 : a",
+                                       codegen::Domain::kAll,
+                                       false,
+                                       nullptr,
+                                       nullptr,
+                                       "(b.x != (R)0) ? s0 : a"};
 void maskedFillStub(at::TensorIterator& iter, const c10::Scalar& value) {
   const at::Tensor& self = iter.tensor(0);
   auto it = at::TensorIteratorConfig()
@@ -231,18 +239,10 @@ at::Tensor& indexPutImpl(at::Tensor& self, const c10::List<std::optional<at::Ten
 }
 
 at::Tensor& maskedFillScalar(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& value) {
-  if (c10::isComplexType(self.scalar_type())) {
-    runFallback("aten::masked_fill_", "Scalar", {self, mask, value});
-    return self;
-  }
   checkSameDevice({self, mask});
   return at::native::masked_fill__cpu(self, mask, value);
 }
 at::Tensor& maskedFillTensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
-  if (c10::isComplexType(self.scalar_type())) {
-    runFallback("aten::masked_fill_", "Tensor", {self, mask, value});
-    return self;
-  }
   checkSameDevice({self, mask});
   return at::native::masked_fill__cpu(self, mask, value);
 }

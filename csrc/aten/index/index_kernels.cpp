@@ -64,7 +64,39 @@ inline ushort ocl_f2h(float f) { ushort b; vstore_half_rte(f, 0, (__private half
 
 }  // namespace
 
+// Complex accumulation: a sum adds the real and imaginary parts with one atomic each (the parts
+// are independent); a complex64 product swaps the whole 8-byte value at once.
+static std::string complexRmwSource(GsMode mode, c10::ScalarType t) {
+  const bool dbl = t == c10::kComplexDouble;
+  const std::string st = clStorageType(t), rt = dbl ? "double" : "float";
+  const std::string ut = dbl ? "ulong" : "uint", cas = dbl ? "atom_cmpxchg" : "atomic_cmpxchg";
+  std::string s;
+  if (dbl) s += "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n";
+  if (mode == GsMode::kAdd) {
+    s += "inline void ocl_rmw_part(__global " + rt + "* p, " + rt + " v) {\n";
+    s += "  volatile __global " + ut + "* w = (volatile __global " + ut + "*)p;\n";
+    s += "  " + ut + " old = *w, assumed;\n  do {\n    assumed = old;\n";
+    s += "    old = " + cas + "(w, assumed, as_" + ut + "(as_" + rt + "(assumed) + v));\n";
+    s += "  } while (old != assumed);\n}\n";
+    s += "inline void ocl_rmw(__global " + st + "* p, " + st + " v) {\n";
+    s += "  ocl_rmw_part((__global " + rt + "*)p, v.x);\n";
+    s += "  ocl_rmw_part((__global " + rt + "*)p + 1, v.y);\n}\n";
+    return s;
+  }
+  TORCH_INTERNAL_ASSERT(mode == GsMode::kMul && !dbl);
+  s += "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n";
+  s += "inline void ocl_rmw(__global float2* p, float2 v) {\n";
+  s += "  volatile __global ulong* w = (volatile __global ulong*)p;\n";
+  s += "  ulong old = *w, assumed;\n  do {\n    assumed = old;\n";
+  s += "    const float2 a = as_float2(assumed);\n";
+  s += "    const float2 r = (float2)(a.x * v.x - a.y * v.y, a.x * v.y + a.y * v.x);\n";
+  s += "    old = atom_cmpxchg(w, assumed, as_ulong(r));\n";
+  s += "  } while (old != assumed);\n}\n";
+  return s;
+}
+
 std::string rmwSource(GsMode mode, c10::ScalarType t) {
+  if (c10::isComplexType(t)) return complexRmwSource(mode, t);
   const std::string st = clStorageType(t), ct = clComputeType(t);
   const std::string combine = combineExpr(mode, t);
   std::string s = kHalfHelpers;
@@ -100,7 +132,11 @@ std::string rmwSource(GsMode mode, c10::ScalarType t) {
 
 bool gatherScatterSupported(GsMode mode, c10::ScalarType t, c10::DeviceIndex idx) {
   if (mode == GsMode::kGather || mode == GsMode::kScatter) return true;
-  if (c10::isComplexType(t)) return false;
+  if (c10::isComplexType(t)) {
+    const bool int64_atomics = device(idx).info().hasExtension("cl_khr_int64_base_atomics");
+    if (mode == GsMode::kAdd) return t == c10::kComplexFloat || int64_atomics;
+    return mode == GsMode::kMul && t == c10::kComplexFloat && int64_atomics;
+  }
   if (is64(t)) return device(idx).info().hasExtension("cl_khr_int64_base_atomics");
   return true;
 }

@@ -1,8 +1,9 @@
 // QR (geqrf, linalg.qr, householder_product, ormqr), the symmetric eigensolver (linalg.eigh,
 // eigvalsh) and the SVD (linalg.svd, svdvals) on the device through the per-matrix kernels of
-// kernels/linalg_decomp.cl, for float32 and float64 (the dtypes CPU PyTorch has for them;
-// complex keeps the counted CPU fallback, 16-bit gets CPU's error through it). Argument checks
-// and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
+// kernels/linalg_decomp.cl, for float32 and float64 (the dtypes CPU PyTorch has for them; 16-bit
+// gets CPU's error through the fallback), and for complex too (kernels/linalg_decomp_complex.cl:
+// Hermitian Jacobi turns each pair's element real before rotating). Argument
+// checks and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
 // conventions, so R's signs, Q and the packed reflectors are CPU's. eigh is two-sided Jacobi,
 // the SVD one-sided Jacobi (both in parallel round-robin ordering) whose left vectors are
 // re-orthonormalised (and completed for full_matrices) through the Householder QR; their
@@ -17,6 +18,7 @@
 
 #include <cfloat>
 
+#include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/linalg/linalg_decomp.h"
 #include "aten/nn_common.h"
@@ -25,11 +27,25 @@
 namespace torch_ocl::aten {
 
 char kLinalgDecompFamily;
+char kLinalgDecompComplexFamily;
 
+// Complex: geqrf, apply_reflectors, jacobi_svd and jacobi_eigh (linalg_decomp_complex.cl).
 cl_kernel decompKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
-  return programs(idx).kernel(
-      nnProgram(idx, &kLinalgDecompFamily, "linalg_decomp.cl", like.scalar_type()), name);
+  const c10::ScalarType t = like.scalar_type();
+  if (c10::isComplexType(t)) {
+    checkDtypeSupported(t, idx);
+    cl_program prog = programs(idx).get({&kLinalgDecompComplexFamily, dtypeCode(t)}, [&] {
+      const std::string real = t == c10::kComplexDouble ? "double" : "float";
+      const std::string h = "typedef " + real + "2 CT;\ntypedef " + real + " CR;\n";
+      return rt::ProgramSource{std::string("linalg_decomp_complex<") + c10::toString(t) + ">",
+                               withPrelude(h + kernels::source("complex.cl") +
+                                           kernels::source("linalg_decomp_complex.cl")),
+                               ""};
+    });
+    return programs(idx).kernel(prog, name);
+  }
+  return programs(idx).kernel(nnProgram(idx, &kLinalgDecompFamily, "linalg_decomp.cl", t), name);
 }
 
 // One work group per matrix, of the smallest power of two >= the matrix's parallel extent in
@@ -44,6 +60,13 @@ bool decompNative(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble;
 }
 
+// The QR family (geqrf, householder_product, ormqr, linalg.qr), eigh and the SVD also run
+// complex.
+bool qrNative(const at::Tensor& t) {
+  return decompNative(t) || t.scalar_type() == at::kComplexFloat ||
+         t.scalar_type() == at::kComplexDouble;
+}
+
 std::vector<int64_t> batchShape(const at::Tensor& t, int64_t drop) {
   return std::vector<int64_t>(t.sizes().begin(), t.sizes().end() - drop);
 }
@@ -51,7 +74,7 @@ std::vector<int64_t> batchShape(const at::Tensor& t, int64_t drop) {
 // (packed reflectors and R, tau) of every matrix of A (..., m, n): LAPACK geqrf's values.
 std::tuple<at::Tensor, at::Tensor> geqrfDevice(const at::Tensor& A) {
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
-  at::Tensor a = A.contiguous().clone();
+  at::Tensor a = A.resolve_conj().contiguous().clone();
   std::vector<int64_t> tshape = batchShape(A, 2);
   tshape.push_back(k);
   at::Tensor tau = at::empty(tshape, A.options());
@@ -74,7 +97,7 @@ void applyReflectors(const at::Tensor& v, const at::Tensor& tau, const at::Tenso
   const int64_t m = c.size(-2), p = c.size(-1), nv = v.size(-1), k = tau.size(-1);
   const int64_t batch = at::native::batchCount(c);
   if (batch == 0 || m == 0 || p == 0 || k == 0) return;
-  const at::Tensor vc = v.contiguous(), tc = tau.contiguous();
+  const at::Tensor vc = v.resolve_conj().contiguous(), tc = tau.resolve_conj().contiguous();
   const c10::DeviceIndex idx = c.device().index();
   OCL_TRY
   cl_kernel kern = decompKernel(c, "apply_reflectors");
@@ -105,7 +128,7 @@ void geqrfCheck(const at::Tensor& self) {
 }
 
 std::tuple<at::Tensor, at::Tensor> geqrf(const at::Tensor& self) {
-  if (!decompNative(self)) {
+  if (!qrNative(self)) {
     auto r = runFallback("aten::geqrf", "", {self});
     return {r[0].toTensor(), r[1].toTensor()};
   }
@@ -115,7 +138,7 @@ std::tuple<at::Tensor, at::Tensor> geqrf(const at::Tensor& self) {
 
 std::tuple<at::Tensor&, at::Tensor&> geqrfOut(const at::Tensor& self, at::Tensor& a,
                                               at::Tensor& tau) {
-  if (!decompNative(self)) {
+  if (!qrNative(self)) {
     runFallback("aten::geqrf", "a", {self, a, tau});
     return {a, tau};
   }
@@ -159,14 +182,14 @@ void householderCheck(const at::Tensor& input, const at::Tensor& tau) {
 }
 
 at::Tensor householderProduct(const at::Tensor& input, const at::Tensor& tau) {
-  if (!decompNative(input) || !decompNative(tau))
+  if (!qrNative(input) || !qrNative(tau))
     return runFallback("aten::linalg_householder_product", "", {input, tau})[0].toTensor();
   householderCheck(input, tau);
   return formQ(input, tau, input.size(-1));
 }
 
 at::Tensor& householderProductOut(const at::Tensor& input, const at::Tensor& tau, at::Tensor& out) {
-  if (!decompNative(input) || !decompNative(tau)) {
+  if (!qrNative(input) || !qrNative(tau)) {
     runFallback("aten::linalg_householder_product", "out", {input, tau, out});
     return out;
   }
@@ -218,15 +241,15 @@ void ormqrCheck(const at::Tensor& input, const at::Tensor& tau, const at::Tensor
 
 at::Tensor ormqrDevice(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other,
                        bool left, bool transpose) {
-  // C Q = (Q^T C^T)^T and C Q^T = (Q C^T)^T.
-  at::Tensor c = (left ? other : other.mT()).contiguous().clone();
+  // C Q = (Q^H C^H)^H and C Q^H = (Q C^H)^H (^H is ^T for real matrices).
+  at::Tensor c = (left ? other : other.mH()).resolve_conj().contiguous().clone();
   applyReflectors(input, tau, c, /*forward=*/left == transpose);
-  return left ? c : c.mT();
+  return left ? c : c.mH();
 }
 
 at::Tensor ormqr(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other, bool left,
                  bool transpose) {
-  if (!decompNative(input) || !decompNative(tau) || !decompNative(other))
+  if (!qrNative(input) || !qrNative(tau) || !qrNative(other))
     return runFallback("aten::ormqr", "", {input, tau, other, left, transpose})[0].toTensor();
   ormqrCheck(input, tau, other, left);
   return ormqrDevice(input, tau, other, left, transpose);
@@ -234,7 +257,7 @@ at::Tensor ormqr(const at::Tensor& input, const at::Tensor& tau, const at::Tenso
 
 at::Tensor& ormqrOut(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other,
                      bool left, bool transpose, at::Tensor& out) {
-  if (!decompNative(input) || !decompNative(tau) || !decompNative(other)) {
+  if (!qrNative(input) || !qrNative(tau) || !qrNative(other)) {
     runFallback("aten::ormqr", "out", {input, tau, other, left, transpose, out});
     return out;
   }
@@ -263,7 +286,7 @@ void qrInto(Structured<at::meta::structured_linalg_qr>& s, const at::Tensor& A,
 }
 
 std::tuple<at::Tensor, at::Tensor> qr(const at::Tensor& A, c10::string_view mode) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     auto r = runFallback("aten::linalg_qr", "", {A, std::string(mode)});
     return {r[0].toTensor(), r[1].toTensor()};
   }
@@ -274,7 +297,7 @@ std::tuple<at::Tensor, at::Tensor> qr(const at::Tensor& A, c10::string_view mode
 
 std::tuple<at::Tensor&, at::Tensor&> qrOut(const at::Tensor& A, c10::string_view mode,
                                            at::Tensor& Q, at::Tensor& R) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     runFallback("aten::linalg_qr", "out", {A, std::string(mode), Q, R});
     return {Q, R};
   }
@@ -288,15 +311,21 @@ std::tuple<at::Tensor&, at::Tensor&> qrOut(const at::Tensor& A, c10::string_view
 // Eigenvalues ascending (LAPACK's order), eigenvectors in the columns.
 std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, bool compute_v) {
   const int64_t n = A.size(-1);
-  at::Tensor sym = lower ? A.tril() + A.tril(-1).mT() : A.triu() + A.triu(1).mT();
-  sym = sym.contiguous();
+  // Hermitian (symmetric) from the given triangle; a complex diagonal's imaginary part is
+  // ignored, as LAPACK does.
+  at::Tensor sym = lower ? A.tril(-1) + A.tril(-1).mH() : A.triu(1) + A.triu(1).mH();
+  sym = sym.add_(at::diag_embed(at::real(A.diagonal(0, -2, -1)).to(A.scalar_type())))
+            .resolve_conj()
+            .contiguous();
   at::Tensor v = at::empty(compute_v ? sym.sizes() : at::IntArrayRef{0}, sym.options());
   const int64_t batch = at::native::batchCount(sym);
-  // (c, s, new a_pp, new a_qq) of each round's n / 2 rotations, per matrix
-  at::Tensor cs = at::empty({batch, 4 * ((n + 1) / 2)}, sym.options());
+  // (c, s, new a_pp, new a_qq; complex: and the pair's phase) of each round's n / 2 rotations
+  const bool cplx = sym.is_complex();
+  at::Tensor cs = at::empty({batch, (cplx ? 6 : 4) * ((n + 1) / 2)},
+                            sym.options().dtype(c10::toRealValueType(sym.scalar_type())));
   if (batch > 0 && n > 0) {
     const c10::DeviceIndex idx = A.device().index();
-    const bool dbl = A.scalar_type() == at::kDouble;
+    const bool dbl = A.scalar_type() == at::kDouble || A.scalar_type() == at::kComplexDouble;
     OCL_TRY
     cl_kernel kern = decompKernel(sym, "jacobi_eigh");
     cl_uint i = 0;
@@ -313,7 +342,7 @@ std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, b
     launchPerMatrix(idx, kern, batch, (n + 1) / 2);  // one item per pair of a round
     OCL_CATCH
   }
-  auto [w, order] = sym.diagonal(0, -2, -1).sort(/*dim=*/-1);
+  auto [w, order] = at::real(sym.diagonal(0, -2, -1)).sort(/*dim=*/-1);
   if (!compute_v) return {w, v};
   return {w, v.gather(-1, order.unsqueeze(-2).expand(sym.sizes()))};
 }
@@ -335,7 +364,7 @@ void eighInto(Structured<at::meta::structured__linalg_eigh>& s, const at::Tensor
 
 std::tuple<at::Tensor, at::Tensor> eigh(const at::Tensor& A, c10::string_view uplo,
                                         bool compute_v) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     auto r = runFallback("aten::_linalg_eigh", "", {A, std::string(uplo), compute_v});
     return {r[0].toTensor(), r[1].toTensor()};
   }
@@ -346,7 +375,7 @@ std::tuple<at::Tensor, at::Tensor> eigh(const at::Tensor& A, c10::string_view up
 
 std::tuple<at::Tensor&, at::Tensor&> eighOut(const at::Tensor& A, c10::string_view uplo,
                                              bool compute_v, at::Tensor& w, at::Tensor& v) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     runFallback("aten::_linalg_eigh", "eigenvalues", {A, std::string(uplo), compute_v, w, v});
     return {w, v};
   }
@@ -373,14 +402,15 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
   auto& Vh = const_cast<at::Tensor&>(s.output(2));
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n), L = std::max(m, n);
   const bool tall = m >= n;
-  at::Tensor work = (tall ? A.mT() : A).contiguous().clone();  // (..., k, L): B's columns
+  // (..., k, L): B's columns, B = A or A^H.
+  at::Tensor work = (tall ? A.mT() : A.conj()).resolve_conj().contiguous().clone();
   std::vector<int64_t> vshape = batchShape(A, 2);
   vshape.insert(vshape.end(), {k, k});
   at::Tensor vt = compute_uv ? at::empty(vshape, A.options()) : at::empty({0}, A.options());
   const int64_t batch = at::native::batchCount(A);
   if (batch > 0 && k > 0) {
     const c10::DeviceIndex idx = A.device().index();
-    const bool dbl = A.scalar_type() == at::kDouble;
+    const bool dbl = A.scalar_type() == at::kDouble || A.scalar_type() == at::kComplexDouble;
     OCL_TRY
     cl_kernel kern = decompKernel(work, "jacobi_svd");
     cl_uint i = 0;
@@ -397,7 +427,9 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
     launchPerMatrix(idx, kern, batch, (k + 1) / 2);  // one item per pair of a round
     OCL_CATCH
   }
-  const at::Tensor norms = at::linalg_vector_norm(work, 2, {-1}, /*keepdim=*/false);
+  const at::Tensor norms = work.is_complex()
+                               ? at::view_as_real(work).square().sum({-1, -2}).sqrt()
+                               : at::linalg_vector_norm(work, 2, {-1}, /*keepdim=*/false);
   auto [sv, order] = norms.sort(/*dim=*/-1, /*descending=*/true);
   S.copy_(sv);
   if (!compute_uv) return;
@@ -409,21 +441,23 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
   // Orthonormal (completed) columns: Q of ub's QR, its first k columns signed like ub's.
   auto [a, tau] = geqrfDevice(ub);
   at::Tensor q = formQ(a, tau, full_matrices ? L : k);
-  const at::Tensor sign = at::where(a.diagonal(0, -2, -1) < 0, -1.0, 1.0).to(A.scalar_type());
+  const at::Tensor sign =
+      at::where(at::real(a.diagonal(0, -2, -1)) < 0, -1.0, 1.0).to(A.scalar_type());
   q.narrow(-1, 0, k).mul_(sign.unsqueeze(-2));
+  // vt's rows are V's columns: V^H = conj(vt) (B = A), and A = V_b S U_b^H (B = A^H).
   if (tall) {
     U.copy_(q);
-    Vh.copy_(vb_t);
+    Vh.copy_(vb_t.conj());
   } else {
     U.copy_(vb_t.mT());
-    Vh.copy_(q.mT());
+    Vh.copy_(q.mH());
   }
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> svd(const at::Tensor& A, bool full_matrices,
                                                    bool compute_uv,
                                                    std::optional<c10::string_view> driver) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     auto r = runFallback(
         "aten::_linalg_svd", "",
         {A, full_matrices, compute_uv, driver ? c10::IValue(std::string(*driver)) : c10::IValue()});
@@ -439,7 +473,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> svdOut(const at::Tensor& A, bo
                                                          std::optional<c10::string_view> driver,
                                                          at::Tensor& U, at::Tensor& S,
                                                          at::Tensor& Vh) {
-  if (!decompNative(A)) {
+  if (!qrNative(A)) {
     runFallback("aten::_linalg_svd", "U",
                 {A, full_matrices, compute_uv,
                  driver ? c10::IValue(std::string(*driver)) : c10::IValue(), U, S, Vh});

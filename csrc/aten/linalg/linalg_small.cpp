@@ -1,10 +1,10 @@
 // linalg.cholesky (linalg_cholesky_ex), linalg.solve_triangular and the forms built on them
 // (cholesky, cholesky_solve, cholesky_inverse, triangular_solve), and LU with partial pivoting
 // with what is built on it (lu_factor, lu_solve, solve, inv, det, slogdet) on the device through
-// the unblocked small-matrix kernels of kernels/linalg_small.cl (real floating dtypes; complex
-// keeps the counted CPU fallback). Argument checks and output layouts are PyTorch's (meta
-// functions, LinearAlgebraUtils.h). cholesky's info is written on the device; linalg.cholesky reads
-// it back to raise, as it does on CUDA.
+// the unblocked small-matrix kernels of kernels/linalg_small.cl (real floating dtypes) and
+// kernels/linalg_small_complex.cl (complex: A = L L^H, LAPACK's |re| + |im| pivoting). Argument
+// checks and output layouts are PyTorch's (meta functions, LinearAlgebraUtils.h). cholesky's info
+// is written on the device; linalg.cholesky reads it back to raise, as it does on CUDA.
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/native/Resize.h>
@@ -18,7 +18,9 @@
 #include <ATen/ops/triangular_solve_meta.h>
 #include <torch/library.h>
 
+#include "aten/cl_types.h"
 #include "aten/fallback.h"
+#include "aten/launch.h"
 #include "aten/nn_common.h"
 #include "aten/structured.h"
 
@@ -27,14 +29,29 @@ namespace {
 
 char kLinalgSmallFamily;
 
+char kLinalgSmallComplexFamily;
+
 cl_kernel smallKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
-  return programs(idx).kernel(
-      nnProgram(idx, &kLinalgSmallFamily, "linalg_small.cl", like.scalar_type()), name);
+  const c10::ScalarType t = like.scalar_type();
+  if (c10::isComplexType(t)) {
+    checkDtypeSupported(t, idx);
+    cl_program prog = programs(idx).get({&kLinalgSmallComplexFamily, dtypeCode(t)}, [&] {
+      const std::string real = t == c10::kComplexDouble ? "double" : "float";
+      const std::string h = "typedef " + real + "2 CT;\ntypedef " + real + " CR;\n";
+      return rt::ProgramSource{std::string("linalg_small_complex<") + c10::toString(t) + ">",
+                               withPrelude(h + kernels::source("complex.cl") +
+                                           kernels::source("linalg_small_complex.cl")),
+                               ""};
+    });
+    return programs(idx).kernel(prog, name);
+  }
+  return programs(idx).kernel(nnProgram(idx, &kLinalgSmallFamily, "linalg_small.cl", t), name);
 }
 
+// Real floating and complex dtypes (complex through linalg_small_complex.cl).
 bool realFloating(const at::Tensor& t) {
-  return nnFloating(t.scalar_type());
+  return nnFloating(t.scalar_type()) || c10::isComplexType(t.scalar_type());
 }
 
 // L (lower) of every matrix of `a` (contiguous, (..., n, n)), in place; info of shape batch.
@@ -58,11 +75,12 @@ void choleskyExInto(Structured<at::meta::structured_linalg_cholesky_ex>& s, cons
   const at::Tensor& L = s.output(0);
   const at::Tensor& info = s.output(1);
   // Lower factor of A, or of A^T (whose lower triangle is A's upper one) for upper = True.
-  at::Tensor work = (upper ? A.mT() : A).contiguous().clone();
+  // The upper factor U (A = U^H U) is the conjugate transpose of A^H's lower one.
+  at::Tensor work = (upper ? A.mH() : A).resolve_conj().contiguous().clone();
   at::Tensor info_c = at::zeros(info.sizes(), info.options());  // n == 0: nothing to fail
   choleskyLowerInPlace(work, info_c.reshape({-1}));
   work = work.tril();
-  const_cast<at::Tensor&>(L).copy_(upper ? work.mT() : work);
+  const_cast<at::Tensor&>(L).copy_(upper ? work.mH() : work);
   const_cast<at::Tensor&>(info).copy_(info_c);
   if (check_errors) at::_linalg_check_errors(info, "linalg.cholesky_ex", A.dim() == 2);
 }
@@ -101,8 +119,8 @@ at::Tensor solveTriangular(const at::Tensor& A, const at::Tensor& B, bool upper,
   at::native::checkFloatingOrComplex(A, "linalg.solve_triangular");
   auto [B_, A_] = at::native::_linalg_broadcast_batch_dims(B, A, /*name=*/nullptr);
   // X A = B  <=>  A^T X^T = B^T (the triangle flips).
-  const at::Tensor a = (left ? A_ : A_.mT()).contiguous();
-  at::Tensor x = (left ? B_ : B_.mT()).contiguous().clone();
+  const at::Tensor a = (left ? A_ : A_.mT()).resolve_conj().contiguous();
+  at::Tensor x = (left ? B_ : B_.mT()).resolve_conj().contiguous().clone();
   const bool up = left ? upper : !upper;
   const int64_t n = a.size(-1), k = x.size(-1);
   const int64_t batch = n == 0 || k == 0 ? 0 : x.numel() / (n * k);
@@ -151,9 +169,9 @@ at::Tensor cholesky(const at::Tensor& self, bool upper) {
 
 // X with (L L^T) X = B for a lower factor, (U^T U) X = B for an upper one.
 at::Tensor choleskySolveWith(const at::Tensor& B, const at::Tensor& factor, bool upper) {
-  const at::Tensor y = solveTriangular(factor.mT(), B, !upper, true, false);
+  const at::Tensor y = solveTriangular(factor.mH(), B, !upper, true, false);
   return upper ? solveTriangular(factor, y, true, true, false)
-               : solveTriangular(factor.mT(), solveTriangular(factor, B, false, true, false), true,
+               : solveTriangular(factor.mH(), solveTriangular(factor, B, false, true, false), true,
                                  true, false);
 }
 
@@ -257,7 +275,7 @@ bool luNative(const at::Tensor& A) {
 void luFactorExInto(Structured<at::meta::structured_linalg_lu_factor_ex>& s, const at::Tensor& A,
                     bool pivot, bool check_errors) {
   s.meta(A, pivot, check_errors);
-  at::Tensor work = A.contiguous().clone();
+  at::Tensor work = A.resolve_conj().contiguous().clone();
   at::Tensor piv = at::empty(s.output(1).sizes(), s.output(1).options());
   at::Tensor info = at::zeros(s.output(2).sizes(), s.output(2).options());
   luFactorInPlace(work, piv, info);
@@ -295,7 +313,8 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> luFactorExOut(const at::Tensor
 // X with A X = B (left) or X A = B, op(A) = A or A^T (adjoint), A = P L U given as LU, pivots.
 at::Tensor luSolve(const at::Tensor& LU, const at::Tensor& pivots, const at::Tensor& B, bool left,
                    bool adjoint, at::IntArrayRef out_shape) {
-  if (!left) return luSolve(LU, pivots, B.mT(), true, !adjoint, {}).mT();
+  // X op(A) = B  <=>  op(A)^H X^H = B^H.
+  if (!left) return luSolve(LU, pivots, B.mH(), true, !adjoint, {}).mH();
   const int64_t n = LU.size(-1);
   std::vector<int64_t> batch(B.sizes().begin(), B.sizes().end() - 2);
   if (!out_shape.empty()) batch.assign(out_shape.begin(), out_shape.end() - 2);
@@ -305,15 +324,15 @@ at::Tensor luSolve(const at::Tensor& LU, const at::Tensor& pivots, const at::Ten
   b_shape.insert(b_shape.end(), {n, B.size(-1)});
   const at::Tensor lu = LU.expand(lu_shape);
   const at::Tensor piv = pivots.expand(piv_shape).contiguous();
-  at::Tensor x = B.expand(b_shape).contiguous().clone();
+  at::Tensor x = B.expand(b_shape).resolve_conj().contiguous().clone();
   if (!adjoint) {  // P^T A = L U: x = U^-1 L^-1 P^T b
     luPermute(x, piv, /*reverse=*/false);
     x = solveTriangular(lu, x, /*upper=*/false, true, /*unitriangular=*/true);
     return solveTriangular(lu, x, /*upper=*/true, true, false);
   }
-  // A^T = U^T L^T P^T: x = P L^-T U^-T b
-  x = solveTriangular(lu.mT(), x, /*upper=*/false, true, false);
-  x = solveTriangular(lu.mT(), x, /*upper=*/true, true, /*unitriangular=*/true).contiguous();
+  // A^H = U^H L^H P^T: x = P L^-H U^-H b
+  x = solveTriangular(lu.mH(), x, /*upper=*/false, true, false);
+  x = solveTriangular(lu.mH(), x, /*upper=*/true, true, /*unitriangular=*/true).contiguous();
   luPermute(x, piv, /*reverse=*/true);
   return x;
 }

@@ -1,7 +1,8 @@
 // histc and histogram (1-D, bin count or edges) on the device: one kernel finds each element's
 // bin in the input's precision exactly as CPU's kernel does, then index_add_ sums the (unit or
-// given) weights per bin, so the counts do not depend on the order of additions. float32 and
-// float64; other dtypes take the counted fallback.
+// given) weights per bin, so the counts do not depend on the order of additions; histogramdd
+// searches each dimension so and adds the weights at the combined bin. float32 and float64; other
+// dtypes take the counted fallback.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -22,23 +23,37 @@ bool histNative(const at::Tensor& self) {
   return self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble;
 }
 
-// hist (bins,) = the weighted count of the elements of `self` per bin of `edges` (bins + 1).
-at::Tensor binCounts(const at::Tensor& self, const at::Tensor& edges,
-                     const std::optional<at::Tensor>& weight, BinMode mode) {
-  const int64_t nedges = edges.numel();
-  at::Tensor hist = at::zeros({nedges - 1}, self.options());
-  const at::Tensor x = self.reshape({-1}).contiguous(), e = edges.contiguous();
-  const int64_t n = x.numel();
-  if (n == 0) return hist;
+// The bin (-1: outside, or NaN) in `edges` of every element of the 1-D contiguous `x`.
+at::Tensor binPositions(const at::Tensor& x, const at::Tensor& edges, BinMode mode) {
+  const int64_t n = x.numel(), nedges = edges.numel();
   at::Tensor pos = at::empty({n}, x.options().dtype(at::kLong));
+  if (n == 0) return pos;
+  const at::Tensor e = edges.contiguous();
   const c10::DeviceIndex idx = x.device().index();
-  cl_program prog = nnProgram(idx, &kHistogramFamily, "histogram.cl", x.scalar_type());
+  const c10::ScalarType t = x.scalar_type();
+  // CPU computes the bin in the input's own type: 16-bit types round after every operation.
+  const char* rnd = t == at::kHalf       ? "#define RND(v) ocl_round_to_half(v)\n"
+                    : t == at::kBFloat16 ? "#define RND(v) ocl_round_to_bf16(v)\n"
+                                         : "#define RND(v) (v)\n";
+  cl_program prog = nnProgram(idx, &kHistogramFamily, "histogram.cl", t, rnd);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "hist_bin");
   setArgs(k, bufferOf(pos), bufferOf(x), bufferOf(e), static_cast<cl_long>(n),
           static_cast<cl_long>(nedges), static_cast<cl_int>(mode));
   launch1D(device(idx), currentQueue(idx), k, n);
   OCL_CATCH
+  return pos;
+}
+
+// hist (bins,) = the weighted count of the elements of `self` per bin of `edges` (bins + 1).
+at::Tensor binCounts(const at::Tensor& self, const at::Tensor& edges,
+                     const std::optional<at::Tensor>& weight, BinMode mode) {
+  const int64_t nedges = edges.numel();
+  at::Tensor hist = at::zeros({nedges - 1}, self.options());
+  const at::Tensor x = self.reshape({-1}).contiguous();
+  const int64_t n = x.numel();
+  if (n == 0) return hist;
+  const at::Tensor pos = binPositions(x, edges, mode);
   const at::Tensor inside = pos.ge(0);
   const at::Tensor w = weight && weight->defined() ? weight->reshape({-1}).to(x.scalar_type())
                                                    : at::ones({n}, x.options());
@@ -53,7 +68,8 @@ void density(at::Tensor& hist, const at::Tensor& edges) {
 at::Tensor& histcOut(const at::Tensor& self, int64_t bins, const at::Scalar& min,
                      const at::Scalar& max, at::Tensor& out) {
   checkSameDevice({self, out});
-  if (!histNative(self)) {
+  const bool half = self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16;
+  if (!histNative(self) && !half) {
     runFallback("aten::histc", "out", {self, bins, min, max, out});
     return out;
   }
@@ -197,9 +213,167 @@ std::tuple<at::Tensor, at::Tensor> histogramEdges(const at::Tensor& self, const 
   return {hist, edges};
 }
 
+// ---- histogramdd: the 1-D bin search per dimension, then one weighted index_add_ ---------------
+
+void checkDdInputs(const at::Tensor& input, at::TensorList bins,
+                   const std::optional<at::Tensor>& weight) {
+  TORCH_CHECK(input.dim() >= 2,
+              "torch.histogramdd: input tensor should have at least 2 dimensions, but got ",
+              input.dim());
+  const int64_t N = input.size(-1);
+  TORCH_CHECK(static_cast<int64_t>(bins.size()) == N, "torch.histogramdd: expected ", N,
+              " sequences of bin edges for a ", N, "-dimensional histogram but got ", bins.size());
+  for (int64_t dim = 0; dim < N; ++dim) {
+    const at::Tensor& b = bins[dim];
+    TORCH_CHECK(input.dtype() == b.dtype(),
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
+                "got input with dtype ",
+                input.dtype(), " and bins for dimension ", dim, " with dtype ", b.dtype());
+    TORCH_CHECK(b.dim() == 1, "torch.histogramdd: bins tensor should have one dimension, but got ",
+                b.dim(), " dimensions in the bins tensor for dimension ", dim);
+    TORCH_CHECK(b.numel() > 0,
+                "torch.histogramdd: bins tensor should have at least 1 element, but got ",
+                b.numel(), " elements in the bins tensor for dimension ", dim);
+  }
+  if (weight && weight->defined()) {
+    TORCH_CHECK(input.dtype() == weight->dtype(),
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+                "should have the same dtype, but got input(",
+                input.dtype(), "), and weight(", weight->dtype(), ")");
+    auto input_sizes = input.sizes().vec();
+    input_sizes.pop_back();
+    auto weight_sizes = weight->sizes().vec();
+    if (weight_sizes.empty()) weight_sizes = {1};
+    TORCH_CHECK(input_sizes == weight_sizes,
+                "torch.histogramdd: if weight tensor is provided it should have the same shape as "
+                "the input tensor excluding its innermost dimension, but got input with shape ",
+                input.sizes(), " and weight with shape ", weight->sizes());
+  }
+}
+
+// The histogram of the rows of self (M, N) over the bin edges of each dimension.
+at::Tensor histogramddCounts(const at::Tensor& self, at::TensorList bins,
+                             const std::optional<at::Tensor>& weight, bool dens, BinMode mode) {
+  checkSameDevice({self});
+  for (const at::Tensor& b : bins) checkSameDevice({self, b});
+  if (weight && weight->defined()) checkSameDevice({self, *weight});
+  checkDdInputs(self, bins, weight);
+  const int64_t N = self.size(-1);
+  std::vector<int64_t> shape;
+  for (const at::Tensor& b : bins) shape.push_back(b.numel() - 1);
+  at::Tensor hist = at::zeros(shape, self.options());
+  const at::Tensor x = self.reshape({-1, N});
+  const int64_t M = x.size(0);
+  if (M > 0 && hist.numel() > 0) {
+    at::Tensor flat = at::zeros({M}, x.options().dtype(at::kLong));
+    at::Tensor inside = at::ones({M}, x.options().dtype(at::kBool));
+    for (int64_t dim = 0; dim < N; ++dim) {
+      const at::Tensor pos = binPositions(x.select(1, dim).contiguous(), bins[dim], mode);
+      inside.logical_and_(pos.ge(0));
+      flat.add_(pos.clamp_min(0), hist.stride(dim));
+    }
+    const at::Tensor w =
+        weight && weight->defined() ? weight->reshape({-1}) : at::ones({M}, x.options());
+    hist.view({-1}).index_add_(0, flat, at::where(inside, w, at::zeros({}, w.options())));
+  }
+  // Density of an empty input: 0 / 0, NaN as on CPU.
+  if (dens) {
+    hist.div_(hist.sum());
+    for (int64_t dim = 0; dim < N; ++dim) {
+      std::vector<int64_t> s(N, 1);
+      s[dim] = shape[dim];
+      hist.div_(bins[dim].diff().reshape(s));
+    }
+  }
+  return hist;
+}
+
+// CPU's select_outer_bin_edges: the range, or each dimension's min and max.
+std::vector<at::Tensor> ddBinEdges(const at::Tensor& self, at::IntArrayRef bin_ct,
+                                   std::optional<at::ArrayRef<double>> range) {
+  TORCH_CHECK(self.dim() >= 2, "torch.histogramdd: input tensor should have at least 2 dimensions");
+  const int64_t N = self.size(-1);
+  const at::Tensor x = self.reshape({-1, N});
+  std::vector<double> lo(N, 0.), hi(N, 1.);
+  if (range) {
+    TORCH_CHECK(static_cast<int64_t>(range->size()) == 2 * N, "torch.histogramdd: for a ", N,
+                "-dimensional histogram range should have ", 2 * N, " elements, but got ",
+                range->size());
+    for (int64_t d = 0; d < N; ++d) {
+      lo[d] = (*range)[2 * d];
+      hi[d] = (*range)[2 * d + 1];
+    }
+  } else if (x.numel() > 0) {
+    const auto [mn, mx] = at::aminmax(x, 0);
+    const at::Tensor both = at::stack({mn, mx}).to(at::kDouble).cpu();
+    for (int64_t d = 0; d < N; ++d) {
+      lo[d] = both[0][d].item<double>();
+      hi[d] = both[1][d].item<double>();
+    }
+  }
+  for (int64_t d = 0; d < N; ++d) {
+    TORCH_CHECK(std::isfinite(lo[d]) && std::isfinite(hi[d]), "torch.histogramdd: dimension ", d,
+                "'s range [", lo[d], ", ", hi[d], "] is not finite");
+    TORCH_CHECK(lo[d] <= hi[d], "torch.histogramdd: min should not exceed max, but got min ", lo[d],
+                " max ", hi[d], " for dimension ", d);
+    if (lo[d] == hi[d]) {
+      lo[d] -= 0.5;
+      hi[d] += 0.5;
+    }
+  }
+  TORCH_CHECK(N == static_cast<int64_t>(bin_ct.size()),
+              "histogramdd: The size of bins must be equal to the innermost dimension of the "
+              "input.");
+  std::vector<at::Tensor> edges;
+  for (int64_t d = 0; d < N; ++d) {
+    TORCH_CHECK(bin_ct[d] > 0, "torch.histogramdd(): bins must be > 0, but got ", bin_ct[d],
+                " for dimension ", d);
+    edges.push_back(at::linspace(lo[d], hi[d], bin_ct[d] + 1, self.options()));
+  }
+  return edges;
+}
+
+std::vector<at::Tensor> histogramddBinEdges(const at::Tensor& self, at::IntArrayRef bins,
+                                            std::optional<at::ArrayRef<double>> range,
+                                            const std::optional<at::Tensor>& weight, bool dens) {
+  if (!histNative(self)) {
+    std::optional<std::vector<double>> r;
+    if (range) r = range->vec();
+    return runFallback("aten::_histogramdd_bin_edges", "", {self, bins.vec(), r, weight, dens})[0]
+        .toTensorVector();
+  }
+  return ddBinEdges(self, bins, range);
+}
+
+at::Tensor histogramddFromBinCts(const at::Tensor& self, at::IntArrayRef bins,
+                                 std::optional<at::ArrayRef<double>> range,
+                                 const std::optional<at::Tensor>& weight, bool dens) {
+  if (!histNative(self)) {
+    std::optional<std::vector<double>> r;
+    if (range) r = range->vec();
+    return runFallback("aten::_histogramdd_from_bin_cts", "",
+                       {self, bins.vec(), r, weight, dens})[0]
+        .toTensor();
+  }
+  const std::vector<at::Tensor> edges = ddBinEdges(self, bins, range);
+  return histogramddCounts(self, edges, weight, dens, kLinearChecked);
+}
+
+at::Tensor histogramddFromBinTensors(const at::Tensor& self, at::TensorList bins,
+                                     const std::optional<at::Tensor>& weight, bool dens) {
+  if (!histNative(self))
+    return runFallback("aten::_histogramdd_from_bin_tensors", "",
+                       {self, bins.vec(), weight, dens})[0]
+        .toTensor();
+  return histogramddCounts(self, bins, weight, dens, kSearch);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_histogramdd_bin_edges", TORCH_FN(histogramddBinEdges));
+  m.impl("_histogramdd_from_bin_cts", TORCH_FN(histogramddFromBinCts));
+  m.impl("_histogramdd_from_bin_tensors", TORCH_FN(histogramddFromBinTensors));
   m.impl("histc", TORCH_FN(histcFn));
   m.impl("histc.out", TORCH_FN(histcOut));
   m.impl("histogram.bin_ct", TORCH_FN(histogramBins));

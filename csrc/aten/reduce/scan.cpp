@@ -1,7 +1,8 @@
-// cumsum and cumprod (functional, out=, in-place through PyTorch's structured wrappers) and the
-// cummax/cummin helpers for all real dtypes: a line scan over a contiguous (outer, dim, inner)
-// view, accumulating in float for float16/bfloat16/float32, double for float64 and in the output
-// type for integers (int64 by default, as CPU). Complex takes the counted CPU fallback.
+// cumsum and cumprod (functional, out=, in-place through PyTorch's structured wrappers) for all
+// dtypes, logcumsumexp for floating and complex ones and the cummax/cummin helpers for real ones:
+// a line scan over a contiguous (outer, dim, inner) view, accumulating in float for
+// float16/bfloat16/float32, double for float64, the output type for integers (int64 by default,
+// as CPU) and the complex type itself for complex.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
@@ -20,7 +21,7 @@ namespace {
 char kScanFamily;
 
 c10::ScalarType scanAcc(c10::ScalarType out) {
-  if (out == c10::kDouble) return c10::kDouble;
+  if (out == c10::kDouble || c10::isComplexType(out)) return out;
   if (c10::isFloatingType(out)) return c10::kFloat;
   return out == c10::kBool ? c10::kLong : out;
 }
@@ -34,12 +35,22 @@ cl_program scanProgram(c10::DeviceIndex idx, bool prod, c10::ScalarType x, c10::
     std::string h = "typedef " + std::string(clComputeType(acc)) + " ACC;\n";
     h += "typedef " + std::string(clStorageType(x)) + " XT;\n";
     h += "typedef " + std::string(clStorageType(y)) + " YT;\n";
-    h += "#define LOAD_X(p, i) ((ACC)" + convertExpr(x, acc, loadExpr(x, "(p)", "(i)")) + ")\n";
+    // No (ACC) cast for complex: a vector-literal-looking cast of a float2 crashes clang 15.
+    h += std::string("#define LOAD_X(p, i) (") + (c10::isComplexType(acc) ? "" : "(ACC)") +
+         convertExpr(x, acc, loadExpr(x, "(p)", "(i)")) + ")\n";
     h +=
         "#define STORE_Y(p, i, v) " + storeStmt(y, "(p)", "(i)", convertExpr(acc, y, "(v)")) + "\n";
     if (c10::isFloatingType(acc)) h += "#define SCAN_FLOAT 1\n";
-    h += prod ? "#define SCAN_IDENT 1\n#define SCAN_OP(a, b) ((a) * (b))\n"
-              : "#define SCAN_IDENT 0\n#define SCAN_OP(a, b) ((a) + (b))\n";
+    if (c10::isComplexType(acc)) {  // float2 / double2, ocl_cmul from kernels/complex.cl
+      const std::string real = acc == c10::kComplexDouble ? "double" : "float";
+      h += "#define SCAN_COMPLEX 1\ntypedef " + real + " CR;\ntypedef ACC CT;\n" +
+           kernels::source("complex.cl") + "\n";
+      h += prod ? "#define SCAN_IDENT ((ACC)(1, 0))\n#define SCAN_OP(a, b) ocl_cmul((a), (b))\n"
+                : "#define SCAN_IDENT ((ACC)(0, 0))\n#define SCAN_OP(a, b) ((a) + (b))\n";
+    } else {
+      h += prod ? "#define SCAN_IDENT 1\n#define SCAN_OP(a, b) ((a) * (b))\n"
+                : "#define SCAN_IDENT 0\n#define SCAN_OP(a, b) ((a) + (b))\n";
+    }
     return rt::ProgramSource{std::string(prod ? "cumprod<" : "cumsum<") + c10::toString(x) + "->" +
                                  c10::toString(y) + ">",
                              withPrelude(h + kernels::source("scan.cl")), ""};
@@ -91,9 +102,6 @@ void scanImpl(bool prod, const at::Tensor& out, const at::Tensor& self, int64_t 
 
 template <class Meta, bool kProd>
 at::Tensor scanFn(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
-  const char* op = kProd ? "aten::cumprod" : "aten::cumsum";
-  if (c10::isComplexType(self.scalar_type()) || (dtype && c10::isComplexType(*dtype)))
-    return runFallback(op, "", {self, dim, dtype})[0].toTensor();
   Structured<Meta> s(Mode::kFunctional, nullptr);
   s.meta(self, dim, dtype);
   scanImpl(kProd, s.output(), self, dim);
@@ -103,11 +111,6 @@ at::Tensor scanFn(const at::Tensor& self, int64_t dim, std::optional<c10::Scalar
 template <class Meta, bool kProd>
 at::Tensor& scanOut(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype,
                     at::Tensor& out) {
-  const char* op = kProd ? "aten::cumprod" : "aten::cumsum";
-  if (c10::isComplexType(self.scalar_type()) || c10::isComplexType(out.scalar_type())) {
-    runFallback(op, "out", {self, dim, dtype, out});
-    return out;
-  }
   Structured<Meta> s(Mode::kOut, &out);
   s.meta(self, dim, dtype);
   scanImpl(kProd, out, self, dim);
@@ -139,9 +142,9 @@ void cumExtreme(const at::Tensor& self, at::Tensor& values, at::Tensor& indices,
   if (!ind.is_same(indices)) indices.copy_(ind);
 }
 
-// _logcumsumexp: floating dtypes (complex through the fallback).
+// _logcumsumexp: floating and complex dtypes.
 at::Tensor& logcumsumexpOut(const at::Tensor& self, int64_t dim, at::Tensor& out) {
-  if (!at::isFloatingType(self.scalar_type())) {
+  if (!at::isFloatingType(self.scalar_type()) && !at::isComplexType(self.scalar_type())) {
     runFallback("aten::_logcumsumexp", "out", {self, dim, out});
     return out;
   }
@@ -155,7 +158,7 @@ at::Tensor& logcumsumexpOut(const at::Tensor& self, int64_t dim, at::Tensor& out
 }
 
 at::Tensor logcumsumexpFn(const at::Tensor& self, int64_t dim) {
-  if (!at::isFloatingType(self.scalar_type()))
+  if (!at::isFloatingType(self.scalar_type()) && !at::isComplexType(self.scalar_type()))
     return runFallback("aten::_logcumsumexp", "", {self, dim})[0].toTensor();
   at::Tensor out = at::empty(self.sizes(), self.options());
   return logcumsumexpOut(self, dim, out);
