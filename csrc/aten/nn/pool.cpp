@@ -22,6 +22,7 @@
 #include "aten/fallback.h"
 #include "aten/pool_common.h"
 #include "aten/structured.h"
+#include "codegen/reduce.h"
 
 namespace torch_ocl::aten {
 
@@ -75,6 +76,12 @@ namespace {
 
 // ---- max pool ----
 
+// CPU drivers take the row kernels of max pooling (pool.cl says why); TORCH_OCL_TREE_REDUCTIONS=1
+// gives them the GPU kernels, so both are tested on PoCL.
+bool rowKernels(const at::Tensor& t) {
+  return codegen::preferItemReductions(device(t.device().index()).info());
+}
+
 std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArrayRef kernel_size,
                                              at::IntArrayRef stride, at::IntArrayRef padding,
                                              at::IntArrayRef dilation, bool ceil_mode) {
@@ -88,8 +95,11 @@ std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArra
   s.meta(self, kernel_size, stride, padding, dilation, ceil_mode);
   const at::Tensor x = self.contiguous();
   const at::Tensor y = contiguousLike(s.output(0)), ind = contiguousLike(s.output(1));
-  launchPoolKernel(x, "max_pool_fwd", y.numel(), {y, ind, x},
-                   poolGeom(x, y, 2, kernel_size, stride, padding, dilation), {}, {});
+  const PoolGeom g = poolGeom(x, y, 2, kernel_size, stride, padding, dilation);
+  if (rowKernels(x))
+    launchPoolKernel(x, "max_pool_fwd_rows", g.P * g.OD * g.OH, {y, ind, x}, g, {}, {});
+  else
+    launchPoolKernel(x, "max_pool_fwd", y.numel(), {y, ind, x}, g, {}, {});
   finishInto(s.output(0), y);
   finishInto(s.output(1), ind);
   return {s.output(0), s.output(1)};
@@ -109,8 +119,12 @@ at::Tensor maxPool2dBackward(const at::Tensor& grad_output, const at::Tensor& se
   s.meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
   const at::Tensor go = grad_output.contiguous(), ind = indices.contiguous();
   const at::Tensor gi = contiguousLike(s.output(0));
-  launchPoolKernel(go, "max_pool_bwd", gi.numel(), {gi, go, ind},
-                   poolGeom(gi, go, 2, kernel_size, stride, padding, dilation), {}, {});
+  const PoolGeom g = poolGeom(gi, go, 2, kernel_size, stride, padding, dilation);
+  const at::ScalarType t = go.scalar_type();
+  if (rowKernels(go) && (t == at::kFloat || t == at::kDouble))
+    launchPoolKernel(go, "max_pool_bwd_rows", g.P * g.D * g.H, {gi, go, ind}, g, {}, {});
+  else
+    launchPoolKernel(go, "max_pool_bwd", gi.numel(), {gi, go, ind}, g, {}, {});
   finishInto(s.output(0), gi);
   return s.output(0);
 }
