@@ -82,6 +82,30 @@ bool rowKernels(const at::Tensor& t) {
   return codegen::preferItemReductions(device(t.device().index()).info());
 }
 
+// A 2-D pool with 2x2 windows, stride 2, no padding or dilation: max_pool2_fwd/bwd.
+bool window2(const PoolGeom& g) {
+  return g.D == 1 && g.OD == 1 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 &&
+         g.pw == 0 && g.dh == 1 && g.dw == 1;
+}
+
+// Launches a pool.cl kernel over (cols, rows) work items in 16 x 16 work-groups.
+void launchPool2D(const at::Tensor& anchor, const char* name, int64_t cols, int64_t rows,
+                  std::initializer_list<at::Tensor> tensors, const PoolGeom& g) {
+  if (cols <= 0 || rows <= 0) return;
+  const c10::DeviceIndex idx = anchor.device().index();
+  cl_program prog = nnProgram(idx, &kPoolFamily, "pool.cl", anchor.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, name);
+  cl_uint i = 0;
+  for (const at::Tensor& t : tensors) setArg(k, i, bufferOf(t));
+  setArg(k, i, g);
+  const size_t local[2] = {16, 16};
+  const size_t global[2] = {(static_cast<size_t>(cols) + 15) / 16 * 16,
+                            (static_cast<size_t>(rows) + 15) / 16 * 16};
+  launch2D(currentQueue(idx), k, global, local);
+  OCL_CATCH
+}
+
 std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArrayRef kernel_size,
                                              at::IntArrayRef stride, at::IntArrayRef padding,
                                              at::IntArrayRef dilation, bool ceil_mode) {
@@ -96,7 +120,9 @@ std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArra
   const at::Tensor x = self.contiguous();
   const at::Tensor y = contiguousLike(s.output(0)), ind = contiguousLike(s.output(1));
   const PoolGeom g = poolGeom(x, y, 2, kernel_size, stride, padding, dilation);
-  if (rowKernels(x))
+  if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W)
+    launchPool2D(x, "max_pool2_fwd", g.OW, g.P * g.OH, {y, ind, x}, g);
+  else if (rowKernels(x))
     launchPoolKernel(x, "max_pool_fwd_rows", g.P * g.OD * g.OH, {y, ind, x}, g, {}, {});
   else
     launchPoolKernel(x, "max_pool_fwd", y.numel(), {y, ind, x}, g, {}, {});
@@ -121,7 +147,9 @@ at::Tensor maxPool2dBackward(const at::Tensor& grad_output, const at::Tensor& se
   const at::Tensor gi = contiguousLike(s.output(0));
   const PoolGeom g = poolGeom(gi, go, 2, kernel_size, stride, padding, dilation);
   const at::ScalarType t = go.scalar_type();
-  if (rowKernels(go) && (t == at::kFloat || t == at::kDouble))
+  if (window2(g))
+    launchPool2D(go, "max_pool2_bwd", g.W, g.P * g.H, {gi, go, ind}, g);
+  else if (rowKernels(go) && (t == at::kFloat || t == at::kDouble))
     launchPoolKernel(go, "max_pool_bwd_rows", g.P * g.D * g.H, {gi, go, ind}, g, {}, {});
   else
     launchPoolKernel(go, "max_pool_bwd", gi.numel(), {gi, go, ind}, g, {}, {});
