@@ -20,7 +20,8 @@
 # GPU_CHECK_PREFIX (unpack prefix, default /tmp/gpu-check), GPU_CHECK_QUICK=1 (small sizes),
 # GPU_CHECK_STEPS (default "build tests bench compare"), GPU_CHECK_TARGETS (ninja targets, default
 # "_C runtime_bench"), GPU_CHECK_PKG (without the build step: a folder holding a built torch_ocl),
-# JOBS (default: all cores).
+# GPU_CHECK_BUDGET (seconds for the whole run, default 480: every step's time limit shrinks to
+# leave the later steps theirs), JOBS (default: all cores).
 set -u
 DEBS=$(cd "${1:-.gpu-debs}" 2>/dev/null && pwd) || { echo "gpu_check: no folder ${1:-.gpu-debs}" >&2; exit 2; }
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +32,7 @@ STEPS=${GPU_CHECK_STEPS:-build tests bench compare}
 QUICK=${GPU_CHECK_QUICK:-0}
 JOBS=${JOBS:-$(nproc)}
 TARGETS=${GPU_CHECK_TARGETS:-_C runtime_bench}
+BUDGET=${GPU_CHECK_BUDGET:-480}
 mkdir -p "$OUT" "$PREFIX"
 LOG=$OUT/gpu_check.log
 exec > >(tee "$LOG") 2>&1
@@ -38,6 +40,14 @@ export PYTHONUNBUFFERED=1 TORCH_DEVICE_BACKEND_AUTOLOAD=0
 T0=$(date +%s)
 step() { echo; echo "=== $* ($(( $(date +%s) - T0 )) s)"; }
 has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+# limit CAP RESERVE: seconds for a step, at most CAP, leaving RESERVE for the steps after it.
+limit() {
+  local left=$(( T0 + BUDGET - $(date +%s) - $2 ))
+  [ "$left" -lt "$1" ] || left=$1
+  [ "$left" -ge 15 ] || left=15
+  echo "$left"
+}
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
 step "machine"
 date -u
@@ -70,6 +80,7 @@ done
 [ -n "$NV" ] || NV=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
 if [ -n "$NV" ]; then
   echo "$NV" > "$VENDORS/nvidia.icd"
+  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$NV")
   echo "  NVIDIA OpenCL library: $NV"
 else
   echo "  no libnvidia-opencl.so.1 found: only the loader's other vendors (if any) are available"
@@ -90,7 +101,7 @@ if has build; then
     -DVKFFT_INCLUDE_DIR="$PREFIX/usr/include" "${LAUNCHER[@]}" > "$OUT/build.log" 2>&1
   rc=$?
   if [ $rc -eq 0 ]; then
-    timeout 420 ninja -C "$BUILD" -j"$JOBS" $TARGETS >> "$OUT/build.log" 2>&1
+    timeout "$(limit 300 240)" ninja -C "$BUILD" -j"$JOBS" $TARGETS >> "$OUT/build.log" 2>&1
     rc=$?
   fi
   tail -5 "$OUT/build.log"
@@ -135,16 +146,18 @@ else
   echo "  CPU driver here?); their figures say nothing about the GPU"
   QUICK=1
 fi
-$PY -m torch_ocl doctor 2>&1 | head -40
+timeout 60 $PY -m torch_ocl doctor 2>&1 | head -40
 
 if has tests; then
   step "test subset on ocl:0"
-  timeout 240 $PY -m pytest -q -p no:cacheprovider --maxfail=25 -rf \
+  TL=$(limit 120 150)
+  # -p torch_ocl: registers the device before conftest.py looks for torch.ocl (no autoload here)
+  timeout "$TL" $PY -m pytest -p torch_ocl -q -p no:cacheprovider --maxfail=25 -rf \
     tests/test_device.py tests/test_copy.py tests/test_memory.py tests/test_streams.py \
     tests/test_pointwise.py tests/test_reductions.py tests/test_reduce_softmax_loss.py \
     tests/test_gemm.py tests/test_conv.py tests/test_norm.py tests/test_optim.py \
     tests/test_models.py > "$OUT/tests.txt" 2>&1
-  echo "  pytest exit $? (124: stopped at its 240 s limit)"
+  echo "  pytest exit $? (124: stopped at its $TL s limit)"
   tail -15 "$OUT/tests.txt"
 fi
 
@@ -152,14 +165,15 @@ if has bench; then
   step "python -m torch_ocl bench"
   BQ=()
   [ "$QUICK" = 1 ] && BQ=(--quick)
-  timeout 200 $PY -m torch_ocl bench --only limits --only ops --only models "${BQ[@]}" --quiet \
+  timeout "$(limit 100 60)" $PY -m torch_ocl bench --only limits --only ops --only models \
+    --model mlp --model cnn --model gpt "${BQ[@]}" --quiet \
     -o "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
   echo "  bench exit $?"
   cat "$OUT/bench.txt"
   step "benchmarks/runtime.py"
   RQ=()
   [ "$QUICK" = 1 ] && RQ=(--mib 16 --reps 3)
-  timeout 60 $PY "$REPO/benchmarks/runtime.py" "${RQ[@]}" > "$OUT/runtime.txt" 2>&1
+  timeout "$(limit 30 45)" $PY "$REPO/benchmarks/runtime.py" "${RQ[@]}" > "$OUT/runtime.txt" 2>&1
   echo "  runtime.py exit $?"
   cat "$OUT/runtime.txt"
 fi
@@ -168,9 +182,11 @@ if has compare; then
   step "CUDA PyTorch on the same GPU (benchmarks/cuda.py)"
   CQ=()
   [ "$QUICK" = 1 ] && CQ=(--quick --reps 3)
-  timeout 150 $PY "$REPO/benchmarks/cuda.py" "${CQ[@]}" --json "$OUT/cuda.json" 2>&1
+  timeout "$(limit 90 0)" $PY "$REPO/benchmarks/cuda.py" "${CQ[@]}" --json "$OUT/cuda.json" 2>&1
   echo "  cuda.py exit $?"
 fi
 
 step "done"
 ls -la "$OUT"
+exec 1>&- 2>&-  # let tee finish the log before the run returns
+sleep 1
