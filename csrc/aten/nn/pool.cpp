@@ -24,6 +24,8 @@
 #include "aten/structured.h"
 #include "codegen/reduce.h"
 
+#include <limits>
+
 namespace torch_ocl::aten {
 
 namespace {
@@ -82,10 +84,12 @@ bool rowKernels(const at::Tensor& t) {
   return codegen::preferItemReductions(device(t.device().index()).info());
 }
 
-// A 2-D pool with 2x2 windows, stride 2, no padding or dilation: max_pool2_fwd/bwd.
+// A 2-D pool with 2x2 windows, stride 2, no padding or dilation, whose indices fit 32 bits:
+// max_pool2_fwd/bwd.
 bool window2(const PoolGeom& g) {
   return g.D == 1 && g.OD == 1 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 &&
-         g.pw == 0 && g.dh == 1 && g.dw == 1;
+         g.pw == 0 && g.dh == 1 && g.dw == 1 &&
+         g.P * g.H * g.W < std::numeric_limits<int32_t>::max();
 }
 
 // Launches a pool.cl kernel over (cols, rows) work items in 16 x 16 work-groups.
