@@ -36,7 +36,7 @@ BUDGET=${GPU_CHECK_BUDGET:-480}
 mkdir -p "$OUT" "$PREFIX"
 LOG=$OUT/gpu_check.log
 exec > >(tee "$LOG") 2>&1
-export PYTHONUNBUFFERED=1 TORCH_DEVICE_BACKEND_AUTOLOAD=0
+export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 step() { echo; echo "=== $* ($(( $(date +%s) - T0 )) s)"; }
 has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -125,7 +125,15 @@ if has build; then
   fi
 fi
 PKG=${GPU_CHECK_PKG:-${PKG:-$PREFIX/pkg}}
-export PYTHONPATH=$PKG:$REPO${PYTHONPATH:+:$PYTHONPATH}
+# The package is not pip-installed there: a dist-info beside it declares the same torch.backends
+# entry point as pyproject.toml, so `import torch` autoloads it (tests start subprocesses that
+# rely on that).
+mkdir -p "$PREFIX/meta/torch_ocl-0.0.0.dist-info"
+printf 'Metadata-Version: 2.1\nName: torch_ocl\nVersion: 0.0.0\n' \
+  > "$PREFIX/meta/torch_ocl-0.0.0.dist-info/METADATA"
+printf '[torch.backends]\ntorch_ocl = torch_ocl:_autoload\n' \
+  > "$PREFIX/meta/torch_ocl-0.0.0.dist-info/entry_points.txt"
+export PYTHONPATH=$PKG:$PREFIX/meta:$REPO${PYTHONPATH:+:$PYTHONPATH}
 
 step "devices"
 SEL=$($PY - <<'EOF'
@@ -151,14 +159,15 @@ timeout 60 $PY -m torch_ocl doctor 2>&1 | head -40
 if has tests; then
   step "test subset on ocl:0"
   TL=$(limit 120 150)
-  # -p torch_ocl: registers the device before conftest.py looks for torch.ocl (no autoload here)
-  timeout "$TL" $PY -m pytest -p torch_ocl -q -p no:cacheprovider --maxfail=25 -rf \
+  timeout "$TL" $PY -m pytest -v -p no:cacheprovider --maxfail=25 -rf \
     tests/test_device.py tests/test_copy.py tests/test_memory.py tests/test_streams.py \
     tests/test_pointwise.py tests/test_reductions.py tests/test_reduce_softmax_loss.py \
     tests/test_gemm.py tests/test_conv.py tests/test_norm.py tests/test_optim.py \
     tests/test_models.py > "$OUT/tests.txt" 2>&1
   echo "  pytest exit $? (124: stopped at its $TL s limit)"
-  tail -15 "$OUT/tests.txt"
+  echo "  $(grep -c ' PASSED' "$OUT/tests.txt") passed, $(grep -c ' SKIPPED' "$OUT/tests.txt") skipped, $(grep -cE ' (FAILED|ERROR)' "$OUT/tests.txt") failed; failures:"
+  grep -E ' (FAILED|ERROR)' "$OUT/tests.txt" | head -30
+  tail -5 "$OUT/tests.txt"
 fi
 
 if has bench; then
