@@ -168,7 +168,7 @@ class TableCache {
 
  private:
   static constexpr size_t kMaxEntries = 64;
-  static constexpr size_t kMaxLongs = 1 << 16;  // 512 KiB: larger tables are uploaded every time
+  static constexpr size_t kMaxLongs = 1 << 14;  // 128 KiB (8 MiB for all): larger ones upload
   struct Entry {
     uint64_t hash;
     c10::DeviceIndex device;
