@@ -94,18 +94,22 @@ inline float ocl_tanh_float(float x) {
 inline float ocl_sigmoid_float(float x) { return 1.0f / (1.0f + ocl_exp_float(-x)); }
 
 // Philox-4x32-10 (Salmon et al., SC'11): counter-based, so element i of a random op draws from
-// counter (offset, i) under key seed on every device, with pure integer arithmetic.
+// counter (offset, i) under key seed on every device, with pure integer arithmetic. Scalar words
+// and 64-bit products instead of uint4 and mul_hi: the same numbers, 8x faster on PoCL (whose
+// vectoriser gave up on the mul_hi/uint4 form: 1M floats of torch.rand took 80 ms).
 inline uint4 ocl_philox(uint4 c, uint2 k) {
+  uint c0 = c.x, c1 = c.y, c2 = c.z, c3 = c.w, k0 = k.x, k1 = k.y;
   for (int r = 0; r < 10; ++r) {
-    if (r > 0) {
-      k.x += 0x9E3779B9u;
-      k.y += 0xBB67AE85u;
-    }
-    const uint lo0 = 0xD2511F53u * c.x, hi0 = mul_hi(0xD2511F53u, c.x);
-    const uint lo1 = 0xCD9E8D57u * c.z, hi1 = mul_hi(0xCD9E8D57u, c.z);
-    c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+    const ulong p0 = (ulong)0xD2511F53u * c0, p1 = (ulong)0xCD9E8D57u * c2;
+    const uint n0 = (uint)(p1 >> 32) ^ c1 ^ k0, n2 = (uint)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (uint)p1;
+    c3 = (uint)p0;
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
   }
-  return c;
+  return (uint4)(c0, c1, c2, c3);
 }
 inline uint4 ocl_philox_at(ulong seed, ulong offset, long i) {
   return ocl_philox((uint4)((uint)offset, (uint)(offset >> 32), (uint)i, (uint)((ulong)i >> 32)),

@@ -22,6 +22,9 @@
 #include "aten/fallback.h"
 #include "aten/pool_common.h"
 #include "aten/structured.h"
+#include "codegen/reduce.h"
+
+#include <limits>
 
 namespace torch_ocl::aten {
 
@@ -75,6 +78,38 @@ namespace {
 
 // ---- max pool ----
 
+// CPU drivers take the row kernels of max pooling (pool.cl says why); TORCH_OCL_TREE_REDUCTIONS=1
+// gives them the GPU kernels, so both are tested on PoCL.
+bool rowKernels(const at::Tensor& t) {
+  return codegen::preferItemReductions(device(t.device().index()).info());
+}
+
+// A 2-D pool with 2x2 windows, stride 2, no padding or dilation, whose indices fit 32 bits:
+// max_pool2_fwd/bwd.
+bool window2(const PoolGeom& g) {
+  return g.D == 1 && g.OD == 1 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 &&
+         g.pw == 0 && g.dh == 1 && g.dw == 1 &&
+         g.P * g.H * g.W < std::numeric_limits<int32_t>::max();
+}
+
+// Launches a pool.cl kernel over (cols, rows) work items in 16 x 16 work-groups.
+void launchPool2D(const at::Tensor& anchor, const char* name, int64_t cols, int64_t rows,
+                  std::initializer_list<at::Tensor> tensors, const PoolGeom& g) {
+  if (cols <= 0 || rows <= 0) return;
+  const c10::DeviceIndex idx = anchor.device().index();
+  cl_program prog = nnProgram(idx, &kPoolFamily, "pool.cl", anchor.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, name);
+  cl_uint i = 0;
+  for (const at::Tensor& t : tensors) setArg(k, i, bufferOf(t));
+  setArg(k, i, g);
+  const size_t local[2] = {16, 16};
+  const size_t global[2] = {(static_cast<size_t>(cols) + 15) / 16 * 16,
+                            (static_cast<size_t>(rows) + 15) / 16 * 16};
+  launch2D(currentQueue(idx), k, global, local);
+  OCL_CATCH
+}
+
 std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArrayRef kernel_size,
                                              at::IntArrayRef stride, at::IntArrayRef padding,
                                              at::IntArrayRef dilation, bool ceil_mode) {
@@ -88,8 +123,13 @@ std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArra
   s.meta(self, kernel_size, stride, padding, dilation, ceil_mode);
   const at::Tensor x = self.contiguous();
   const at::Tensor y = contiguousLike(s.output(0)), ind = contiguousLike(s.output(1));
-  launchPoolKernel(x, "max_pool_fwd", y.numel(), {y, ind, x},
-                   poolGeom(x, y, 2, kernel_size, stride, padding, dilation), {}, {});
+  const PoolGeom g = poolGeom(x, y, 2, kernel_size, stride, padding, dilation);
+  if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W)
+    launchPool2D(x, "max_pool2_fwd", g.OW, g.P * g.OH, {y, ind, x}, g);
+  else if (rowKernels(x))
+    launchPoolKernel(x, "max_pool_fwd_rows", g.P * g.OD * g.OH, {y, ind, x}, g, {}, {});
+  else
+    launchPoolKernel(x, "max_pool_fwd", y.numel(), {y, ind, x}, g, {}, {});
   finishInto(s.output(0), y);
   finishInto(s.output(1), ind);
   return {s.output(0), s.output(1)};
@@ -109,8 +149,14 @@ at::Tensor maxPool2dBackward(const at::Tensor& grad_output, const at::Tensor& se
   s.meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
   const at::Tensor go = grad_output.contiguous(), ind = indices.contiguous();
   const at::Tensor gi = contiguousLike(s.output(0));
-  launchPoolKernel(go, "max_pool_bwd", gi.numel(), {gi, go, ind},
-                   poolGeom(gi, go, 2, kernel_size, stride, padding, dilation), {}, {});
+  const PoolGeom g = poolGeom(gi, go, 2, kernel_size, stride, padding, dilation);
+  const at::ScalarType t = go.scalar_type();
+  if (window2(g))
+    launchPool2D(go, "max_pool2_bwd", g.W, g.P * g.H, {gi, go, ind}, g);
+  else if (rowKernels(go) && (t == at::kFloat || t == at::kDouble))
+    launchPoolKernel(go, "max_pool_bwd_rows", g.P * g.D * g.H, {gi, go, ind}, g, {}, {});
+  else
+    launchPoolKernel(go, "max_pool_bwd", gi.numel(), {gi, go, ind}, g, {}, {});
   finishInto(s.output(0), gi);
   return s.output(0);
 }

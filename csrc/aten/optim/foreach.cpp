@@ -56,8 +56,10 @@
 #include "codegen/reduce.h"
 #include "integration/state.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <unordered_map>
 
 namespace torch_ocl::aten {
@@ -126,6 +128,66 @@ void Plan::addColumn(const std::function<int64_t(size_t)>& f) {
     for (size_t i : c.index) c.table.push_back(f(i));
 }
 
+namespace {
+// Tables already on the device, by content: an optimizer step calls the same foreach ops on the
+// same tensors step after step, and the caching allocator hands the freshly allocated gradients
+// the same addresses, so most tables repeat. A hit skips the pinned staging buffer, the write and
+// its host-allocator event (three commands and two allocations per call). Tables are read-only
+// in every kernel; a hit is only taken on the stream that uploaded it (in-order queues keep the
+// write before every later use there). Small and bounded; never destroyed (tensors outlive
+// static destructors at interpreter shutdown).
+class TableCache {
+ public:
+  static TableCache& get() {
+    static auto* c = new TableCache();  // NOLINT: intentionally leaked, see above
+    return *c;
+  }
+  at::Tensor find(c10::DeviceIndex idx, int stream, const std::vector<int64_t>& table) {
+    const uint64_t h = hash(table);
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Entry& e : entries_)
+      if (e.hash == h && e.device == idx && e.stream == stream && e.table == table) {
+        e.last_use = ++clock_;
+        return e.tensor;
+      }
+    return {};
+  }
+  void insert(c10::DeviceIndex idx, int stream, std::vector<int64_t> table, const at::Tensor& t) {
+    if (table.size() > kMaxLongs) return;
+    const uint64_t h = hash(table);
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry e{h, idx, stream, std::move(table), t, ++clock_};
+    if (entries_.size() < kMaxEntries) {
+      entries_.push_back(std::move(e));
+      return;
+    }
+    auto oldest = std::min_element(entries_.begin(), entries_.end(),
+                                   [](auto& a, auto& b) { return a.last_use < b.last_use; });
+    *oldest = std::move(e);
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 64;
+  static constexpr size_t kMaxLongs = 1 << 14;  // 128 KiB (8 MiB for all): larger ones upload
+  struct Entry {
+    uint64_t hash;
+    c10::DeviceIndex device;
+    int stream;
+    std::vector<int64_t> table;
+    at::Tensor tensor;
+    uint64_t last_use;
+  };
+  static uint64_t hash(const std::vector<int64_t>& v) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
+    for (int64_t x : v) h = (h ^ static_cast<uint64_t>(x)) * 1099511628211ull;
+    return h;
+  }
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+  uint64_t clock_ = 0;
+};
+}  // namespace
+
 void Plan::upload(c10::DeviceIndex idx) {
   // CPU drivers (PoCL): groups of 16 items that vectorise across a block of 2048 elements;
   // GPUs: 256 items over 8192 (32 elements per item, coalesced).
@@ -152,16 +214,23 @@ void Plan::upload(c10::DeviceIndex idx) {
     total += c.table.size();
   }
   if (total == 0) return;
+  std::vector<int64_t> all;
+  all.reserve(total);
+  for (const Chunk& c : chunks_) all.insert(all.end(), c.table.begin(), c.table.end());
+  const int stream = static_cast<int>(currentStream(idx).id());
+  if (at::Tensor hit = TableCache::get().find(idx, stream, all); hit.defined()) {
+    device_table_ = std::move(hit);
+    return;
+  }
   at::Tensor host = at::empty({static_cast<int64_t>(total)},
                               at::TensorOptions().dtype(at::kLong).pinned_memory(true));
-  auto* p = host.data_ptr<int64_t>();
-  for (const Chunk& c : chunks_) {
-    std::memcpy(p, c.table.data(), c.table.size() * sizeof(int64_t));
-    p += c.table.size();
-  }
-  device_table_ = at::empty({static_cast<int64_t>(total)},
-                            at::TensorOptions().dtype(at::kLong).device(kOcl, idx));
-  device_table_.copy_(host, /*non_blocking=*/true);
+  std::memcpy(host.data_ptr<int64_t>(), all.data(), total * sizeof(int64_t));
+  // Whole 512-byte blocks: a cached table then requests what it holds (requested_bytes ==
+  // allocated_bytes in memory_stats()), as if it were any other tensor's block.
+  const int64_t padded = static_cast<int64_t>((total + 63) / 64 * 64);
+  device_table_ = at::empty({padded}, at::TensorOptions().dtype(at::kLong).device(kOcl, idx));
+  device_table_.narrow(0, 0, static_cast<int64_t>(total)).copy_(host, /*non_blocking=*/true);
+  TableCache::get().insert(idx, stream, std::move(all), device_table_);
 }
 
 cl_uint Plan::setCommonArgs(cl_kernel k, size_t chunk) const {
