@@ -98,6 +98,8 @@ def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dic
         "from torch._dynamo.utils import counters\n"
         "print('HITS', counters['inductor']['fxgraph_cache_hit'])\n"
         "print('AOTHITS', counters['aot_autograd']['autograd_cache_hit'])\n"
+        "s = torch_ocl._C.program_cache_stats(0)\n"
+        "print('PROGRAMS', s['disk_hits'], s['compiles'], s['compile_seconds'])\n"
     )
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache_dir}
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
@@ -109,6 +111,10 @@ def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dic
             out["fxgraph_cache_hits"] = int(line.split()[1])
         if line.startswith("AOTHITS"):
             out["aot_autograd_cache_hits"] = int(line.split()[1])
+        if line.startswith("PROGRAMS"):  # our program cache: binaries loaded, built from source
+            _, hits, builds, seconds = line.split()
+            out["program_disk_hits"], out["program_builds"] = int(hits), int(builds)
+            out["program_build_s"] = float(seconds)
     if "seconds" not in out:
         raise RuntimeError(r.stderr[-2000:])
     return out
