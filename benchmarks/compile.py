@@ -10,6 +10,8 @@ Dynamo's graph break at ``backward()``).
 
     .venv/bin/python benchmarks/compile.py [--models mlp,gpt] [--steps 10] [--small] [--no-cold]
                                            [--cpu]   # also Inductor's C++ backend on CPU tensors
+                                           [--fused-mm MACS]  # also a step with small products
+                                                              # lowered as fused reductions
 """
 
 from __future__ import annotations
@@ -127,12 +129,20 @@ def main() -> int:
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--no-cold", action="store_true")
     ap.add_argument("--cpu", action="store_true", help="also torch.compile on CPU tensors")
+    ap.add_argument("--fused-mm", type=int, default=None, metavar="MACS",
+                    help="also the whole step with products up to MACS multiply-adds lowered "
+                         "as fused reductions (config.small_mm_max_macs)")
     args = ap.parse_args()
     results = {"device": torch.ocl.get_device_name(0), "small": args.small, "models": {}}
     for name in args.models.split(","):
         r = {"eager": measure(name, False, args.steps, args.small),
              "compiled": measure(name, True, args.steps, args.small),
              "step": measure(name, "step", args.steps, args.small)}
+        if args.fused_mm is not None:
+            from torch_ocl._inductor import config as ocl_config
+
+            with ocl_config.patch(small_mm_max_macs=args.fused_mm):
+                r["step_fused_mm"] = measure(name, "step", args.steps, args.small)
         if args.cpu:  # Inductor's C++ backend on CPU tensors, same cores
             r["cpu_compiled"] = measure(name, True, args.steps, args.small, "cpu")
         if not args.no_cold:
@@ -142,6 +152,9 @@ def main() -> int:
                 r["cold_compile_s"], r["warm_compile_s"] = cold["seconds"], warm["seconds"]
                 r["warm_fxgraph_cache_hits"] = warm.get("fxgraph_cache_hits", 0)
                 r["warm_aot_autograd_cache_hits"] = warm.get("aot_autograd_cache_hits", 0)
+                r["cold_program_builds"] = cold.get("program_builds", 0)
+                r["warm_program_disk_hits"] = warm.get("program_disk_hits", 0)
+                r["warm_program_builds"] = warm.get("program_builds", 0)
         results["models"][name] = r
     print(json.dumps(results, indent=2))
     print(f"\n{results['device']} ({'small' if args.small else 'default'} models)")
@@ -157,6 +170,16 @@ def main() -> int:
               f"/{st['launches_per_step']:<5.0f}"
               f"{r.get('cold_compile_s', float('nan')):>8.1f}{r.get('warm_compile_s', float('nan')):>8.1f}"
               f"{r.get('cpu_compiled', {}).get('step_ms', float('nan')):>17.2f}")
+        if "cold_compile_s" in r:
+            print(f"{'':<8}warm/cold {r['warm_compile_s'] / r['cold_compile_s']:.0%}; warm process: "
+                  f"{r['warm_fxgraph_cache_hits']} FX-graph and {r['warm_aot_autograd_cache_hits']} "
+                  f"AOT-autograd cache hits, {r['warm_program_disk_hits']} programs from our "
+                  f"disk cache, {r['warm_program_builds']} built from source "
+                  f"(cold: {r['cold_program_builds']})")
+        if "step_fused_mm" in r:
+            f = r["step_fused_mm"]
+            print(f"{'':<8}step with products <= {args.fused_mm} MACs fused: {f['step_ms']:.2f} ms "
+                  f"({e['step_ms'] / f['step_ms']:.2f}x), {f['launches_per_step']:.0f} launches")
     return 0
 
 
