@@ -758,3 +758,26 @@ def test_addmm_activation_compiled_matches_cpu(act):
                                      *to_ocl(b, x, w))
     assert "_addmm_activation" in code[0]
     assert_close(got, fn(torch.addmm(b, x, w)), atol=1e-4, rtol=1e-4)
+
+
+def test_addmm_bias_add_fuses_into_the_consumer():
+    from torch._inductor.utils import run_and_get_code
+
+    from torch_ocl._inductor import config
+
+    def f(b, x, w, r):
+        h = torch.addmm(b, x, w)  # above the small-product threshold: the eager GEMM
+        return torch.nn.functional.gelu(h) + r, torch.addmm(b, x, w, beta=0.5, alpha=-2.0)
+
+    b, x, w, r = torch.randn(96), torch.randn(64, 80), torch.randn(80, 96), torch.randn(64, 96)
+    with torch_ocl.strict(), config.patch(small_mm_max_macs=0):
+        got, code = run_and_get_code(torch.compile(f), *to_ocl(b, x, w, r))
+    assert "extern_kernels.mm(" in code[0] and "extern_kernels.addmm(" not in code[0]
+    for g, e in zip(got, f(b, x, w, r)):
+        assert_close(g, e, atol=1e-4, rtol=1e-4)
+    torch._dynamo.reset()
+    with torch_ocl.strict(), config.patch(small_mm_max_macs=0, unfuse_addmm_bias=False):
+        got, code = run_and_get_code(torch.compile(f), *to_ocl(b, x, w, r))
+    assert "extern_kernels.addmm(" in code[0]
+    for g, e in zip(got, f(b, x, w, r)):
+        assert_close(g, e, atol=1e-4, rtol=1e-4)

@@ -22,6 +22,9 @@ sum_lanes: int = 8
 # so only tiny products pay (small GPT's train step at 300k: 65 -> 59 launches, device time
 # 1.3 -> 3.8 ms per step).
 small_mm_max_macs: int = 32_768
+# addmm on ocl as an extern mm plus a generated bias add (which fuses into the consumer) rather
+# than our eager addmm (a bias copy kernel, then the GEMM).
+unfuse_addmm_bias: bool = True
 # Hash of the code generator and the prelude: a changed generator never reuses a cached graph.
 codegen_hash: str = ""
 

@@ -88,8 +88,17 @@ def register_small_mm() -> None:
         return bmm_orig(mat1, mat2, *args, **kwargs)
 
     def addmm(inp, mat1, mat2, *, alpha=1, beta=1, **kwargs):
-        if not kwargs and _small(mat1, mat2) and _on_ocl(inp):
-            out = _product(mat1, mat2)
+        from . import config
+
+        small = not kwargs and _small(mat1, mat2) and _on_ocl(inp)
+        unfuse = (not small and not kwargs and config.unfuse_addmm_bias
+                  and _on_ocl(inp, mat1, mat2) and mat1.get_dtype().is_floating_point)
+        if small or unfuse:
+            # Our eager addmm copies the broadcast bias into the output and then runs the GEMM
+            # (two launches); mm plus a pointwise bias add lets the add fuse into what follows
+            # (gelu, a residual add, layer_norm), as Inductor does for GPUs
+            # (unfuse_bias_add_to_pointwise).
+            out = _product(mat1, mat2) if small else mm_orig(mat1, mat2)
             if alpha != 1:
                 out = lowerings[aten.mul.Tensor](out, alpha)
             if beta == 0:
