@@ -1,7 +1,8 @@
 """OpenCL C code generation for Inductor, modelled on Inductor's Metal backend (codegen/mps.py).
 
-One kernel per fused node group. Indexing is 64-bit; sizes are kernel arguments (``ks0``,
-``xnumel``), never baked into the source, so ``dynamic=True`` compiles once.
+One kernel per fused node group. Indexing is 32-bit where Inductor proves it safe, else 64-bit;
+sizes are kernel arguments (``ks0``, ``xnumel``), never baked into the source, so
+``dynamic=True`` compiles once.
 
 Kernel shapes:
 - pointwise: one work item per element of ``x`` (local size 256), guarded by ``xnumel``;
