@@ -458,10 +458,67 @@ def test_extern_kernels_mm_bmm_conv_sdpa():
             torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True) * 2,
         )
 
+    from torch_ocl._inductor import config
+
     x, w, q = torch.randn(8, 6), torch.randn(6, 6), torch.randn(1, 2, 5, 4)
-    got = compiled_on_ocl(f, x, w, q)
+    with config.patch(small_mm_max_macs=0):  # no product is lowered as a reduction
+        got = compiled_on_ocl(f, x, w, q)
     for g, e in zip(got, f(x, w, q)):
         assert_close(g, e, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_small_products_are_fused_reductions(dtype):
+    from torch._inductor.utils import run_and_get_code
+
+    from torch_ocl._inductor import config
+
+    def f(x, w, b, q, k):
+        h = torch.nn.functional.gelu(torch.addmm(b, x.tanh(), w.t()))  # a pointwise producer
+        return (
+            torch.relu(h @ w[:, ::2] + 1),  # non-contiguous right operand
+            torch.addmm(b[:5], x[:, :7], w[:5, :7].t(), beta=0.5, alpha=2.0),
+            torch.addmm(b[:5].expand(9, 5) * float("nan"), x[:, :7], w[:5, :7].t(), beta=0),
+            torch.bmm(q, k.transpose(1, 2)).softmax(-1),
+            x.t() @ x,  # k = 9 rows, transposed left operand
+        )
+
+    args = [torch.randn(9, 13), torch.randn(13, 13), torch.randn(13), torch.randn(3, 5, 7),
+            torch.randn(3, 6, 7)]
+    args = [a.to(dtype) for a in args]
+    with torch_ocl.strict():
+        cf = torch.compile(f)
+        got, code = run_and_get_code(cf, *to_ocl(*args))
+        for op in ("mm", "addmm", "bmm"):
+            assert f"extern_kernels.{op}(" not in code[0], "a small product calls the eager GEMM"
+        single = torch.compile(lambda x, w, b: torch.relu(torch.addmm(b, x, w)))
+        ox, ow, ob = to_ocl(args[0], args[1], args[2])
+        single(ox, ow, ob)
+        before = torch_ocl._C._kernel_launch_count()
+        single(ox, ow, ob)
+        assert torch_ocl._C._kernel_launch_count() - before == 1  # bias and relu fused
+    tol = dict(atol=1e-4, rtol=1e-4) if dtype == torch.float32 else {}
+    for g, e in zip(got, f(*args)):
+        assert_close(g, e, dtype, **tol)
+
+    torch._dynamo.reset()
+    with torch_ocl.strict(), config.patch(small_mm_max_macs=9 * 13 * 13 - 1):
+        _, code = run_and_get_code(torch.compile(lambda x, w: x @ w), *to_ocl(args[0], args[1]))
+    assert "extern_kernels.mm(" in code[0]  # above the threshold: the eager GEMM
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_sum_lanes_odd_and_short_rows(lanes):
+    from torch_ocl._inductor import config
+
+    def f(x):
+        return x.sum(-1), x[:, :3].sum(-1), x.mean(0), (x * x).sum(-1).sqrt(), x.amax(-1)
+
+    x = torch.randn(11, 29)
+    with torch_ocl.strict(), config.patch(sum_lanes=lanes):
+        got = torch.compile(f)(x.to("ocl"))
+    for g, e in zip(got, f(x)):
+        assert_close(g, e)
 
 
 def test_unsupported_op_fails_clearly_in_strict_mode():
@@ -643,3 +700,84 @@ def test_kernel_op_autograd_opcheck_and_compile():
         got = f(x.to("ocl"))
     assert_close(got, 2 * x.sin() + 1)
     assert counter.frame_count == 1
+
+
+def _addmm_act_graph(act):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(b, x, w):
+        return act(torch.addmm(b, x, w))
+
+    args = [torch.randn(96, device="ocl"), torch.randn(64, 80, device="ocl"),
+            torch.randn(80, 96, device="ocl")]
+    with torch._subclasses.FakeTensorMode(allow_non_fake_inputs=True):
+        gm = make_fx(f, tracing_mode="fake")(*args)
+    return gm
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu", "gelu_tanh"])
+def test_addmm_activation_rewrite(monkeypatch, act):
+    """The post-grad rewrite of addmm + relu/gelu into aten._addmm_activation, checked on the
+    graph (it only runs where torch-ocl has a native _addmm_activation kernel)."""
+    from torch_ocl._inductor import config, lowering
+
+    fn = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
+          "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[act]
+    monkeypatch.setattr(lowering, "has_native_addmm_activation", lambda: False)
+    gm = _addmm_act_graph(fn)
+    assert lowering.rewrite_addmm_activation(gm.graph) == 0
+    monkeypatch.setattr(lowering, "has_native_addmm_activation", lambda: True)
+    with config.patch(small_mm_max_macs=0):
+        n = lowering.rewrite_addmm_activation(gm.graph)
+    targets = [nd.target for nd in gm.graph.nodes if nd.op == "call_function"]
+    if act == "gelu_tanh":  # not what _addmm_activation computes off CUDA
+        assert n == 0 and torch.ops.aten.addmm.default in targets
+        return
+    assert n == 1
+    assert targets == [torch.ops.aten._addmm_activation.default]
+    (node,) = [nd for nd in gm.graph.nodes if nd.op == "call_function"]
+    assert node.kwargs["use_gelu"] is (act == "gelu")
+    with config.patch(small_mm_max_macs=1 << 30):  # a product lowered as a reduction: kept
+        assert lowering.rewrite_addmm_activation(_addmm_act_graph(fn).graph) == 0
+
+
+@pytest.mark.skipif(
+    not torch._C._dispatch_has_kernel_for_dispatch_key("aten::_addmm_activation", "PrivateUse1"),
+    reason="no native aten::_addmm_activation for ocl in this build",
+)
+@pytest.mark.parametrize("act", ["relu", "gelu"])
+def test_addmm_activation_compiled_matches_cpu(act):
+    from torch._inductor.utils import run_and_get_code
+
+    from torch_ocl._inductor import config
+
+    fn = torch.relu if act == "relu" else torch.nn.functional.gelu
+    b, x, w = torch.randn(96), torch.randn(64, 80), torch.randn(80, 96)
+    with torch_ocl.strict(), config.patch(small_mm_max_macs=0):
+        got, code = run_and_get_code(torch.compile(lambda b, x, w: fn(torch.addmm(b, x, w))),
+                                     *to_ocl(b, x, w))
+    assert "_addmm_activation" in code[0]
+    assert_close(got, fn(torch.addmm(b, x, w)), atol=1e-4, rtol=1e-4)
+
+
+def test_addmm_bias_add_fuses_into_the_consumer():
+    from torch._inductor.utils import run_and_get_code
+
+    from torch_ocl._inductor import config
+
+    def f(b, x, w, r):
+        h = torch.addmm(b, x, w)  # above the small-product threshold: the eager GEMM
+        return torch.nn.functional.gelu(h) + r, torch.addmm(b, x, w, beta=0.5, alpha=-2.0)
+
+    b, x, w, r = torch.randn(96), torch.randn(64, 80), torch.randn(80, 96), torch.randn(64, 96)
+    with torch_ocl.strict(), config.patch(small_mm_max_macs=0):
+        got, code = run_and_get_code(torch.compile(f), *to_ocl(b, x, w, r))
+    assert "extern_kernels.mm(" in code[0] and "extern_kernels.addmm(" not in code[0]
+    for g, e in zip(got, f(b, x, w, r)):
+        assert_close(g, e, atol=1e-4, rtol=1e-4)
+    torch._dynamo.reset()
+    with torch_ocl.strict(), config.patch(small_mm_max_macs=0, unfuse_addmm_bias=False):
+        got, code = run_and_get_code(torch.compile(f), *to_ocl(b, x, w, r))
+    assert "extern_kernels.addmm(" in code[0]
+    for g, e in zip(got, f(b, x, w, r)):
+        assert_close(g, e, atol=1e-4, rtol=1e-4)

@@ -48,11 +48,10 @@ def test_in_process_cache_reuses_programs():
 def test_default_disk_cache_choice():
     s = torch_ocl._C.program_cache_stats(0)
     platform = torch.ocl.get_device_properties(0).platform_name
-    if os.environ.get("TORCH_OCL_CACHE") is None and (
-        "Portable Computing Language" in platform or "NVIDIA" in platform
-    ):
-        # Those drivers cache binaries themselves.
-        assert s["disk_enabled"] is False
+    if os.environ.get("TORCH_OCL_CACHE") is None and s["disk_dir"]:
+        # NVIDIA's driver caches binaries itself; elsewhere (PoCL included: loading our binary
+        # is faster than a build that hits PoCL's cache) ours is on.
+        assert s["disk_enabled"] is ("NVIDIA" not in platform)
 
 
 _PROBE = """

@@ -39,8 +39,8 @@ struct ProgramCacheStats {
 };
 
 // On-disk binary store. Location: TORCH_OCL_CACHE_DIR, else $XDG_CACHE_HOME/torch_ocl, else
-// ~/.cache/torch_ocl. TORCH_OCL_CACHE=0 turns it off, =1 on; unset means on, except on platforms
-// whose driver already caches binaries (PoCL, NVIDIA), where theirs is used.
+// ~/.cache/torch_ocl. TORCH_OCL_CACHE=0 turns it off, =1 on; unset means on, except on NVIDIA,
+// whose driver caches binaries itself (PoCL's own cache is slower to load from than ours).
 class DiskCache {
  public:
   DiskCache(std::string dir, bool enabled);

@@ -40,7 +40,7 @@ def _codegen_hash() -> str:
 
     h = hashlib.sha256(_C._prelude_source().encode())
     here = pathlib.Path(__file__).parent
-    for name in ("codegen.py", "opencl.py", "runtime.py", "device_op_overrides.py"):
+    for name in ("codegen.py", "opencl.py", "runtime.py", "device_op_overrides.py", "lowering.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()
 
@@ -77,6 +77,10 @@ def register_inductor() -> None:
     # Groups may be long: codegen_combo_kernel splits them by the device's argument-size limit.
     inductor_config.combo_kernel_max_num_nodes = max(inductor_config.combo_kernel_max_num_nodes, 64)
     _fall_back_where_no_opencl_c()
+    from .lowering import register_post_grad_pass, register_small_mm
+
+    register_small_mm()
+    register_post_grad_pass()
 
 
 def _fall_back_where_no_opencl_c() -> None:

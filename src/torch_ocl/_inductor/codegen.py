@@ -1,7 +1,8 @@
 """OpenCL C code generation for Inductor, modelled on Inductor's Metal backend (codegen/mps.py).
 
-One kernel per fused node group. Indexing is 64-bit; sizes are kernel arguments (``ks0``,
-``xnumel``), never baked into the source, so ``dynamic=True`` compiles once.
+One kernel per fused node group. Indexing is 32-bit where Inductor proves it safe, else 64-bit;
+sizes are kernel arguments (``ks0``, ``xnumel``), never baked into the source, so
+``dynamic=True`` compiles once.
 
 Kernel shapes:
 - pointwise: one work item per element of ``x`` (local size 256), guarded by ``xnumel``;
@@ -76,6 +77,12 @@ _ROW_LOCAL = 64  # rows per work group when each work item reduces a row (CPU dr
 _MAX_RBLOCK = 256
 
 
+def _lanes() -> int:
+    from . import config
+
+    return int(config.sum_lanes)
+
+
 def _next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
@@ -100,6 +107,11 @@ class OclKernel(SIMDKernel):
         self.reducing = self.numels.get("r0_", sympy.S.One) != 1
         self.serial_results: dict[str, str] = {}
         self.rblock = self._rblock()
+        self.uses_lanes = False  # a float sum split into config.sum_lanes accumulators (rblock 1)
+        # Index variables: 32-bit where Inductor proves every index fits (its
+        # select_index_dtype, as for Triton). PoCL vectorizes 32-bit index arithmetic; 64-bit
+        # division and remainder by a constant stop it (MiniLM's bias + gelu kernel: 3x slower).
+        self.idx_t = "int" if self.get_index_dtype_as_torch_dtype() == torch.int32 else "long"
 
     def _rblock(self) -> int:
         if not self.inside_reduction:
@@ -210,6 +222,12 @@ class OclKernel(SIMDKernel):
         self.pre_loop.writeline(f"{ctype} {name} = {init};")
         return name
 
+    def _pairwise(self, lanes: str, lo: int, n: int) -> str:
+        if n == 1:
+            return f"{lanes}[{lo}]"
+        h = n // 2
+        return f"({self._pairwise(lanes, lo, h)} + {self._pairwise(lanes, lo + h, n - h)})"
+
     def _local(self, ctype: str) -> str:
         name = f"lbuf{next(self.acc_ids)}"
         if self.rblock > 1:
@@ -305,8 +323,18 @@ class OclKernel(SIMDKernel):
                     upd = f"((isnan({{a}}) || ({{a}}) {cmp} ({{b}})) ? ({{a}}) : ({{b}}))"
                 else:
                     upd = f"((({{a}}) {cmp} ({{b}})) ? ({{a}}) : ({{b}}))"
-            acc = self._acc(ct, init)
-            w.writeline(f"{acc} = {upd.format(a=acc, b=f'({ct})({value})')};")
+            if reduction_type == "sum" and is_float and self.rblock == 1 and _lanes() > 1:
+                # One work item per row: a single accumulator is a dependent chain of adds
+                # (one per ~4 cycles); config.sum_lanes accumulators, combined pairwise after the loop,
+                # let the driver overlap them (codegen_body splits the loop into lanes).
+                lanes = f"lacc{next(self.acc_ids)}"
+                self.pre_loop.writeline(f"{ct} {lanes}[{_lanes()}] = {{{', '.join('0' * _lanes())}}};")
+                w.writeline(f"{lanes}[r0_lane] = {lanes}[r0_lane] + ({ct})({value});")
+                acc = self._pairwise(lanes, 0, _lanes())
+                self.uses_lanes = True
+            else:
+                acc = self._acc(ct, init)
+                w.writeline(f"{acc} = {upd.format(a=acc, b=f'({ct})({value})')};")
             buf = self._local(ct)
             self._tree([(buf, acc)], f"A0 = {upd.format(a='A0', b='B0')};")
             res = self._result(f"{buf}[0]", dtype if reduction_type == "any" else rdtype)
@@ -386,7 +414,7 @@ class OclKernel(SIMDKernel):
     # ---- structure ------------------------------------------------------------------------
 
     def codegen_iteration_ranges_entry(self, entry: IterationRangesEntry) -> None:
-        line = f"const long {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};"
+        line = f"const {self.idx_t} {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};"
         if entry.root.is_loop:
             self.indexing_code.writeline(line)
         else:
@@ -398,15 +426,43 @@ class OclKernel(SIMDKernel):
             return
         if self.inside_reduction and self._rtree is not None:
             self.body.splice(self.pre_loop)
-            self.body.writeline(
-                f"for (long r0_index = r0_lid; r0_index < r0_numel; r0_index += {self.rblock}) {{"
-            )
-            with self.body.indent():
-                self.body.splice(self.indexing_code)
-                self.body.splice(self.loads)
-                self.body.splice(self.compute)
-                self.body.splice(self.stores)
-            self.body.writeline("}")
+            loop_body = [self.indexing_code, self.loads, self.compute, self.stores]
+            if self.uses_lanes:
+                # Whole blocks of config.sum_lanes (a constant inner loop: unrolled, lanes in registers),
+                # then the rest; in order over r0_index, so other reductions of the kernel see
+                # the usual sequence.
+                self.body.writeline("{  // one loop stage over the row")
+                self.body.writeline(f"{self.idx_t} r0_base = 0;")
+                self.body.writeline(
+                    f"for (; r0_base + {_lanes()} <= r0_numel; r0_base += {_lanes()}) {{"
+                )
+                with self.body.indent():
+                    self.body.writeline(f"for (int r0_lane = 0; r0_lane < {_lanes()}; ++r0_lane) {{")
+                    with self.body.indent():
+                        self.body.writeline(f"const {self.idx_t} r0_index = r0_base + r0_lane;")
+                        for buf in loop_body:
+                            self.body.splice(buf)
+                    self.body.writeline("}")
+                self.body.writeline("}")
+                self.body.writeline(
+                    f"for ({self.idx_t} r0_index = r0_base; r0_index < r0_numel; ++r0_index) {{"
+                )
+                with self.body.indent():
+                    self.body.writeline("const int r0_lane = 0;")
+                    for buf in loop_body:
+                        self.body.splice(buf)
+                self.body.writeline("}")
+                self.body.writeline("}")
+            else:
+                self.body.writeline(
+                    f"for ({self.idx_t} r0_index = r0_lid; r0_index < r0_numel; "
+                    f"r0_index += {self.rblock}) {{"
+                )
+                with self.body.indent():
+                    for buf in loop_body:
+                        self.body.splice(buf)
+                self.body.writeline("}")
+            self.uses_lanes = False
             self.body.splice(self.post_loop)
             self.body.splice(self.reduction_stores)
             # What the loop defined is gone; reduction results and outer values live on.
@@ -486,7 +542,7 @@ class OclKernel(SIMDKernel):
         params = [f"{t} {n}" for t, n in self._params()]
         if as_function:
             assert self.flat
-            params.append("const long xindex")
+            params.append("const long xindex_wide")
             code.writeline(f"static void {name}(")
         else:
             code.splice(_KERNEL_HELPERS)
@@ -499,12 +555,14 @@ class OclKernel(SIMDKernel):
             for line in self._ptr_fixes():
                 code.writeline(line)
             if self._rtree is not None and self.inside_reduction and self.rblock > 1:
-                code.writeline("const long xindex = get_group_id(0);")
+                code.writeline(f"const {self.idx_t} xindex = ({self.idx_t})get_group_id(0);")
                 code.writeline("const int r0_lid = (int)get_local_id(0);")
             else:
-                if not as_function:
-                    code.writeline("const long xindex = get_global_id(0);")
-                code.writeline("if (xindex >= xnumel) return;")
+                # The bound check on the wide value: a global size rounded up to the local
+                # size may pass 2^31 where xnumel does not.
+                wide = "xindex_wide" if as_function else "(long)get_global_id(0)"
+                code.writeline(f"if ({wide} >= xnumel) return;")
+                code.writeline(f"const {self.idx_t} xindex = ({self.idx_t})({wide});")
                 if self._rtree is not None and self.inside_reduction:
                     code.writeline("const int r0_lid = 0;")
             code.splice(self.body)

@@ -13,6 +13,18 @@ torch_ocl_version: str = ""
 # Reductions on CPU drivers: one work item per row (True) or, as on GPUs, a work group per row
 # with a __local tree (False; the tests run both forms on PoCL).
 cpu_row_per_work_item: bool = True
+# Float sums with one work item per row: this many accumulators (1: a single chain of adds).
+sum_lanes: int = 8
+# mm/addmm/bmm with at most this many multiply-adds (static sizes, float32/float64) lower as
+# generated reductions that fuse with their neighbours; larger ones call the eager GEMM
+# (lowering.py). 0 turns it off. Measured on PoCL: a 64x32x128 product as a reduction takes
+# ~70 us of device time, the eager GEMM ~10 us; the launch it saves costs ~10 us of host time,
+# so only tiny products pay (small GPT's train step at 300k: 65 -> 59 launches, device time
+# 1.3 -> 3.8 ms per step).
+small_mm_max_macs: int = 32_768
+# addmm on ocl as an extern mm plus a generated bias add (which fuses into the consumer) rather
+# than our eager addmm (a bias copy kernel, then the GEMM).
+unfuse_addmm_bias: bool = True
 # Hash of the code generator and the prelude: a changed generator never reuses a cached graph.
 codegen_hash: str = ""
 

@@ -108,12 +108,25 @@ def value_to_cl(val: Any, dtype: torch.dtype | None = None) -> str:
     return str(val)
 
 
+def _index_type() -> str:
+    """The current kernel's index variable type: "int" where Inductor proved 32-bit indexing
+    safe, else "long"."""
+    from torch._inductor.virtualized import V
+
+    try:
+        return getattr(V.kernel, "idx_t", "long")
+    except (AttributeError, AssertionError):
+        return "long"
+
+
 class OclExprPrinter(ExprPrinter_):
-    """Sympy index expressions as OpenCL C (64-bit integers)."""
+    """Sympy index expressions as OpenCL C (the kernel's index type, 64- or 32-bit)."""
 
     def _print_FloorDiv(self, expr: sympy.Expr) -> str:
         x, div = (self.doprint(a) for a in expr.args)
         if expr.is_integer:
+            if _index_type() == "int":
+                return f"ocl_floordiv_int((int)({x}), (int)({div}))"
             return f"ocl_floordiv((long)({x}), (long)({div}))"
         return f"(floor({x}) / ({div}))"
 
@@ -493,6 +506,10 @@ _install_unimplemented()
 _KERNEL_HELPERS = r"""
 inline long ocl_floordiv(long a, long b) {
   const long q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline int ocl_floordiv_int(int a, int b) {
+  const int q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 inline long ocl_remainder_i(long a, long b) {

@@ -1,0 +1,204 @@
+"""Lowerings the ocl backend changes for ocl tensors (other devices keep Inductor's).
+
+Small matrix products as generated reductions. ``mm``/``addmm``/``bmm`` are calls of our eager
+GEMM kernels by default (Inductor's choice for non-Triton devices): each is one launch that
+nothing fuses into. Below ``config.small_mm_max_macs`` multiply-adds (static sizes, float32 or
+float64) they lower instead as ``(a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2)``, as Inductor's
+native-matmul path does for Triton: a reduction over k with one work item per output element,
+so the bias add, an activation or a residual add fuses into it as an epilogue, and independent
+products (a backward's weight and input gradients, bias sums) share combo kernels. Above the
+threshold the eager GEMM (tiled, vectorized) is faster than a per-element loop over k.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+
+def _on_ocl(*nodes) -> bool:
+    for n in nodes:
+        d = n.get_device() if hasattr(n, "get_device") else None
+        if d is None or d.type != "ocl":
+            return False
+    return True
+
+
+def _static_macs(*sizes) -> int | None:
+    from torch._inductor.virtualized import V
+
+    total = 1
+    for s in sizes:
+        s = V.graph.sizevars.simplify(s)
+        if not isinstance(s, int) and not getattr(s, "is_number", False):
+            return None  # symbolic: the eager GEMM handles any size
+        total *= int(s)
+    return total
+
+
+def _small(a, b) -> bool:
+    from . import config
+
+    if not _on_ocl(a, b):
+        return False
+    if a.get_dtype() not in (torch.float32, torch.float64) or b.get_dtype() != a.get_dtype():
+        return False
+    sa, sb = a.get_size(), b.get_size()
+    batch = list(sa[:-2])
+    macs = _static_macs(*batch, sa[-2], sa[-1], sb[-1])
+    return macs is not None and 0 < macs <= config.small_mm_max_macs
+
+
+def _realize(x):
+    # A producer that is not a buffer yet (a pointwise chain) would be inlined into the
+    # reduction and recomputed once per output column: make it a buffer first.
+    x.realize()
+    return x
+
+
+def _product(a, b):
+    from torch._inductor.lowering import lowerings
+
+    aten = torch.ops.aten
+    a, b = _realize(a), _realize(b)
+    prod = lowerings[aten.mul.Tensor](
+        lowerings[aten.unsqueeze.default](a, -1), lowerings[aten.unsqueeze.default](b, -3)
+    )
+    return lowerings[aten.sum.dim_IntList](prod, [-2])
+
+
+@functools.cache
+def register_small_mm() -> None:
+    from torch._inductor.lowering import lowerings
+
+    aten = torch.ops.aten
+    mm_orig = lowerings[aten.mm.default]
+    bmm_orig = lowerings[aten.bmm.default]
+    addmm_orig = lowerings[aten.addmm.default]
+
+    def mm(mat1, mat2, *args, **kwargs):
+        if not args and not kwargs.get("out_dtype") and _small(mat1, mat2):
+            return _product(mat1, mat2)
+        return mm_orig(mat1, mat2, *args, **kwargs)
+
+    def bmm(mat1, mat2, *args, **kwargs):
+        if not args and not kwargs.get("out_dtype") and _small(mat1, mat2):
+            return _product(mat1, mat2)
+        return bmm_orig(mat1, mat2, *args, **kwargs)
+
+    def addmm(inp, mat1, mat2, *, alpha=1, beta=1, **kwargs):
+        from . import config
+
+        small = not kwargs and _small(mat1, mat2) and _on_ocl(inp)
+        unfuse = (not small and not kwargs and config.unfuse_addmm_bias
+                  and _on_ocl(inp, mat1, mat2) and mat1.get_dtype().is_floating_point)
+        if small or unfuse:
+            # Our eager addmm copies the broadcast bias into the output and then runs the GEMM
+            # (two launches); mm plus a pointwise bias add lets the add fuse into what follows
+            # (gelu, a residual add, layer_norm), as Inductor does for GPUs
+            # (unfuse_bias_add_to_pointwise).
+            out = _product(mat1, mat2) if small else mm_orig(mat1, mat2)
+            if alpha != 1:
+                out = lowerings[aten.mul.Tensor](out, alpha)
+            if beta == 0:
+                return out
+            if beta != 1:
+                inp = lowerings[aten.mul.Tensor](inp, beta)
+            return lowerings[aten.add.Tensor](out, inp)
+        return addmm_orig(inp, mat1, mat2, alpha=alpha, beta=beta, **kwargs)
+
+    for op, fn in ((aten.mm.default, mm), (aten.bmm.default, bmm), (aten.addmm.default, addmm)):
+        lowerings[op] = fn
+
+
+# ---- addmm + relu/gelu -> aten._addmm_activation ------------------------------------------------
+
+
+def has_native_addmm_activation() -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key("aten::_addmm_activation", "PrivateUse1")
+
+
+def _big_enough_for_gemm(m1, m2) -> bool:
+    """Products the small-product lowering leaves to the eager GEMM (static sizes above
+    config.small_mm_max_macs, or symbolic ones)."""
+    from . import config
+
+    try:
+        macs = int(m1.shape[0]) * int(m1.shape[1]) * int(m2.shape[1])
+    except (TypeError, ValueError):
+        return True
+    return macs > config.small_mm_max_macs
+
+
+def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
+    """``relu(addmm(b, x, w))`` and exact ``gelu(addmm(b, x, w))`` on ocl tensors become one
+    ``aten._addmm_activation`` (bias and activation fused into our GEMM) where the addmm has no
+    other user (a training graph that saves the pre-activation for gelu's backward keeps it).
+    Only when torch-ocl registers a native kernel for it; returns the number of rewrites."""
+    if not has_native_addmm_activation():
+        return 0
+    aten = torch.ops.aten
+    done = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in (aten.relu.default, aten.gelu.default):
+            continue
+        use_gelu = node.target is aten.gelu.default
+        if use_gelu and node.kwargs.get("approximate", "none") != "none":
+            continue
+        mm = node.args[0]
+        if not (isinstance(mm, torch.fx.Node) and mm.op == "call_function"
+                and mm.target is aten.addmm.default and len(mm.users) == 1):
+            continue
+        val = mm.meta.get("val")
+        if val is None or val.device.type != "ocl" or not val.dtype.is_floating_point:
+            continue
+        bias, m1, m2 = mm.args[:3]
+        vals = [getattr(a, "meta", {}).get("val") for a in (m1, m2)]
+        if any(v is None for v in vals) or not _big_enough_for_gemm(*vals):
+            continue
+        with graph.inserting_before(node):
+            fused = graph.call_function(
+                aten._addmm_activation.default, (bias, m1, m2),
+                {"beta": mm.kwargs.get("beta", 1), "alpha": mm.kwargs.get("alpha", 1),
+                 "use_gelu": use_gelu},
+            )
+        fused.meta.update(node.meta)
+        node.replace_all_uses_with(fused)
+        graph.erase_node(node)
+        graph.erase_node(mm)
+        done += 1
+    return done
+
+
+def _pass_class():
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    class OclPostGradPass(CustomGraphPass):
+        def __call__(self, graph: torch.fx.Graph) -> None:
+            rewrite_addmm_activation(graph)
+
+        def uuid(self):
+            import hashlib
+            import pathlib
+
+            h = hashlib.sha256(pathlib.Path(__file__).read_bytes())
+            h.update(str(has_native_addmm_activation()).encode())
+            return h.hexdigest()
+
+    return OclPostGradPass
+
+
+@functools.cache
+def register_post_grad_pass() -> None:
+    """Adds the pass to Inductor's post_grad_custom_post_pass, next to a user's own pass."""
+    import torch._inductor.config as inductor_config
+
+    ours = _pass_class()()
+    current = inductor_config.post_grad_custom_post_pass
+    if current is None:
+        inductor_config.post_grad_custom_post_pass = ours
+    elif isinstance(current, (list, tuple)):
+        inductor_config.post_grad_custom_post_pass = (*current, ours)
+    else:
+        inductor_config.post_grad_custom_post_pass = (current, ours)
