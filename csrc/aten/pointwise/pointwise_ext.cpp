@@ -235,9 +235,12 @@ const PointwiseOp kRound{"round", "rint(a)", "a", Domain::kNumeric};
 const PointwiseOp kRoundDecimals{"round_decimals", "rint(a * s0) / s0", nullptr, Domain::kFloating};
 const PointwiseOp kRoundDecimalsNeg{"round_decimals_neg", "rint(a / s0) * s0", nullptr,
                                     Domain::kFloating};
-const PointwiseOp kAsinh{"asinh", "asinh(a)", nullptr, Domain::kFloating};
-const PointwiseOp kAcosh{"acosh", "acosh(a)", nullptr, Domain::kFloating};
-const PointwiseOp kAtanh{"atanh", "atanh(a)", nullptr, Domain::kFloating};
+const PointwiseOp kAsinh{"asinh", "asinh(a)", nullptr, Domain::kFloating,
+                         false,   nullptr,    nullptr, "ocl_casinh(a)"};
+const PointwiseOp kAcosh{"acosh", "acosh(a)", nullptr, Domain::kFloating,
+                         false,   nullptr,    nullptr, "ocl_cacosh(a)"};
+const PointwiseOp kAtanh{"atanh", "atanh(a)", nullptr, Domain::kFloating,
+                         false,   nullptr,    nullptr, "ocl_catanh(a)"};
 const PointwiseOp kErfinvOp{"erfinv", "ocl_erfinv(a)", nullptr, Domain::kFloating, false, kErfinv};
 const PointwiseOp kLgamma{"lgamma", "lgamma(a)", nullptr, Domain::kFloating};
 const PointwiseOp kDigammaOp{"digamma", "ocl_digamma(a)", nullptr, Domain::kFloating,
