@@ -1,5 +1,6 @@
-"""Complex asin/acos/atan/asinh/acosh/atanh on ocl against CPU in strict mode: random values,
-the branch cuts with signed zeros, poles and infinities, non-contiguous, in-place and out=."""
+"""Complex asin/acos/atan/asinh/acosh/atanh, sinc and logaddexp on ocl against CPU in strict
+mode: random values, the branch cuts with signed zeros, poles and infinities, non-contiguous,
+in-place and out=."""
 
 import pytest
 import torch
@@ -36,3 +37,20 @@ def test_matches_cpu(dtype, op):
     for got in (out, strided, buf, inplace):
         torch.testing.assert_close(got.cpu(), ref, equal_nan=True, **tol)
     assert empty.shape == (0,)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_sinc_and_logaddexp(dtype):
+    # logaddexp as CPU's _log_add_exp_helper: ties ordered as CPU orders them, infinities apart.
+    x = _values(dtype)
+    ninf, inf, nan = float("-inf"), float("inf"), float("nan")
+    sp = [complex(ninf, 0), complex(ninf, 3), complex(inf, 1), complex(inf, 2), complex(nan, 0),
+          0j, 1 + 1j, complex(3, nan)]
+    a = torch.cat([x, torch.tensor([p for p in sp for q in sp], dtype=dtype)])
+    b = torch.cat([x.flip(0), torch.tensor([q for p in sp for q in sp], dtype=dtype)])
+    tol = dict(rtol=2e-6, atol=1e-5) if dtype == torch.complex64 else dict(rtol=1e-12, atol=1e-12)
+    with torch_ocl.strict():
+        s = torch.sinc(a.to("ocl"))
+        l = torch.logaddexp(a.to("ocl"), b.to("ocl"))
+    torch.testing.assert_close(s.cpu(), torch.sinc(a), equal_nan=True, **tol)
+    torch.testing.assert_close(l.cpu(), torch.logaddexp(a, b), equal_nan=True, **tol)

@@ -32,6 +32,8 @@ inline CT ocl_csgn(CT a) {
 inline CT ocl_cexp(CT a) {
   const CR e = exp(a.x);
   if (a.y == (CR)0) return (CT)(e, a.y);  // real arguments stay exact (exp(inf) = inf, not NaN)
+  // exp(-inf + iy) is 0 for every y, infinite or NaN too (C99), not 0 * NaN
+  if (a.x == -(CR)INFINITY && !isfinite(a.y)) return (CT)(0, 0);
   return (CT)(e * cos(a.y), e * sin(a.y));
 }
 inline CT ocl_clog(CT a) { return (CT)(log(ocl_cabs(a)), ocl_carg(a)); }
