@@ -14,7 +14,8 @@ def _pair(ref, out):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("shape,bins", [((37, 2), [3, 5]), ((4, 9, 3), [2, 7, 1]), ((0, 2), [4, 3])])
+@pytest.mark.parametrize("shape,bins",
+                         [((37, 2), [3, 5]), ((4, 9, 3), [2, 7, 1]), ((0, 2), [4, 3])])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("density", [False, True])
 def test_bin_counts(dtype, shape, bins, weighted, density):

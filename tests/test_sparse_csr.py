@@ -144,3 +144,26 @@ def test_everything_else_raises_naming_the_op():
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         s @ torch.ones(3, 2, device="ocl")
     assert (dense * 2).sum().item() == 32.0  # the device is still usable
+
+
+def test_dense_operand_gradient_and_csc_products():
+    d = sparse_case((6, 9), 0.4, seed=8)
+    g = torch.Generator().manual_seed(9)
+    b = torch.randn(9, 4, generator=g)
+    go = torch.randn(6, 4, generator=g)
+    xb = b.clone().requires_grad_()
+    (d @ xb).backward(go)
+    with torch_ocl.strict():
+        s = d.to("ocl").to_sparse_csr()
+        for f in (torch.sparse.mm, torch.mm, torch.matmul):
+            x = b.to("ocl").requires_grad_()
+            y = f(s, x)
+            y.backward(go.to("ocl"))  # grad x = s^T @ go, a CSC @ dense product
+            torch.testing.assert_close(y.detach().cpu(), d @ b, rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(x.grad.cpu(), xb.grad, rtol=1e-5, atol=1e-5)
+        st = s.t()
+        assert st.layout == torch.sparse_csc
+        ones = torch.ones(6, 3, device="ocl")
+        torch.testing.assert_close((st @ ones).cpu(), d.t() @ torch.ones(6, 3))
+        torch.testing.assert_close(torch.addmm(torch.ones(9, 3, device="ocl"), st, ones).cpu(),
+                                   torch.addmm(torch.ones(9, 3), d.t(), torch.ones(6, 3)))

@@ -32,6 +32,8 @@ inline CT ocl_csgn(CT a) {
 inline CT ocl_cexp(CT a) {
   const CR e = exp(a.x);
   if (a.y == (CR)0) return (CT)(e, a.y);  // real arguments stay exact (exp(inf) = inf, not NaN)
+  // exp(-inf + iy) is 0 for every y, infinite or NaN too (C99), not 0 * NaN
+  if (a.x == -(CR)INFINITY && !isfinite(a.y)) return (CT)(0, 0);
   return (CT)(e * cos(a.y), e * sin(a.y));
 }
 inline CT ocl_clog(CT a) { return (CT)(log(ocl_cabs(a)), ocl_carg(a)); }
@@ -94,4 +96,39 @@ inline CT ocl_clog1p(CT a) {
     return r == (CR)0 ? (CT)(a.x, theta) : (CT)((CR)0.5 * log1p(r), theta);
   }
   return (CT)(log(hypot(a.x + 1, a.y)), theta);
+}
+// Inverse trigonometric and hyperbolic functions on the principal branches (std::complex's):
+// asinh from the half plane Re >= +0 (odd symmetry avoids the cancellation in z + sqrt(z^2 + 1)),
+// atanh through log1p, the others by the identities asin z = -i asinh(iz), atan z = -i atanh(iz),
+// acos z = pi/2 - asin z, acosh z = log(z + sqrt(z + 1) sqrt(z - 1)); infinities as C99 has them.
+inline CT ocl_casinh(CT a) {
+  const int neg = signbit(a.x);
+  const CT z = neg ? -a : a;
+  // sqrt(z - i) sqrt(z + i) rather than sqrt(z^2 + 1): right on the cut (Re z = 0, |Im z| > 1)
+  const CT s = ocl_cmul(ocl_csqrt((CT)(z.x, z.y - 1)), ocl_csqrt((CT)(z.x, z.y + 1)));
+  // an infinite z: (inf, arg z), C99's values
+  const CT r = ocl_cisinf(z) ? ocl_clog(z) : ocl_clog(z + s);
+  return neg ? -r : r;
+}
+inline CT ocl_casin(CT a) {
+  const CT t = ocl_casinh((CT)(-a.y, a.x));
+  return (CT)(t.y, -t.x);
+}
+inline CT ocl_cacos(CT a) {
+  const CT s = ocl_casin(a);
+  return (CT)((CR)M_PI_2 - s.x, -s.y);
+}
+inline CT ocl_catanh(CT a) {
+  if (ocl_cisinf(a)) return (CT)(copysign((CR)0, a.x), copysign((CR)M_PI_2, a.y));
+  return (CR)0.5 * (ocl_clog1p(a) - ocl_clog1p(-a));
+}
+inline CT ocl_catan(CT a) {
+  const CT t = ocl_catanh((CT)(-a.y, a.x));
+  return (CT)(t.y, -t.x);
+}
+inline CT ocl_cacosh(CT a) {
+  // (a.x +- 1, a.y), not a +- (1, 0): adding (+0) would lose the sign of a zero imaginary part
+  const CT s = ocl_cmul(ocl_csqrt((CT)(a.x + 1, a.y)), ocl_csqrt((CT)(a.x - 1, a.y)));
+  if (ocl_cisinf(a)) return (CT)(INFINITY, atan2(a.y, a.x));
+  return ocl_clog(a + s);
 }

@@ -1,8 +1,9 @@
 // The bin of each element of a 1-D histogram (-1: outside the edges, or NaN), as CPU's
 // histogramdd kernel picks it, in the input's own precision (RND from the host rounds 16-bit
-// types after every operation). `edges` holds nedges increasing bin edges. mode 0: linear interpolation between the outer edges (histc); 1: the same, then
-// corrected against the neighbouring edges (histogram with a bin count, whose edges come from
-// linspace); 2: binary search over all edges (histogram with given edges). The rightmost bin
+// types after every operation). `edges` holds nedges increasing bin edges. mode 0: linear
+// interpolation between the outer edges (histc); 1: the same, then corrected against the
+// neighbouring edges (histogram with a bin count, whose edges come from linspace); 2: binary
+// search over all edges (histogram with given edges). The rightmost bin
 // includes its right edge.
 __kernel void hist_bin(__global char* posb, ulong posoff, __global const char* xb, ulong xoff,
                        __global const char* eb, ulong eoff, long n, long nedges, int mode) {

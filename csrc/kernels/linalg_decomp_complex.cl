@@ -1,8 +1,9 @@
-// The complex forms of linalg_decomp.cl's geqrf and apply_reflectors (same arguments, same
-// launches), over CT (float2 / double2) and its real type CR with kernels/complex.cl's helpers,
-// which the host places before this text. LAPACK's zgeqr2 / zlarfg conventions: beta real
-// (-sign(re alpha) |(alpha, x)|), tau = ((beta - re alpha) / beta, -im alpha / beta), no
-// reflection when x = 0 and alpha is real; H_j = I - tau_j v_j v_j^H, and zgeqr2 applies H_j^H.
+// The complex forms of linalg_decomp.cl's geqrf, apply_reflectors, jacobi_svd and jacobi_eigh
+// (same arguments, same launches), over CT (float2 / double2) and its real type CR with
+// kernels/complex.cl's helpers, which the host places before this text. QR follows LAPACK's
+// zgeqr2 / zlarfg conventions: beta real (-sign(re alpha) |(alpha, x)|), tau = ((beta - re alpha)
+// / beta, -im alpha / beta), no reflection when x = 0 and alpha is real; H_j = I - tau_j v_j v_j^H,
+// and zgeqr2 applies H_j^H.
 #define LS 256
 
 CR group_sum_r(__local CR* red, CR v) {
@@ -89,9 +90,9 @@ long rr_index(long pos, long round, long nn) {
   return pos == 0 ? 0 : 1 + (pos - 1 + round) % (nn - 1);
 }
 
-// linalg_decomp.cl's one-sided Jacobi for complex rows: for a pair (x, y) with x^H y = |g| e^(i phi),
-// y is turned by e^(-i phi) (so the product is real) and the real rotation of the real kernel
-// follows; v's rows get the same combinations (v = V^T, rows the columns of V).
+// linalg_decomp.cl's one-sided Jacobi for complex rows: for a pair (x, y) with
+// x^H y = |g| e^(i phi), y is turned by e^(-i phi) (so the product is real) and the real kernel's
+// rotation follows; v's rows get the same combinations (v = V^T, rows the columns of V).
 __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong voff, long n,
                          long m, int compute_v, int max_sweeps, CR eps) {
   const long g = get_group_id(0);

@@ -201,8 +201,9 @@ constexpr char kCooCoverage[] =
 constexpr char kCompressed[] = "sparse compressed (CSR/CSC/BSR/BSC)";
 constexpr char kCsrCoverage[] =
     "sparse CSR on ocl covers construction, .to(), to_sparse_csr/to_dense/to_sparse, "
-    "crow_indices/col_indices/values, clone and copy_, CSR @ dense (mm, addmm, matmul), "
-    "zero-preserving unary ops, scaling by a number and sum()";
+    "crow_indices/col_indices/values, clone and copy_, CSR @ dense (mm, addmm, matmul, and "
+    "their backward for the dense operand), zero-preserving unary ops, scaling by a number and "
+    "sum()";
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&oclFallback>());

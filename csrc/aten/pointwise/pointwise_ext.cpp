@@ -235,9 +235,12 @@ const PointwiseOp kRound{"round", "rint(a)", "a", Domain::kNumeric};
 const PointwiseOp kRoundDecimals{"round_decimals", "rint(a * s0) / s0", nullptr, Domain::kFloating};
 const PointwiseOp kRoundDecimalsNeg{"round_decimals_neg", "rint(a / s0) * s0", nullptr,
                                     Domain::kFloating};
-const PointwiseOp kAsinh{"asinh", "asinh(a)", nullptr, Domain::kFloating};
-const PointwiseOp kAcosh{"acosh", "acosh(a)", nullptr, Domain::kFloating};
-const PointwiseOp kAtanh{"atanh", "atanh(a)", nullptr, Domain::kFloating};
+const PointwiseOp kAsinh{"asinh", "asinh(a)", nullptr, Domain::kFloating,
+                         false,   nullptr,    nullptr, "ocl_casinh(a)"};
+const PointwiseOp kAcosh{"acosh", "acosh(a)", nullptr, Domain::kFloating,
+                         false,   nullptr,    nullptr, "ocl_cacosh(a)"};
+const PointwiseOp kAtanh{"atanh", "atanh(a)", nullptr, Domain::kFloating,
+                         false,   nullptr,    nullptr, "ocl_catanh(a)"};
 const PointwiseOp kErfinvOp{"erfinv", "ocl_erfinv(a)", nullptr, Domain::kFloating, false, kErfinv};
 const PointwiseOp kLgamma{"lgamma", "lgamma(a)", nullptr, Domain::kFloating};
 const PointwiseOp kDigammaOp{"digamma", "ocl_digamma(a)", nullptr, Domain::kFloating,
@@ -395,9 +398,28 @@ const PointwiseOp kNanToNum{
 // Two-operand math.
 const PointwiseOp kHypot{"hypot", "hypot(a, b)", nullptr, Domain::kFloating};
 const PointwiseOp kCopysign{"copysign", "copysign(a, b)", nullptr, Domain::kFloating};
+// Complex: CPU's _log_add_exp_helper (the operands ordered by real part as its
+// _logcumsumexp_minmax orders them, b first on a tie; NaN infectious; equal infinite real parts
+// apart).
+#define OCL_LAE_LO "((a.x < b.x) ? a : b)"
+#define OCL_LAE_HI "((a.x < b.x) ? b : a)"
 const PointwiseOp kLogaddexp{"logaddexp",
                              "(isinf(a) && a == b) ? a : fmax(a, b) + log1p(exp(-fabs(a - b)))",
-                             nullptr, Domain::kFloating};
+                             nullptr,
+                             Domain::kFloating,
+                             false,
+                             nullptr,
+                             nullptr,
+                             "(isnan(" OCL_LAE_LO ".x) || isnan(" OCL_LAE_LO
+                             ".y)) ? (T)(NAN, NAN) : "
+                             "((!isfinite(" OCL_LAE_LO ".x) && " OCL_LAE_LO ".x == " OCL_LAE_HI
+                             ".x) ? "
+                             "(" OCL_LAE_LO ".x < 0 ? " OCL_LAE_LO
+                             " : ocl_clog(ocl_cexp(" OCL_LAE_LO ") + ocl_cexp(" OCL_LAE_HI
+                             "))) : ocl_clog1p(ocl_cexp(" OCL_LAE_LO " - " OCL_LAE_HI
+                             ")) + " OCL_LAE_HI ")"};
+#undef OCL_LAE_LO
+#undef OCL_LAE_HI
 const PointwiseOp kLogaddexp2{
     "logaddexp2",
     "(isinf(a) && a == b) ? a : fmax(a, b) + log1p(exp2(-fabs(a - b))) * (T)1.4426950408889634",

@@ -59,11 +59,18 @@ namespace {
 using codegen::Domain;
 using codegen::PointwiseOp;
 
-// sin(pi x) / (pi x), 1 at 0; the product is formed once, as CPU does.
+// sin(pi x) / (pi x), 1 at 0; the product is formed once, as CPU does (complex too).
 const PointwiseOp kSinc{"sinc",
                         "a == (T)0 ? (T)1 : sin((T)3.14159265358979323846 * a) / "
                         "((T)3.14159265358979323846 * a)",
-                        nullptr, Domain::kFloating};
+                        nullptr,
+                        Domain::kFloating,
+                        false,
+                        nullptr,
+                        nullptr,
+                        "(a.x == (R)0 && a.y == (R)0) ? (T)(1, 0) : "
+                        "ocl_cdiv(ocl_csin((R)3.14159265358979323846 * a), "
+                        "(R)3.14159265358979323846 * a)"};
 // -x log x: 0 at 0, -inf below, NaN stays NaN.
 const PointwiseOp kEntr{"special_entr",
                         "a != a ? a : (a > (T)0 ? -a * log(a) : (a == (T)0 ? (T)0 : -(T)INFINITY))",

@@ -1,8 +1,9 @@
 // histc and histogram (1-D, bin count or edges) on the device: one kernel finds each element's
 // bin in the input's precision exactly as CPU's kernel does, then index_add_ sums the (unit or
 // given) weights per bin, so the counts do not depend on the order of additions; histogramdd
-// searches each dimension so and adds the weights at the combined bin. float32 and float64; other
-// dtypes take the counted fallback.
+// searches each dimension so and adds the weights at the combined bin. float32 and float64 (and
+// float16/bfloat16 for histc, binned with CPU's 16-bit rounding); other dtypes take the counted
+// fallback.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>

@@ -1,10 +1,11 @@
 // Sparse CSR basics on ocl: construction (sparse_csr_tensor, .to("ocl"), dense.to_sparse_csr(),
 // coo.to_sparse_csr()), crow_indices/col_indices/values and the metadata, to_dense, to_sparse
-// (COO), clone and copy_, and CSR @ dense (mm, addmm, matmul). The index conversions between COO
-// and CSR (_convert_indices_from_coo_to_csr / _csr_to_coo) are searchsorted over the sorted
-// indices; ATen's layout-generic compressed code builds the rest on them and on native dense
-// kernels. Zero-preserving unary ops (sin, abs, sqrt, ...) and scaling by a number apply to the
-// values, as CPU's kernels do; sum() sums them. Everything else on a compressed tensor raises a
+// (COO), clone and copy_, and CSR @ dense (mm, addmm, matmul; CSC @ dense too, which autograd's
+// backward for the dense operand needs). The index conversions between COO and CSR
+// (_convert_indices_from_coo_to_csr / _csr_to_coo) are searchsorted over the sorted indices; ATen's
+// layout-generic compressed code builds the rest on them and on native dense kernels.
+// Zero-preserving unary ops (sin, abs, sqrt, ...) and scaling by a number apply to the values, as
+// CPU's kernels do; sum() sums them. Everything else on a compressed tensor raises a
 // NotImplementedError that names the op (here for the ops whose composite kernels would
 // otherwise fail with an obscure message, in core/fallback.cpp for the rest).
 #include <ATen/ATen.h>
@@ -94,16 +95,18 @@ at::Tensor& csrToCooOut(const at::Tensor& crow, const at::Tensor& col, bool out_
 }
 
 void checkCsrMatrix(const at::Tensor& t, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(t.layout() == at::kSparseCsr, "torch-ocl: ", op, " on a ", t.layout(),
+  TORCH_CHECK_NOT_IMPLEMENTED(t.layout() == at::kSparseCsr || t.layout() == at::kSparseCsc,
+                              "torch-ocl: ", op, " on a ", t.layout(),
                               " tensor is not supported on ocl yet (sparse compressed on ocl "
-                              "covers the CSR layout only)");
+                              "covers the CSR layout, and CSC, csr.t(), as a product's operand)");
   TORCH_CHECK_NOT_IMPLEMENTED(t.dim() == 2 && t.dense_dim() == 0, "torch-ocl: ", op,
                               " on ocl supports 2-D sparse CSR matrices without batch or dense "
                               "dimensions, but got a ",
                               t.dim(), "-D one with dense_dim ", t.dense_dim());
 }
 
-// CSR (M, K) @ dense (K, N): each nonzero adds its value times a row of `dense` to its row.
+// CSR or CSC (M, K) @ dense (K, N): each nonzero adds its value times a row of `dense` to its
+// row. CSC (csr.t(), as autograd's backward of CSR @ dense makes it) converts with transpose.
 at::Tensor csrDenseMm(const at::Tensor& sparse, const at::Tensor& dense, const char* op) {
   checkCsrMatrix(sparse, op);
   TORCH_CHECK_NOT_IMPLEMENTED(dense.layout() == at::kStrided, "torch-ocl: ", op,
@@ -120,23 +123,30 @@ at::Tensor csrDenseMm(const at::Tensor& sparse, const at::Tensor& dense, const c
   checkSameDevice({values, dense});
   at::Tensor out = at::zeros({sparse.size(0), dense.size(1)}, dense.options());
   if (values.numel() == 0 || out.numel() == 0) return out;
-  const at::Tensor crow = sparse.crow_indices(), col = sparse.col_indices();
-  const at::Tensor rows = csrToCoo(crow, col, /*out_int32=*/false, false).select(0, 0);
+  const bool csc = sparse.layout() == at::kSparseCsc;
+  const at::Tensor compressed = csc ? sparse.ccol_indices() : sparse.crow_indices();
+  const at::Tensor plain = csc ? sparse.row_indices() : sparse.col_indices();
+  const at::Tensor coo = csrToCoo(compressed, plain, /*out_int32=*/false, /*transpose=*/csc);
+  const at::Tensor rows = coo.select(0, 0), col = coo.select(0, 1);
   return out.index_add_(0, rows, dense.index_select(0, col).mul(values.unsqueeze(1)));
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
-  TORCH_CHECK_NOT_IMPLEMENTED(self.is_sparse_csr() && mat2.layout() == at::kStrided,
-                              "torch-ocl: mm with a sparse compressed operand supports only "
-                              "sparse CSR @ strided on ocl, but got ",
-                              self.layout(), " @ ", mat2.layout());
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      (self.layout() == at::kSparseCsr || self.layout() == at::kSparseCsc) &&
+          mat2.layout() == at::kStrided,
+      "torch-ocl: mm with a sparse compressed operand supports only sparse CSR (or CSC) @ "
+      "strided on ocl, but got ",
+      self.layout(), " @ ", mat2.layout());
   return csrDenseMm(self, mat2, "mm");
 }
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                  const at::Scalar& beta, const at::Scalar& alpha) {
   TORCH_CHECK_NOT_IMPLEMENTED(
-      self.layout() == at::kStrided && mat1.is_sparse_csr() && mat2.layout() == at::kStrided,
+      self.layout() == at::kStrided &&
+          (mat1.layout() == at::kSparseCsr || mat1.layout() == at::kSparseCsc) &&
+          mat2.layout() == at::kStrided,
       "torch-ocl: on a sparse CSR tensor, addmm supports only dense + CSR @ dense");
   at::Tensor prod = csrDenseMm(mat1, mat2, "addmm");
   checkSameDevice({self, prod});
@@ -156,7 +166,8 @@ at::Tensor toDense(const at::Tensor& self, std::optional<at::ScalarType> dtype,
 constexpr char kCsrCoverage[] =
     " is not supported on ocl yet (sparse CSR on ocl covers construction, .to(), to_sparse_csr / "
     "to_dense / to_sparse, crow_indices / col_indices / values, clone and copy_, CSR @ dense (mm, "
-    "addmm, matmul), zero-preserving unary ops, scaling by a number and sum()); keep the tensor "
+    "addmm, matmul, and their backward for the dense operand), zero-preserving unary ops, scaling "
+    "by a number and sum()); keep the tensor "
     "on the CPU, or make it dense (.to_dense()) first";
 
 void csrUnsupported(const c10::OperatorHandle& op, torch::jit::Stack*) {
