@@ -6,7 +6,8 @@
 // copy made by pack_b (any dtype or strides; zero-padded past N), which also avoids the cache
 // thrashing of row strides that are multiples of 4 KB. Accumulation is in float for every dtype.
 // The program is built with a header that defines ST (storage type), LOAD(p, i) (element i of
-// ST* p as float) and STORE(p, i, v).
+// ST* p as float) and STORE(p, i, v), and the epilogue: EPI_BIAS (1: add bias_scale * bias[m][n],
+// any strides) and gemm_epi(v) (rounding to ST and the activation, identity without one).
 
 #define TM 6
 #define TN 64
@@ -42,12 +43,13 @@ __kernel void pack_b(__global char* dst, ulong dst_off, __global const char* b, 
     vstore16(c##i##1, 1, t);                                             \
     vstore16(c##i##2, 2, t);                                             \
     vstore16(c##i##3, 3, t);                                             \
-    const long base = (m0 + i) * sc_m;                                   \
+    const long base = (m0 + i) * sc_m, bbase = (m0 + i) * sbias_m;      \
     for (int j = 0; j < jn; ++j) {                                       \
       const long idx = base + (n0 + j) * sc_n;                           \
       float v = alpha * t[j];                                            \
       if (beta != 0.0f) v += beta * LOAD(C, idx); /* beta 0 ignores C */ \
-      STORE(C, idx, v);                                                  \
+      if (EPI_BIAS) v += bias_scale * LOAD(Bias, bbase + (n0 + j) * sbias_n); \
+      STORE(C, idx, gemm_epi(v));                                        \
     }                                                                    \
   }
 
@@ -56,12 +58,14 @@ __kernel void pack_b(__global char* dst, ulong dst_off, __global const char* b, 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void gemm_6x64(
     __global const char* a, ulong a_off, __global const char* bp, ulong bp_off, __global char* c,
     ulong c_off, long M, long N, long K, long sa_b, long sa_m, long sa_k, long sb_b, long sb_k,
-    long sb_p, long sc_b, long sc_m, long sc_n, float alpha, float beta) {
+    long sb_p, long sc_b, long sc_m, long sc_n, float alpha, float beta, __global const char* bias,
+    ulong bias_off, long sbias_b, long sbias_m, long sbias_n, float bias_scale) {
   const long mt = get_global_id(0), p = get_global_id(1), bt = get_global_id(2);
   const long m0 = mt * TM, n0 = p * TN;
   __global const ST* A = (__global const ST*)(a + a_off) + bt * sa_b;
   __global const float* B = (__global const float*)(bp + bp_off) + bt * sb_b + p * sb_p;
   __global ST* C = (__global ST*)(c + c_off) + bt * sc_b;
+  __global const ST* Bias = (__global const ST*)(bias + bias_off) + bt * sbias_b;
   // Rows past M repeat row M - 1: computed, never stored.
   const long r0 = min(m0 + 0, M - 1) * sa_m, r1 = min(m0 + 1, M - 1) * sa_m,
              r2 = min(m0 + 2, M - 1) * sa_m, r3 = min(m0 + 3, M - 1) * sa_m,
