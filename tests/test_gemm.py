@@ -379,3 +379,43 @@ def test_addmm_bias_epilogue_forms(provider):
     with torch_ocl.strict():
         r = torch.baddbmm(s.to(DEV), a3.to(DEV), b3.to(DEV), beta=2.0)
     _check(r, 2.0 * s.double() + a3.double() @ b3.double(), dt, p)
+
+
+@pytest.mark.parametrize("n,k,m,row_stride", [(64, 784, 512, None), (67, 700, 128, None),
+                                              (1, 513, 64, None), (131, 300, 192, 1024),
+                                              (7, 129, 64, 2048)])
+@pytest.mark.parametrize("epi", ["none", "bias_beta", "relu", "gelu"])
+def test_cpu_tile_k_blocks(n, k, m, row_stride, epi):
+    # cpu_tile's k-blocked kernel (gemm_6x64_kblocks): float32 B read in place with K beyond 512
+    # or a row stride that is a multiple of 4 KB; several row chunks (131 > 66 rows), a partial
+    # last block of K, one row, and every epilogue.
+    g = torch.Generator().manual_seed(n + k + m)
+    a = torch.randn(n, k, generator=g)
+    if row_stride:
+        big = torch.randn(k, row_stride, generator=g)
+        b, bd = big[:, :m], big.to(DEV)[:, :m]
+    else:
+        b = torch.randn(k, m, generator=g)
+        bd = b.to(DEV)
+    s = torch.randn(m, generator=g)
+    c = torch.randn(n, m, generator=g)
+    _C._set_gemm_provider("cpu_tile")
+    try:
+        with torch_ocl.strict():
+            if epi == "none":
+                r, e = torch.mm(a.to(DEV), bd), a @ b
+            elif epi == "bias_beta":
+                cd = c.to(DEV)
+                cd.addmm_(a.to(DEV), bd, beta=0.5, alpha=2.0)
+                r, e = cd, torch.addmm(c, a, b, beta=0.5, alpha=2.0)
+                cd2 = torch.addmm(s.to(DEV), a.to(DEV), bd, beta=-1.0)
+                torch.testing.assert_close(cd2.cpu(), torch.addmm(s, a, b, beta=-1.0), rtol=1e-4,
+                                           atol=1e-4 * max(1.0, k ** 0.5))
+            else:
+                gelu = epi == "gelu"
+                r = torch._addmm_activation(s.to(DEV), a.to(DEV), bd, use_gelu=gelu)
+                e = torch._addmm_activation(s, a, b, use_gelu=gelu)
+        assert _C._last_gemm_provider() == "cpu_tile"
+    finally:
+        _C._set_gemm_provider("auto")
+    torch.testing.assert_close(r.cpu(), e, rtol=1e-4, atol=1e-4 * max(1.0, k ** 0.5))

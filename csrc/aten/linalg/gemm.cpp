@@ -697,6 +697,12 @@ std::string typeHeader(c10::ScalarType t, bool float_acc, uint64_t epi) {
     h += is_double ? "  v = 0.5 * v * (1.0 + erf(v * M_SQRT1_2));\n"
                    : "  v = 0.5f * v * (1.0f + ocl_erf_float(v * M_SQRT1_2_F));\n";
   h += "  return v;\n}\n";
+  // The vector store of cpu_tile (float32, no activation or relu).
+  const bool vec = t == at::kFloat && float_acc && act != GemmActivation::kGelu;
+  h += "#define EPI_VEC " + std::string(vec ? "1" : "0") + "\n";
+  h += act == GemmActivation::kRelu
+           ? "#define gemm_epi16(v) select((v), (float16)(0.0f), (v) < (float16)(0.0f))\n"
+           : "#define gemm_epi16(v) (v)\n";
   return h;
 }
 
@@ -769,9 +775,27 @@ constexpr int64_t kTm = 6, kTn = 64;
 
 // B is already a float panel matrix: unit column stride, whole panels, and a row stride that is not
 // a multiple of 4 KB (that one thrashes the caches).
-bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols) {
+// B is already a float panel matrix: unit column stride and whole panels. A row stride that is a
+// multiple of 4 KB maps the rows of a panel onto a few cache sets: the k-blocked kernel below
+// still reads such a B in place for fewer than 1024 rows of C, beyond that a packed copy pays
+// for itself (1024^3: 250 packed / 179 in place; 64x1024 @ 1024x1024: 130 / 273 GFLOP/s).
+bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols, int64_t rows) {
   const auto sb = elemStrides(b);
-  return b.scalar_type() == at::kFloat && sb[2] == 1 && cols % kTn == 0 && sb[1] % 1024 != 0;
+  return b.scalar_type() == at::kFloat && sb[2] == 1 && cols % kTn == 0 &&
+         (sb[1] % 1024 != 0 || rows < 1024);
+}
+
+// K blocks of gemm_6x64_kblocks (KBMAX in gemm_cpu.cl), and its row tiles per work item (RT).
+constexpr int64_t kKBlock = 128, kRowTiles = 11;
+
+// Whether cpu_tile runs K in blocks (gemm_6x64_kblocks): for B read in place when a whole panel
+// would not stay in the caches between tiles: K beyond 512, or a row stride that is a multiple
+// of 4 KB (the rows of a panel then share a few cache sets). Measured on 2 AVX-512 cores (best of
+// 6 interleaved rounds, GFLOP/s plain / k-blocked): 64x784 @ 784x512 220/278, 640x1024 @
+// 1024x512 171/314, 640x784 @ 784x512 263/317, 64x512 @ 512x512 266/275 (and packing B first
+// instead costs more than either at these sizes).
+bool cpuTileKBlocks(int64_t k, int64_t b_row_stride) {
+  return k > 512 || (b_row_stride % 1024 == 0 && k > kKBlock);
 }
 
 // The epilogue of out^T: the bias transposed with it.
@@ -789,7 +813,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
   const int64_t panels = (m + kTn - 1) / kTn;
   const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
-  const bool direct = cpuTileReadsBInPlace(b, m);
+  const bool direct = cpuTileReadsBInPlace(b, m, n);
   // A packed B costs K x N; when C has fewer rows than columns, out^T = b^T @ a^T packs a^T
   // (K x M) instead, e.g. linear's x @ W^T at batch 64. (The swapped call has rows >= columns,
   // so it never swaps back.)
@@ -823,7 +847,8 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
     bp = bufferOf(panel_buf);
     pb_b = b_batches == 1 ? 0 : panels * k * kTn, pb_k = kTn, pb_p = k * kTn;
   }
-  cl_kernel kern = programs(idx).kernel(prog, "gemm_6x64");
+  const bool kblocks = direct && cpuTileKBlocks(k, sb[1]);
+  cl_kernel kern = programs(idx).kernel(prog, kblocks ? "gemm_6x64_kblocks" : "gemm_6x64");
   cl_uint i = 0;
   setArg(kern, i, bufferOf(a));
   setArg(kern, i, bp);
@@ -839,9 +864,11 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   setArg(kern, i, alpha.toFloat());
   setArg(kern, i, beta.toFloat());
   setBiasArgs(kern, i, out, epi, at::kFloat);
+  if (kblocks) setArg(kern, i, static_cast<cl_long>(kKBlock));
   const size_t local[3] = {1, 1, 1};
-  const size_t global[3] = {static_cast<size_t>((n + kTm - 1) / kTm), static_cast<size_t>(panels),
-                            static_cast<size_t>(batch)};
+  const int64_t rows_per_item = kblocks ? kTm * kRowTiles : kTm;
+  const size_t global[3] = {static_cast<size_t>((n + rows_per_item - 1) / rows_per_item),
+                            static_cast<size_t>(panels), static_cast<size_t>(batch)};
   launchKernel(q, kern, 3, global, local);
   OCL_CATCH
 }
@@ -900,9 +927,9 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   // Our kernel keeps a whole K x 64 panel of B per tile row and does not split K: beyond ~2048 the
   // panel leaves the L2 cache and every tile streams it from memory again (the weight gradient of
   // a convolution, K = batch * pixels), where the BLAS's K blocking wins.
+  if (rows >= 16 && cpuTileReadsBInPlace(b, cols, rows)) return GemmProvider::kCpuTile;
   if (k > 2048) return p;
-  if ((rows >= 16 && cpuTileReadsBInPlace(b, cols)) || work >= 134217728.0 /* 512^3 */)
-    return GemmProvider::kCpuTile;
+  if (work >= 134217728.0 /* 512^3 */) return GemmProvider::kCpuTile;
   return p;
 }
 
