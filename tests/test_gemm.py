@@ -209,7 +209,16 @@ def test_conv_backward_through_engine(provider):
         torch.testing.assert_close(a.cpu(), e, rtol=rtol, atol=atol * 10)
 
 
-def test_auto_choice_and_doctor_names_provider():
+@pytest.fixture
+def untuned():
+    """The built-in shape rule, whatever tuning table this machine has on disk."""
+    was = _C._gemm_tuning_enabled()
+    _C._set_gemm_tuning_enabled(False)
+    yield
+    _C._set_gemm_tuning_enabled(was)
+
+
+def test_auto_choice_and_doctor_names_provider(untuned):
     provs = _C._gemm_providers(0)
     assert set(provs) >= {"Float", "Half", "BFloat16", "Int"}
     if _is_pocl():
@@ -419,3 +428,61 @@ def test_cpu_tile_k_blocks(n, k, m, row_stride, epi):
     finally:
         _C._set_gemm_provider("auto")
     torch.testing.assert_close(r.cpu(), e, rtol=1e-4, atol=1e-4 * max(1.0, k ** 0.5))
+
+
+# ---- the tuning table --------------------------------------------------------------------------
+
+def test_tuning_table_measured_stored_and_followed(tmp_path, monkeypatch):
+    from torch_ocl.cli import warmup
+    monkeypatch.setenv("TORCH_OCL_CACHE_DIR", str(tmp_path))
+    try:
+        assert _C._gemm_tuning_path() == str(tmp_path / "gemm_tuning.tsv")
+        assert _C._gemm_tuning_reload() == 0 and not warmup.device_is_tuned(0)
+        rep = warmup.tune_matrix_engine(0, quick=True, reps=1)
+        assert rep["classes"] > 0 and sum(rep["chosen"].values()) == rep["classes"]
+        table = _C._gemm_tuning_table(0)
+        assert len(table) == rep["classes"] and warmup.device_is_tuned(0)
+        provs = set(_C._gemm_providers(0).values()) | {"cpu_tile", "clblast", "tiled",
+                                                       "host_blas"}
+        assert all(dt == "Float" and p in provs for dt, _, p in table)
+        # gemm follows the table: each measured class runs its provider, and correctly.
+        g = torch.Generator().manual_seed(20)
+        a, b = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g)
+        cls = _C._gemm_shape_class_of(a.to(DEV), b.to(DEV))
+        want = {c: p for _, c, p in table}[cls]
+        r = torch.mm(a.to(DEV), b.to(DEV))
+        assert _C._last_gemm_provider() == want
+        torch.testing.assert_close(r.cpu(), a @ b, rtol=1e-4, atol=1e-4)
+        # A table saying clblast for that class is obeyed (lines of other devices are kept
+        # and ignored); a forced provider still wins over the table.
+        path = _C._gemm_tuning_path()
+        lines = open(path).read().splitlines()
+        key = _C._gemm_device_key(0)
+        with open(path, "w") as f:
+            f.write("other device | 1 | x\tFloat\t%d\ttiled\n" % cls)
+            for line in lines:
+                cells = line.split("\t")
+                if len(cells) > 2 and cells[0] == key and cells[2] == str(cls):
+                    cells[3] = "clblast"
+                f.write("\t".join(cells) + "\n")
+            f.write("a broken line\n")
+        assert _C._gemm_tuning_reload() == len(lines)  # minus the comment, plus the other device
+        torch.mm(a.to(DEV), b.to(DEV))
+        assert _C._last_gemm_provider() == "clblast"
+        _C._set_gemm_provider("tiled")
+        torch.mm(a.to(DEV), b.to(DEV))
+        assert _C._last_gemm_provider() == "tiled"
+        _C._set_gemm_provider("auto")
+        _C._set_gemm_tuning_enabled(False)
+        torch.mm(a.to(DEV), b.to(DEV))
+        assert _C._last_gemm_provider() != "clblast" or not _is_pocl()
+        _C._set_gemm_tuning_enabled(True)
+        from torch_ocl.cli import doctor
+        gm = doctor.gemm_info(0)
+        assert gm["tuning"]["classes"] == len(_C._gemm_tuning_table(0))
+        assert "tuned by shape class" in doctor.format_text(doctor.doctor(run_self_test=False))
+    finally:
+        _C._set_gemm_provider("auto")
+        _C._set_gemm_tuning_enabled(True)
+        monkeypatch.undo()
+        _C._gemm_tuning_reload()

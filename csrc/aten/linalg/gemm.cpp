@@ -12,6 +12,7 @@
 #include "aten/launch.h"
 #include "aten/linalg.h"
 #include "aten/linalg/gemm_host_epilogue.h"
+#include "aten/linalg/gemm_tuning.h"
 
 #include <algorithm>
 #include <atomic>
@@ -918,6 +919,13 @@ namespace {
 GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
   const c10::DeviceIndex idx = out.device().index();
   const c10::ScalarType t = out.scalar_type();
+  // The tuning table (warmup's measurements) first, unless a provider is forced.
+  if (forced().load(std::memory_order_relaxed) == GemmProvider::kAuto) {
+    const int cls = gemmShapeClass(out.size(-2), out.size(-1), a.size(-1),
+                                   cpuTileReadsBInPlace(b, out.size(-1), out.size(-2)));
+    if (const auto tuned = gemmTunedProvider(idx, t, cls); tuned && supports(*tuned, idx, t))
+      return *tuned;
+  }
   const GemmProvider p = gemmProviderFor(idx, t);
   if (p != GemmProvider::kHostBlas || t != at::kFloat ||
       forced().load(std::memory_order_relaxed) == GemmProvider::kHostBlas || !isCpuDevice(idx))
@@ -935,12 +943,18 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
 
 }  // namespace
 
+int gemmShapeClassOf(const at::Tensor& a, const at::Tensor& b) {
+  return gemmShapeClass(a.size(-2), b.size(-1), a.size(-1),
+                        cpuTileReadsBInPlace(b, b.size(-1), a.size(-2)));
+}
+
 std::string gemmShapeRule(c10::DeviceIndex idx) {
   if (gemmProviderFor(idx, at::kFloat) != GemmProvider::kHostBlas || !isCpuDevice(idx) ||
       forced().load() == GemmProvider::kHostBlas)
     return "";
-  return "float32 runs cpu_tile instead of host_blas from 512^3 multiply-adds up, and when B is "
-         "read in place (unit column stride, columns a multiple of 64), for K <= 2048";
+  return "float32 runs cpu_tile instead of host_blas when it reads B in place (unit column "
+         "stride, columns a multiple of 64, 16 rows or more), and from 512^3 multiply-adds up "
+         "for K <= 2048";
 }
 
 void setForcedGemmProvider(GemmProvider p) {
