@@ -92,39 +92,6 @@ cpu_set_t& processCpus() {
   return set;
 }
 
-// MKL's Fortran interface (the copy linked into libtorch_cpu exports sgemm_ ... zgemm_, no
-// cblas_*): column-major, so a row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T.
-template <typename T>
-using FortranGemmFn = void (*)(const char*, const char*, const int*, const int*, const int*,
-                               const T*, const T*, const int*, const T*, const int*, const T*, T*,
-                               const int*);
-template <typename T>
-FortranGemmFn<T>& fortranGemm() {
-  static FortranGemmFn<T> f = nullptr;
-  return f;
-}
-template <typename T>
-void fortranRowMajor(int ta, int tb, int n, int m, int k, const T* alpha, const T* A, int lda,
-                     const T* B, int ldb, const T* beta, T* C, int ldc) {
-  const char ca = ta == kCblasTrans ? 'T' : 'N', cb = tb == kCblasTrans ? 'T' : 'N';
-  fortranGemm<T>()(&cb, &ca, &m, &n, &k, alpha, B, &ldb, A, &lda, beta, C, &ldc);
-}
-void fortranSgemm(int, int ta, int tb, int n, int m, int k, float alpha, const float* A, int lda,
-                  const float* B, int ldb, float beta, float* C, int ldc) {
-  fortranRowMajor<float>(ta, tb, n, m, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
-}
-void fortranDgemm(int, int ta, int tb, int n, int m, int k, double alpha, const double* A, int lda,
-                  const double* B, int ldb, double beta, double* C, int ldc) {
-  fortranRowMajor<double>(ta, tb, n, m, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
-}
-template <typename T>
-void fortranComplex(int, int ta, int tb, int n, int m, int k, const void* alpha, const void* A,
-                    int lda, const void* B, int ldb, const void* beta, void* C, int ldc) {
-  fortranRowMajor<T>(ta, tb, n, m, k, static_cast<const T*>(alpha), static_cast<const T*>(A), lda,
-                     static_cast<const T*>(B), ldb, static_cast<const T*>(beta), static_cast<T*>(C),
-                     ldc);
-}
-
 struct HostBlas {
   SgemmFn sgemm = nullptr;
   DgemmFn dgemm = nullptr;
@@ -150,28 +117,6 @@ const HostBlas& hostBlas() {
     }
     processCpus();
     std::string errors;
-    if (!names.empty() && names[0] == "mkl") {
-      void* lib = dlopen("libtorch_cpu.so", RTLD_NOW | RTLD_NOLOAD);
-      auto s = lib ? reinterpret_cast<FortranGemmFn<float>>(dlsym(lib, "sgemm_")) : nullptr;
-      auto d = lib ? reinterpret_cast<FortranGemmFn<double>>(dlsym(lib, "dgemm_")) : nullptr;
-      auto c = lib ? reinterpret_cast<FortranGemmFn<c10::complex<float>>>(dlsym(lib, "cgemm_"))
-                   : nullptr;
-      auto z = lib ? reinterpret_cast<FortranGemmFn<c10::complex<double>>>(dlsym(lib, "zgemm_"))
-                   : nullptr;
-      if (!s || !d || !c || !z) {
-        h.info.error = "TORCH_OCL_HOST_BLAS=mkl: libtorch_cpu.so has no MKL sgemm_/dgemm_";
-        return h;
-      }
-      fortranGemm<float>() = s, fortranGemm<double>() = d;
-      fortranGemm<c10::complex<float>>() = c, fortranGemm<c10::complex<double>>() = z;
-      h.sgemm = fortranSgemm, h.dgemm = fortranDgemm;
-      h.cgemm = fortranComplex<c10::complex<float>>, h.zgemm = fortranComplex<c10::complex<double>>;
-      h.info.available = true;
-      h.info.library = "libtorch_cpu.so (MKL)";
-      if (auto get = reinterpret_cast<int (*)()>(dlsym(lib, "mkl_get_max_threads")))
-        h.info.threads = get();
-      return h;
-    }
     for (const std::string& name : names) {
       void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
       if (!lib) {
