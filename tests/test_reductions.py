@@ -373,3 +373,35 @@ def test_gpu_launch_shapes_forced_on_this_device():
     r = subprocess.run([sys.executable, "-c", TREE_SCRIPT], env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0 and "TREE-OK" in r.stdout, r.stderr[-3000:]
+
+
+# The CPU drivers' column kernel (red_cols): one strided reduced dim whose innermost kept dim is
+# contiguous and >= 64 wide, read in blocks of rows by work-groups of up to 1024 columns; two-pass
+# ops (var/std) and index outputs (argmax) through it too, a last partial group of columns,
+# several chunks of rows, NaN, and reduced dtypes.
+@pytest.mark.parametrize("shape,dim", [((300, 1000), 0), ((37, 130), 0), ((5, 200, 70), 1),
+                                       ((17, 64), 0), ((2, 1100, 3, 96), 1)])
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin", "argmax", "var", "std",
+                                  "var_mean", "prod"])
+def test_column_reductions(shape, dim, name):
+    x = rand(*shape, seed=len(shape) + shape[0])
+    if name == "prod":
+        x = 1 + 0.01 * x
+    fns = {"sum": lambda t: t.sum(dim), "mean": lambda t: t.mean(dim),
+           "amax": lambda t: t.amax(dim), "amin": lambda t: t.amin(dim),
+           "argmax": lambda t: t.argmax(dim), "var": lambda t: t.var(dim),
+           "std": lambda t: t.std(dim, correction=0), "var_mean": lambda t: torch.var_mean(t, dim),
+           "prod": lambda t: t.prod(dim)}
+    same(on_ocl(fns[name], x), fns[name](x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_column_reductions_dtypes_and_nan(dtype):
+    x = rand(129, 200, seed=3, dtype=dtype)
+    same(on_ocl(lambda t: t.sum(0), x), x.sum(0), TOL[dtype])
+    same(on_ocl(lambda t: t.var(0), x), x.var(0), TOL[dtype])
+    x[5, 7] = float("nan")
+    x[100, 150] = float("nan")
+    same(on_ocl(lambda t: t.amax(0), x), x.amax(0), TOL[dtype])
+    same(on_ocl(lambda t: t.sum(0, keepdim=True), x), x.sum(0, keepdim=True), TOL[dtype])
+    same(on_ocl(lambda t: t.var(0), x), x.var(0), TOL[dtype])
