@@ -405,3 +405,28 @@ def test_column_reductions_dtypes_and_nan(dtype):
     same(on_ocl(lambda t: t.amax(0), x), x.amax(0), TOL[dtype])
     same(on_ocl(lambda t: t.sum(0, keepdim=True), x), x.sum(0, keepdim=True), TOL[dtype])
     same(on_ocl(lambda t: t.var(0), x), x.var(0), TOL[dtype])
+
+
+# The row-blocked column kernels of CPU drivers (softmax_fwd_vcols_blk, lse_vcols_blk): a
+# non-last dim over whole column stretches (inner a multiple of 64 floats for softmax, of the
+# vector width for logsumexp), several work-groups, infinities and NaN in some columns.
+@pytest.mark.parametrize("shape,dim", [((100, 1024), 0), ((3, 50, 128), 1), ((2, 19, 4, 64), 1),
+                                       ((300, 160), 0)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_column_softmax_and_logsumexp(shape, dim, dtype):
+    x = rand(*shape, seed=shape[0], dtype=dtype) * 3
+    flat = x.view(-1)
+    flat[7] = float("inf")
+    flat[shape[-1] * 2 + 9] = float("-inf")
+    flat[shape[-1] + 20] = float("nan")
+    for fn in (lambda t: t.softmax(dim), lambda t: t.log_softmax(dim),
+               lambda t: t.logsumexp(dim), lambda t: t.logsumexp(dim, keepdim=True)):
+        same(on_ocl(fn, x), fn(x), TOL[dtype])
+    # A column of all -inf: logsumexp -inf, softmax NaN, as on CPU.
+    y = x.clone()
+    y.select(dim, 0).fill_(0)
+    idx = [slice(None)] * len(shape)
+    idx[-1] = 3
+    y[tuple(idx)] = float("-inf")
+    for fn in (lambda t: t.softmax(dim), lambda t: t.logsumexp(dim)):
+        same(on_ocl(fn, y), fn(y), TOL[dtype])
