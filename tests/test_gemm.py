@@ -195,10 +195,12 @@ def test_conv_backward_through_engine(provider):
     g = torch.Generator().manual_seed(6)
     x = torch.randn(3, 4, 9, 9, generator=g).to(dt)
     w = torch.randn(6, 4, 3, 3, generator=g).to(dt)
+    bias = torch.randn(6, generator=g).to(dt)
     xd, wd = x.to(DEV).requires_grad_(True), w.to(DEV).requires_grad_(True)
     xc, wc = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
-    yd = torch.nn.functional.conv2d(xd, wd, padding=1, stride=2)
-    yc = torch.nn.functional.conv2d(xc, wc, padding=1, stride=2)
+    # With a bias: the forward GEMM adds it in its epilogue.
+    yd = torch.nn.functional.conv2d(xd, wd, bias.to(DEV), padding=1, stride=2)
+    yc = torch.nn.functional.conv2d(xc, wc, bias, padding=1, stride=2)
     assert _C._last_gemm_provider() == p
     go = torch.randn(yc.shape, generator=g).to(dt)
     gd = torch.autograd.grad(yd, (xd, wd), go.to(DEV))
