@@ -67,10 +67,20 @@ std::shared_ptr<const Table> load() {
   return t;
 }
 
+// Whether the loaded table has no entries: lets gemm() skip the lock and the lookup on the hot
+// path of an untuned machine.
+std::atomic<bool>& tableEmpty() {
+  static std::atomic<bool> e{false};
+  return e;
+}
+
 std::shared_ptr<const Table> table() {
   std::lock_guard<std::mutex> lock(tableMutex());
   auto& slot = tableSlot();
-  if (!slot) slot = load();
+  if (!slot) {
+    slot = load();
+    tableEmpty().store(slot->entries.empty());
+  }
   return slot;
 }
 
@@ -142,6 +152,7 @@ bool gemmTuningEnabled() {
 
 std::optional<GemmProvider> gemmTunedProvider(c10::DeviceIndex idx, c10::ScalarType t, int cls) {
   if (!tuningEnabled().load(std::memory_order_relaxed)) return std::nullopt;
+  if (tableEmpty().load(std::memory_order_relaxed)) return std::nullopt;  // loaded, and empty
   const auto tab = table();
   if (tab->entries.empty()) return std::nullopt;
   auto it = tab->entries.find({deviceKeyCached(idx), c10::toString(t), cls});
@@ -162,6 +173,7 @@ int gemmTuningReload() {
   auto fresh = load();
   std::lock_guard<std::mutex> lock(tableMutex());
   tableSlot() = fresh;
+  tableEmpty().store(fresh->entries.empty());
   return static_cast<int>(fresh->entries.size());
 }
 
