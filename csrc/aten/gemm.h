@@ -8,7 +8,11 @@
 //              tiles of C in float16 vector accumulators; float32, float16, bfloat16);
 //   clblast    CLBlast S/D/C/ZGEMM (tuned for many GPUs);
 //   tiled      our generic local-memory kernel (kernels/gemm.cl): every real dtype, any strides.
-// Complex operands with the conjugate bit are materialised on the device first.
+// Complex operands with the conjugate bit are materialised on the device first. Every provider
+// takes an epilogue (bias, relu, exact gelu): host_blas inside its native kernel, cpu_tile and
+// tiled in the kernel's store, CLBlast by ops around the call. The choice follows, in order: a
+// forced provider (TORCH_OCL_GEMM), the tuning table warmup measured (linalg/gemm_tuning.h), the
+// built-in rule (gemmShapeRule).
 #pragma once
 
 #include <ATen/core/Tensor.h>
