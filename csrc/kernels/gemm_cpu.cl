@@ -145,12 +145,12 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void gemm_6x64(GEMM_ARGS
   STORE_TILE
 }
 
-// The same tiles, K in blocks: a work item owns RT row tiles (6 * RT rows) of one panel; for each
+// The same tiles, K in blocks: a work item owns rt <= RT row tiles (6 * rt rows) of one panel; for each
 // block of KB <= KBMAX rows of K it copies that slice of the panel into local memory (contiguous,
 // so it stays in the L1 cache) and runs every tile over it, keeping the partial sums in local
 // memory too. B is read once per RT tiles instead of once per tile, in place even when its row
 // stride maps a whole panel onto a few cache sets (N a multiple of 1024 floats), with no packing
-// pass. Global size (ceil(M / (6 * RT)), ceil(N / 64), batch).
+// pass. Global size (ceil(M / (6 * rt)), ceil(N / 64), batch).
 #define RT 11
 #define KBMAX 128
 #define SAVE_ROW(i)                     \
@@ -162,13 +162,13 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void gemm_6x64(GEMM_ARGS
   float16 c##i##0 = part[(t * TM + i) * 4 + 0], c##i##1 = part[(t * TM + i) * 4 + 1], \
           c##i##2 = part[(t * TM + i) * 4 + 2], c##i##3 = part[(t * TM + i) * 4 + 3];
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void gemm_6x64_kblocks(GEMM_ARGS,
-                                                                               long KB) {
+                                                                               long KB, int rt) {
   const long chunk = get_global_id(0), p = get_global_id(1), bt = get_global_id(2);
-  const long n0 = p * TN, mbase = chunk * (RT * TM);
+  const long n0 = p * TN, mbase = chunk * (rt * TM);
   GEMM_POINTERS;
   __local float16 part[RT * TM * 4];
   __local float16 bl[KBMAX * 4];
-  const int tiles = (int)min((long)RT, (M - mbase + TM - 1) / TM);
+  const int tiles = (int)min((long)rt, (M - mbase + TM - 1) / TM);
   for (int t = 0; t < tiles * TM * 4; ++t) part[t] = (float16)(0.0f);
   for (long k0 = 0; k0 < K; k0 += KB) {
     const long k1 = min(K, k0 + KB);

@@ -731,7 +731,8 @@ bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols, int64_t rows) {
          (sb[1] % 1024 != 0 || rows < 1024);
 }
 
-// K blocks of gemm_6x64_kblocks (KBMAX in gemm_cpu.cl), and its row tiles per work item (RT).
+// K blocks of gemm_6x64_kblocks (<= KBMAX in gemm_cpu.cl), and its row tiles per work item
+// (<= RT; 6 and 8 measured no better for 64 to 640 rows, and read B more often).
 constexpr int64_t kKBlock = 128, kRowTiles = 11;
 
 // Whether cpu_tile runs K in blocks (gemm_6x64_kblocks): for B read in place when a whole panel
@@ -810,7 +811,10 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   setArg(kern, i, alpha.toFloat());
   setArg(kern, i, beta.toFloat());
   setBiasArgs(kern, i, out, epi, at::kFloat);
-  if (kblocks) setArg(kern, i, static_cast<cl_long>(kKBlock));
+  if (kblocks) {
+    setArg(kern, i, static_cast<cl_long>(kKBlock));
+    setArg(kern, i, static_cast<cl_int>(kRowTiles));
+  }
   const size_t local[3] = {1, 1, 1};
   const int64_t rows_per_item = kblocks ? kTm * kRowTiles : kTm;
   const size_t global[3] = {static_cast<size_t>((n + rows_per_item - 1) / rows_per_item),
