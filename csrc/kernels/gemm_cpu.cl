@@ -145,12 +145,12 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void gemm_6x64(GEMM_ARGS
   STORE_TILE
 }
 
-// The same tiles, K in blocks: a work item owns rt <= RT row tiles (6 * rt rows) of one panel; for each
-// block of KB <= KBMAX rows of K it copies that slice of the panel into local memory (contiguous,
-// so it stays in the L1 cache) and runs every tile over it, keeping the partial sums in local
-// memory too. B is read once per RT tiles instead of once per tile, in place even when its row
-// stride maps a whole panel onto a few cache sets (N a multiple of 1024 floats), with no packing
-// pass. Global size (ceil(M / (6 * rt)), ceil(N / 64), batch).
+// The same tiles, K in blocks: a work item owns rt <= RT row tiles (6 * rt rows) of one panel;
+// for each block of KB <= KBMAX rows of K it copies that slice of the panel into local memory
+// (contiguous, so it stays in the L1 cache) and runs every tile over it, keeping the partial sums
+// in local memory too. B is read once per rt tiles instead of once per tile, in place even when
+// its row stride maps a whole panel onto a few cache sets (N a multiple of 1024 floats), with no
+// packing pass. Global size (ceil(M / (6 * rt)), ceil(N / 64), batch).
 #define RT 11
 #define KBMAX 128
 #define SAVE_ROW(i)                     \

@@ -90,9 +90,10 @@ def _read_table(path: str) -> list[list[str]]:
 def tune_matrix_engine(index: int, *, dtypes=(torch.float32,), quick: bool = False,
                        reps: int = 3) -> dict[str, Any]:
     """Measures every GEMM provider the device runs on a representative shape of each shape class
-    and stores the fastest per (device, dtype, class) in the tuning table (``_C._gemm_tuning_path()``),
-    which gemm() then follows. A provider more than 8x slower than the best on three classes is
-    not measured on the larger ones (CLBlast or the generic kernel on a CPU driver)."""
+    and stores the fastest per (device, dtype, class) in the tuning table
+    (``_C._gemm_tuning_path()``), which gemm() then follows. A provider more than 8x slower than
+    the best on three classes is not measured on the larger ones (CLBlast or the generic kernel
+    on a CPU driver)."""
     path = _C._gemm_tuning_path()
     if not path:
         return {"path": "", "entries": 0, "error": "no cache directory (set TORCH_OCL_CACHE_DIR)"}
