@@ -523,17 +523,32 @@ __kernel void softmax_fwd_vcols_blk(__global char* yb, ulong yoff, __global cons
   }
 }
 
-__kernel void lse_vcols_blk(__global char* o0b, ulong o0off, __global const char* xb, ulong xoff,
-                            long outer, long dim, long inner) {
+__kernel void stats_vcols_blk(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
+                              __global const char* xb, ulong xoff, long outer, long dim,
+                              long inner, int kind, ACC corr, int has_o1) {
   const long nb = inner / VW;
   const long gid = get_global_id(0);
   const long o = gid / nb, i0 = (gid % nb) * VW;
   __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
   __global YT* o0 = (__global YT*)(o0b + o0off) + o * inner + i0;
-  ACCV m = (ACCV)(-INFINITY);
-  SM_BLOCKED(m = SM_MAX(m, VLOAD_X(x, d * inner));)
-  const ACCV sh = (m == (ACCV)INFINITY || m == (ACCV)(-INFINITY)) ? (ACCV)0 : m;
-  ACCV s = 0;
-  SM_BLOCKED(s += v_exp(VLOAD_X(x, d * inner) - sh);)
-  VSTORE_Y(o0, 0, sh + log(s));
+  __global YT* o1 = (__global YT*)(o1b + o1off) + o * inner + i0;
+  if (kind == 0) {
+    ACCV m = (ACCV)(-INFINITY);
+    SM_BLOCKED(m = SM_MAX(m, VLOAD_X(x, d * inner));)
+    const ACCV sh = (m == (ACCV)INFINITY || m == (ACCV)(-INFINITY)) ? (ACCV)0 : m;
+    ACCV s = 0;
+    SM_BLOCKED(s += v_exp(VLOAD_X(x, d * inner) - sh);)
+    VSTORE_Y(o0, 0, sh + log(s));
+  } else {
+    ACCV s = 0;
+    SM_BLOCKED(s += VLOAD_X(x, d * inner);)
+    const ACCV mean = s / (ACC)dim;
+    ACCV q = 0, u = 0;
+    SM_BLOCKED(const ACCV e = VLOAD_X(x, d * inner) - mean; u += e; q += e * e;)
+    const ACCV m2raw = q - u * u / (ACC)dim;
+    const ACCV m2 = m2raw < (ACCV)0 ? (ACCV)0 : m2raw;
+    const ACCV var = m2 / fmax((ACC)0, (ACC)dim - corr);
+    VSTORE_Y(o0, 0, kind == 2 ? sqrt(var) : var);
+    if (has_o1) VSTORE_Y(o1, 0, mean + u / (ACC)dim);
+  }
 }

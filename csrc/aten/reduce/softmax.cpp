@@ -235,32 +235,18 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
   const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + vw - 1) / vw);
   // A few long lines: the generator splits them into chunks for the cores.
   if (items < 32 && g.dim >= 8192) return false;
-  // Columns (a non-last dim) of 64 or more: the generator's red_cols reads them row by row in
-  // cache-sized blocks (this kernel walks each 16-wide column alone, latency-bound: var(0) of
-  // 4096 x 4096 0.27-0.40 of the copy bandwidth).
-  // (logsumexp has its own row-blocked kernel below: through red_cols it measured 133 ms, 82
-  // through stats_vcols.)
-  if (kind != RowStat::kLogSumExp && g.inner >= 64 && g.dim > 16) return false;
   cl_program prog = softmaxProgram(idx, t, t);
-  // logsumexp over whole column stretches: the row-blocked kernel, groups of up to 64 items.
-  if (kind == RowStat::kLogSumExp && g.inner != 1 && g.inner % vw == 0) {
-    const int64_t nb = g.inner / vw;
-    size_t local = 64;
-    while (nb % static_cast<int64_t>(local) != 0) local /= 2;
-    OCL_TRY
-    cl_kernel k = programs(idx).kernel(prog, "lse_vcols_blk");
-    cl_uint a = 0;
-    setArg(k, a, bufferOf(out));
-    setArg(k, a, bufferOf(self));
-    setArg(k, a, static_cast<cl_long>(g.outer));
-    setArg(k, a, static_cast<cl_long>(g.dim));
-    setArg(k, a, static_cast<cl_long>(g.inner));
-    launchND(dev, currentQueue(idx), k, static_cast<size_t>(g.outer * nb), local);
-    OCL_CATCH
-    return true;
-  }
+  // Over whole column stretches: the row-blocked kernel, groups of up to 64 items (1024 float
+  // columns). Through the generator's red_cols logsumexp measured 133 ms, through stats_vcols 82,
+  // row-blocked 8-16 ms (4096 x 4096 over dim 0).
+  const bool blk = g.inner != 1 && g.inner % vw == 0;
+  size_t blk_local = 64;
+  if (blk)
+    while ((g.inner / vw) % static_cast<int64_t>(blk_local) != 0) blk_local /= 2;
   OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, g.inner == 1 ? "stats_vrows" : "stats_vcols");
+  cl_kernel k = programs(idx).kernel(prog, g.inner == 1 ? "stats_vrows"
+                                           : blk        ? "stats_vcols_blk"
+                                                        : "stats_vcols");
   cl_uint a = 0;
   setArg(k, a, bufferOf(out));
   setArg(k, a, bufferOf(out2.defined() ? out2 : out));
@@ -274,7 +260,10 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
   else
     setArg(k, a, static_cast<cl_float>(correction));
   setArg(k, a, static_cast<cl_int>(out2.defined()));
-  launchItems(dev, idx, k, items);
+  if (blk)
+    launchND(dev, currentQueue(idx), k, static_cast<size_t>(g.outer * (g.inner / vw)), blk_local);
+  else
+    launchItems(dev, idx, k, items);
   OCL_CATCH
   return true;
 }
