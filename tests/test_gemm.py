@@ -392,14 +392,14 @@ def test_addmm_bias_epilogue_forms(provider):
     _check(r, 2.0 * s.double() + a3.double() @ b3.double(), dt, p)
 
 
-@pytest.mark.parametrize("n,k,m,row_stride", [(64, 784, 512, None), (67, 700, 128, None),
-                                              (1, 513, 64, None), (131, 300, 192, 1024),
-                                              (7, 129, 64, 2048)])
+@pytest.mark.parametrize("n,k,m,row_stride", [(64, 784, 512, None), (67, 700, 256, None),
+                                              (1, 513, 256, None), (131, 300, 192, 1024),
+                                              (7, 129, 64, 2048), (9, 2100, 64, None)])
 @pytest.mark.parametrize("epi", ["none", "bias_beta", "relu", "gelu"])
 def test_cpu_tile_k_blocks(n, k, m, row_stride, epi):
-    # cpu_tile's k-blocked kernel (gemm_6x64_kblocks): float32 B read in place with K beyond 512
-    # or a row stride that is a multiple of 4 KB; several row chunks (131 > 66 rows), a partial
-    # last block of K, one row, and every epilogue.
+    # cpu_tile's k-blocked kernel (gemm_6x64_kblocks): float32 B read in place with a row stride
+    # that is a multiple of 1 KB and K beyond 512, of 4 KB and K beyond 128, or K beyond 2048;
+    # several row chunks (131 > 66 rows), a partial last block of K, one row, every epilogue.
     g = torch.Generator().manual_seed(n + k + m)
     a = torch.randn(n, k, generator=g)
     if row_stride:

@@ -736,13 +736,15 @@ bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols, int64_t rows) {
 constexpr int64_t kKBlock = 128, kRowTiles = 11;
 
 // Whether cpu_tile runs K in blocks (gemm_6x64_kblocks): for B read in place when a whole panel
-// would not stay in the caches between tiles: K beyond 512, or a row stride that is a multiple
-// of 4 KB (the rows of a panel then share a few cache sets). Measured on 2 AVX-512 cores (best of
-// 6 interleaved rounds, GFLOP/s plain / k-blocked): 64x784 @ 784x512 220/278, 640x1024 @
-// 1024x512 171/314, 640x784 @ 784x512 263/317, 64x512 @ 512x512 266/275 (and packing B first
-// instead costs more than either at these sizes).
+// would not stay in the caches between tiles: a row stride that is a multiple of 1 KB (the rows of
+// a panel then share a few cache sets) with K beyond 512 (a multiple of 4 KB: beyond 128), or K
+// beyond 2048 at any stride. Measured on 2 AVX-512 cores (best of 6 interleaved rounds, GFLOP/s
+// plain / k-blocked): 64x784 @ 784x512 220/278, 640x1024 @ 1024x512 171/314, 640x784 @ 784x512
+// 263/317, 64x512 @ 512x512 266/275; with strides that do not alias the plain kernel keeps up
+// (640x784 @ 784x576 362/342, @ 784x448 360/351). Packing B first costs more than either here.
 bool cpuTileKBlocks(int64_t k, int64_t b_row_stride) {
-  return k > 512 || (b_row_stride % 1024 == 0 && k > kKBlock);
+  return (b_row_stride % 256 == 0 && k > 512) || (b_row_stride % 1024 == 0 && k > kKBlock) ||
+         k > 2048;
 }
 
 // The epilogue of out^T: the bias transposed with it.
