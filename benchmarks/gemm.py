@@ -11,7 +11,9 @@ layer (1->32 and 32->64 channels, 3x3, 28x28, batch 64) and a ResNet-style 3x3 6
 56x56 (batch 8), forward + backward (input and weight gradients) time, ratio = CPU time / ours
 (target >= 0.5). CPU PyTorch runs in a child process without torch-ocl loaded (our BLAS threads
 keep spinning for a while after a call and would slow CPU PyTorch's OpenMP threads in the same
-process); --cpu-in-process measures it here instead. On a machine shared with other work the
+process), asked for one figure at a time: --rounds rounds of (CPU, ours) back to back per shape,
+medians over rounds, and the ratio of each round printed too; --cpu-in-process measures it here
+instead. On a machine shared with other work the
 figures are noisy: compare the ratios within one run.
 """
 
@@ -67,20 +69,74 @@ def cpu_figures_subprocess(reps, shapes):
     return json.loads(res.stdout)
 
 
-def gemm_rows(dev, sync, reps, shapes, providers, cpu):
+class CpuChild:
+    """CPU PyTorch in a child process without torch-ocl, asked for one figure at a time, so that
+    its measurements interleave with ours (a shared machine's load then hits both alike)."""
+
+    def __init__(self, reps):
+        env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+        self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--cpu-server",
+                                   "--reps", str(reps)], env=env, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+
+    def ask(self, what):
+        self.p.stdin.write(json.dumps(what) + "\n")
+        self.p.stdin.flush()
+        return json.loads(self.p.stdout.readline())
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def cpu_server(reps):
+    g = torch.Generator().manual_seed(0)
+    cache = {}
+    for line in sys.stdin:
+        q = json.loads(line)
+        if q["kind"] == "gemm":
+            m, k, n = q["shape"]
+            if (m, k, n) not in cache:
+                cache[(m, k, n)] = (torch.randn(m, k, generator=g), torch.randn(k, n, generator=g),
+                                    torch.empty(m, n))
+            a, b, c = cache[(m, k, n)]
+            r = 2.0 * m * n * k / median_time(lambda: torch.mm(a, b, out=c), reps,
+                                              lambda: None) / 1e9
+        else:
+            name, nb, cin, cout, hw = next(x for x in CONV_LAYERS if x[0] == q["layer"])
+            r = conv_times("cpu", nb, cin, cout, hw, reps, lambda: None)
+        print(json.dumps(r), flush=True)
+
+
+# Seconds to wait between CPU PyTorch's figure and ours: both sides' BLAS/OpenMP threads keep
+# spinning for a while after a call and would slow the other side's next one.
+SETTLE_S = 0.2
+
+
+def gemm_rows(dev, sync, reps, shapes, providers, cpu, rounds=1):
     rows = []
     g = torch.Generator().manual_seed(0)
     for m, k, n in shapes:
         a_c = torch.randn(m, k, generator=g)
         b_c = torch.randn(k, n, generator=g)
-        c_c = torch.empty(m, n)
         a, b, c = a_c.to(dev), b_c.to(dev), torch.empty(m, n, device=dev)
         flops = 2.0 * m * n * k
         row = {"shape": f"{m}x{k} @ {k}x{n}"}
-        row["cpu_torch_gflops"] = cpu["gemm"][f"{m}x{k}x{n}"]
         row["raw_clblast_gflops"] = flops / statistics.median(_C._raw_sgemm(a, b, c, reps)) / 1e9
         _C._set_gemm_provider("auto")
-        row["ours_gflops"] = flops / median_time(lambda: torch.mm(a, b, out=c), reps, sync) / 1e9
+        # Rounds of (CPU PyTorch, then ours) back to back; the figures are medians over rounds.
+        cpu_r, ours_r = [], []
+        for _ in range(rounds):
+            if isinstance(cpu, CpuChild):
+                cpu_r.append(cpu.ask({"kind": "gemm", "shape": [m, k, n]}))
+                time.sleep(SETTLE_S)
+            else:
+                cpu_r.append(cpu["gemm"][f"{m}x{k}x{n}"])
+            ours_r.append(flops / median_time(lambda: torch.mm(a, b, out=c), reps, sync) / 1e9)
+            time.sleep(SETTLE_S if isinstance(cpu, CpuChild) else 0)
+        row["cpu_torch_gflops"] = statistics.median(cpu_r)
+        row["ours_gflops"] = statistics.median(ours_r)
+        row["ratio_vs_cpu_per_round"] = [o / c_ for o, c_ in zip(ours_r, cpu_r)]
         row["ours_provider"] = _C._last_gemm_provider()
         for p in providers:
             _C._set_gemm_provider(p)
@@ -121,12 +177,24 @@ def conv_times(where, nb, cin, cout, hw, reps, sync):
     return median_time(fwd, reps, sync) * 1e3, median_time(fwd_bwd, reps, sync) * 1e3
 
 
-def conv_rows(dev, sync, reps, cpu):
+def conv_rows(dev, sync, reps, cpu, rounds=1):
     rows = []
     for name, nb, cin, cout, hw in CONV_LAYERS:
         row = {"layer": name}
-        row["cpu_fwd_ms"], row["cpu_fwd_bwd_ms"] = cpu["conv"][name]
-        row["ocl_fwd_ms"], row["ocl_fwd_bwd_ms"] = conv_times(dev, nb, cin, cout, hw, reps, sync)
+        cpu_r, ours_r = [], []
+        for _ in range(rounds):
+            if isinstance(cpu, CpuChild):
+                cpu_r.append(cpu.ask({"kind": "conv", "layer": name}))
+                time.sleep(SETTLE_S)
+            else:
+                cpu_r.append(cpu["conv"][name])
+            ours_r.append(conv_times(dev, nb, cin, cout, hw, reps, sync))
+            time.sleep(SETTLE_S if isinstance(cpu, CpuChild) else 0)
+        row["cpu_fwd_ms"] = statistics.median(r[0] for r in cpu_r)
+        row["cpu_fwd_bwd_ms"] = statistics.median(r[1] for r in cpu_r)
+        row["ocl_fwd_ms"] = statistics.median(r[0] for r in ours_r)
+        row["ocl_fwd_bwd_ms"] = statistics.median(r[1] for r in ours_r)
+        row["ratio_fwd_bwd_per_round"] = [c_[1] / o[1] for c_, o in zip(cpu_r, ours_r)]
         row["ratio_fwd"] = row["cpu_fwd_ms"] / row["ocl_fwd_ms"]
         row["ratio_fwd_bwd"] = row["cpu_fwd_bwd_ms"] / row["ocl_fwd_bwd_ms"]
         rows.append(row)
@@ -141,9 +209,16 @@ def main() -> int:
     ap.add_argument("--json", help="write the results here as JSON")
     ap.add_argument("--cpu-in-process", action="store_true",
                     help="measure CPU PyTorch in this process, not in a child")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds of (CPU PyTorch, ours) back to back per shape; medians over "
+                         "rounds (default 3)")
     ap.add_argument("--cpu-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--cpu-server", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--shapes", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.cpu_server:  # the child: CPU PyTorch alone, one figure per request line
+        cpu_server(args.reps)
+        return 0
     if args.cpu_only:  # the child: CPU PyTorch alone, JSON on stdout
         print(json.dumps(cpu_figures(args.reps, [tuple(s) for s in json.loads(args.shapes)])))
         return 0
@@ -154,18 +229,21 @@ def main() -> int:
     if not args.quick:
         shapes.insert(2, (2048, 2048, 2048))
     providers = [] if args.quick else PROVIDERS
-    cpu = (cpu_figures(args.reps, shapes) if args.cpu_in_process
-           else cpu_figures_subprocess(args.reps, shapes))
+    cpu = cpu_figures(args.reps, shapes) if args.cpu_in_process else CpuChild(args.reps)
+    rounds = args.rounds if isinstance(cpu, CpuChild) else 1
     res = {
         "device": f"{props.name} ({props.platform_name}, driver {props.driver_version})",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "torch_threads": torch.get_num_threads(),
         "reps": args.reps,
         "gemm_providers": _C._gemm_providers(args.device),
-        "cpu_torch_measured": "in this process" if args.cpu_in_process else "in a child process",
-        "gemm": gemm_rows(dev, sync, args.reps, shapes, providers, cpu),
-        "conv": conv_rows(dev, sync, args.reps, cpu),
+        "cpu_torch_measured": "in this process" if args.cpu_in_process
+        else f"in a child process, {rounds} rounds interleaved with ours",
+        "gemm": gemm_rows(dev, sync, args.reps, shapes, providers, cpu, rounds),
+        "conv": conv_rows(dev, sync, args.reps, cpu, rounds),
     }
+    if isinstance(cpu, CpuChild):
+        cpu.close()
     print(f"torch-ocl matrix engine on ocl:{args.device}: {res['device']}")
     print(f"{res['date']}, median of {args.reps}; providers {res['gemm_providers']}; CPU PyTorch "
           f"on {res['torch_threads']} threads, {res['cpu_torch_measured']}\n")
@@ -176,13 +254,16 @@ def main() -> int:
         print(f"{r['shape']:<22}{r['ours_gflops']:>8.1f}{r['cpu_torch_gflops']:>8.1f}"
               f"{r['raw_clblast_gflops']:>8.1f}"
               + "".join(f"{r.get(p + '_gflops', float('nan')):>10.1f}" for p in cols)
-              + f"{r['ratio_vs_cpu']:>7.2f}{r['ratio_vs_clblast']:>9.2f}  ({r['ours_provider']})")
+              + f"{r['ratio_vs_cpu']:>7.2f}{r['ratio_vs_clblast']:>9.2f}  ({r['ours_provider']}; "
+              + "/cpu per round " + " ".join(f"{x:.2f}" for x in r["ratio_vs_cpu_per_round"])
+              + ")")
     print("targets: /cpu >= 0.7, /clblast >= 1\n")
     print(f"{'conv2d (ms)':<34}{'cpu fwd':>9}{'ocl fwd':>9}{'ratio':>7}{'cpu f+b':>9}"
           f"{'ocl f+b':>9}{'ratio':>7}")
     for r in res["conv"]:
         print(f"{r['layer']:<34}{r['cpu_fwd_ms']:>9.2f}{r['ocl_fwd_ms']:>9.2f}{r['ratio_fwd']:>7.2f}"
-              f"{r['cpu_fwd_bwd_ms']:>9.2f}{r['ocl_fwd_bwd_ms']:>9.2f}{r['ratio_fwd_bwd']:>7.2f}")
+              f"{r['cpu_fwd_bwd_ms']:>9.2f}{r['ocl_fwd_bwd_ms']:>9.2f}{r['ratio_fwd_bwd']:>7.2f}"
+              "  (per round " + " ".join(f"{x:.2f}" for x in r["ratio_fwd_bwd_per_round"]) + ")")
     print("target: ratio (cpu time / ours) >= 0.5")
     if args.json:
         with open(args.json, "w") as f:

@@ -56,7 +56,7 @@ def _tol(dt):
 
 
 def _rand(*shape, dtype, gen):
-    return torch.randn(*shape, generator=gen).to(dtype)
+    return torch.randn(shape, generator=gen).to(dtype)
 
 
 def _check(actual, expected, dt, provider):
@@ -195,10 +195,12 @@ def test_conv_backward_through_engine(provider):
     g = torch.Generator().manual_seed(6)
     x = torch.randn(3, 4, 9, 9, generator=g).to(dt)
     w = torch.randn(6, 4, 3, 3, generator=g).to(dt)
+    bias = torch.randn(6, generator=g).to(dt)
     xd, wd = x.to(DEV).requires_grad_(True), w.to(DEV).requires_grad_(True)
     xc, wc = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
-    yd = torch.nn.functional.conv2d(xd, wd, padding=1, stride=2)
-    yc = torch.nn.functional.conv2d(xc, wc, padding=1, stride=2)
+    # With a bias: the forward GEMM adds it in its epilogue.
+    yd = torch.nn.functional.conv2d(xd, wd, bias.to(DEV), padding=1, stride=2)
+    yc = torch.nn.functional.conv2d(xc, wc, bias, padding=1, stride=2)
     assert _C._last_gemm_provider() == p
     go = torch.randn(yc.shape, generator=g).to(dt)
     gd = torch.autograd.grad(yd, (xd, wd), go.to(DEV))
@@ -209,7 +211,16 @@ def test_conv_backward_through_engine(provider):
         torch.testing.assert_close(a.cpu(), e, rtol=rtol, atol=atol * 10)
 
 
-def test_auto_choice_and_doctor_names_provider():
+@pytest.fixture
+def untuned():
+    """The built-in shape rule, whatever tuning table this machine has on disk."""
+    was = _C._gemm_tuning_enabled()
+    _C._set_gemm_tuning_enabled(False)
+    yield
+    _C._set_gemm_tuning_enabled(was)
+
+
+def test_auto_choice_and_doctor_names_provider(untuned):
     provs = _C._gemm_providers(0)
     assert set(provs) >= {"Float", "Half", "BFloat16", "Int"}
     if _is_pocl():
@@ -259,3 +270,221 @@ def test_forcing_unknown_provider_is_an_error():
     with pytest.raises(ValueError, match="unknown GEMM provider"):
         _C._set_gemm_provider("cuBLAS")
     assert _C._forced_gemm_provider() == "auto"
+
+
+# ---- the epilogue: bias and activation in the GEMM's own launch ---------------------------------
+
+def _cpu_ref(dt, fn, s, a, b, beta, alpha, use_gelu):
+    """CPU PyTorch's own result on the same (rounded) inputs."""
+    return fn(s, a, b, beta=beta, alpha=alpha, use_gelu=use_gelu)
+
+
+@pytest.mark.parametrize("use_gelu", [False, True], ids=["relu", "gelu"])
+@pytest.mark.parametrize("n,k,m,ta,tb", [(33, 70, 65, False, False), (7, 129, 130, True, False),
+                                         (64, 13, 1, False, True), (1, 5, 129, True, True),
+                                         (130, 64, 128, False, False)])
+def test_addmm_activation_matches_cpu(provider, use_gelu, n, k, m, ta, tb):
+    p, dt = provider
+    g = torch.Generator().manual_seed(n * 7 + k * 3 + m)
+    a = _rand(k, n, dtype=dt, gen=g).t() if ta else _rand(n, k, dtype=dt, gen=g)
+    b = _rand(m, k, dtype=dt, gen=g).t() if tb else _rand(k, m, dtype=dt, gen=g)
+    ad = a.t().contiguous().to(DEV).t() if ta else a.to(DEV)
+    bd = b.t().contiguous().to(DEV).t() if tb else b.to(DEV)
+    # A bias row (linear's), a column, a full matrix and a 0-d scalar, with beta and alpha.
+    for self_shape in [(m,), (n, 1), (n, m), ()]:
+        s = _rand(*self_shape, dtype=dt, gen=g)
+        with torch_ocl.strict():
+            r = torch._addmm_activation(s.to(DEV), ad, bd, beta=0.5, alpha=1.5, use_gelu=use_gelu)
+        e = _cpu_ref(dt, torch._addmm_activation, s, a, b, 0.5, 1.5, use_gelu)
+        _check(r, e, dt, p)
+    # Defaults (beta = alpha = 1) into an out= tensor.
+    s = _rand(m, dtype=dt, gen=g)
+    out = torch.empty(n, m, dtype=dt, device=DEV)
+    with torch_ocl.strict():
+        torch._addmm_activation(s.to(DEV), ad, bd, use_gelu=use_gelu, out=out)
+    _check(out, _cpu_ref(dt, torch._addmm_activation, s, a, b, 1, 1, use_gelu), dt, p)
+
+
+@pytest.mark.parametrize("use_gelu", [False, True], ids=["relu", "gelu"])
+def test_addmm_activation_special_values_and_layouts(provider, use_gelu):
+    p, dt = provider
+    g = torch.Generator().manual_seed(11)
+    a, b = _rand(9, 17, dtype=dt, gen=g), _rand(17, 70, dtype=dt, gen=g)
+    # beta == 0 ignores self (NaN included); a NaN in the product stays NaN through relu and gelu.
+    s = torch.full((9, 70), float("nan"), dtype=dt)
+    with torch_ocl.strict():
+        r = torch._addmm_activation(s.to(DEV), a.to(DEV), b.to(DEV), beta=0.0, use_gelu=use_gelu)
+    _check(r, _cpu_ref(dt, torch._addmm_activation, s, a, b, 0.0, 1, use_gelu), dt, p)
+    a_nan = a.clone()
+    a_nan[3, 5] = float("nan")
+    with torch_ocl.strict():
+        r = torch._addmm_activation(s[0].zero_().to(DEV), a_nan.to(DEV), b.to(DEV),
+                                    use_gelu=use_gelu).cpu()
+    assert r[3].isnan().all() and not r[:3].isnan().any()
+    # Into a transposed (column-major) out= tensor.
+    bias = _rand(70, dtype=dt, gen=g)
+    out = torch.empty(70, 9, dtype=dt, device=DEV).t()
+    with torch_ocl.strict():
+        torch._addmm_activation(bias.to(DEV), a.to(DEV), b.to(DEV), alpha=-1.0, use_gelu=use_gelu,
+                                out=out)
+    _check(out, _cpu_ref(dt, torch._addmm_activation, bias, a, b, 1, -1.0, use_gelu), dt, p)
+
+
+def test_addmm_activation_zero_sizes_and_errors(provider):
+    p, dt = provider
+    s = torch.randn(5, 6).to(dt) - 0.5
+    with torch_ocl.strict():
+        # k == 0: relu(beta * self) exactly.
+        r = torch._addmm_activation(s.to(DEV), torch.empty(5, 0, dtype=dt, device=DEV),
+                                    torch.empty(0, 6, dtype=dt, device=DEV), beta=2.0)
+        torch.testing.assert_close(r.cpu(), torch.relu(s * 2.0))
+        r = torch._addmm_activation(s.to(DEV), torch.empty(5, 0, dtype=dt, device=DEV),
+                                    torch.empty(0, 6, dtype=dt, device=DEV), use_gelu=True)
+        e = torch._addmm_activation(s, torch.empty(5, 0, dtype=dt), torch.empty(0, 6, dtype=dt),
+                                    use_gelu=True)
+        torch.testing.assert_close(r.cpu(), e)
+        assert torch._addmm_activation(torch.empty(0, 4, dtype=dt, device=DEV),
+                                       torch.empty(0, 3, dtype=dt, device=DEV),
+                                       torch.empty(3, 4, dtype=dt, device=DEV)).shape == (0, 4)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        other = torch.float64 if dt != torch.float64 else torch.float32
+        torch._addmm_activation(s.to(DEV), torch.ones(5, 2, dtype=other, device=DEV),
+                                torch.ones(2, 6, dtype=other, device=DEV))
+
+
+def test_addmm_activation_integers():
+    g = torch.Generator().manual_seed(12)
+    a = torch.randint(-5, 5, (9, 13), generator=g, dtype=torch.int32)
+    b = torch.randint(-5, 5, (13, 70), generator=g, dtype=torch.int32)
+    s = torch.randint(-5, 5, (70,), generator=g, dtype=torch.int32)
+    with torch_ocl.strict():
+        r = torch._addmm_activation(s.to(DEV), a.to(DEV), b.to(DEV), beta=2, alpha=3)
+    assert _C._last_gemm_provider() == "tiled"
+    assert torch.equal(r.cpu(), torch._addmm_activation(s, a, b, beta=2, alpha=3))
+    with pytest.raises(NotImplementedError, match="GeluKernelImpl"):
+        torch._addmm_activation(s.to(DEV), a.to(DEV), b.to(DEV), use_gelu=True)
+    c = torch.ones(2, 2, dtype=torch.complex64, device=DEV)
+    with pytest.raises(NotImplementedError, match="complex"):
+        torch._addmm_activation(c, c, c)
+
+
+def test_addmm_bias_epilogue_forms(provider):
+    # addmm's self is the epilogue's bias now (no copy into the result first): every broadcast
+    # form, beta scaling, and in place.
+    p, dt = provider
+    g = torch.Generator().manual_seed(13)
+    a, b = _rand(20, 33, dtype=dt, gen=g), _rand(33, 66, dtype=dt, gen=g)
+    for shape in [(66,), (1, 66), (20, 1), (20, 66), ()]:
+        s = _rand(*shape, dtype=dt, gen=g)
+        with torch_ocl.strict():
+            r = torch.addmm(s.to(DEV), a.to(DEV), b.to(DEV), beta=-0.75, alpha=0.5)
+        _check(r, -0.75 * s.double() + 0.5 * (a.double() @ b.double()), dt, p)
+    # A bias that is itself a strided view (every other element of a longer vector).
+    long = _rand(132, dtype=dt, gen=g)
+    with torch_ocl.strict():
+        r = torch.addmm(long.to(DEV)[::2], a.to(DEV), b.to(DEV))
+    _check(r, long[::2].double() + a.double() @ b.double(), dt, p)
+    # baddbmm with a bias broadcast over the batch.
+    a3, b3 = _rand(3, 7, 9, dtype=dt, gen=g), _rand(3, 9, 65, dtype=dt, gen=g)
+    s = _rand(65, dtype=dt, gen=g)
+    with torch_ocl.strict():
+        r = torch.baddbmm(s.to(DEV), a3.to(DEV), b3.to(DEV), beta=2.0)
+    _check(r, 2.0 * s.double() + a3.double() @ b3.double(), dt, p)
+
+
+@pytest.mark.parametrize("n,k,m,row_stride", [(64, 784, 512, None), (67, 700, 256, None),
+                                              (1, 513, 256, None), (131, 300, 192, 1024),
+                                              (7, 129, 64, 2048), (9, 2100, 64, None)])
+@pytest.mark.parametrize("epi", ["none", "bias_beta", "relu", "gelu"])
+def test_cpu_tile_k_blocks(n, k, m, row_stride, epi):
+    # cpu_tile's k-blocked kernel (gemm_6x64_kblocks): float32 B read in place with a row stride
+    # that is a multiple of 1 KB and K beyond 512, of 4 KB and K beyond 128, or K beyond 2048;
+    # several row chunks (131 > 66 rows), a partial last block of K, one row, every epilogue.
+    g = torch.Generator().manual_seed(n + k + m)
+    a = torch.randn(n, k, generator=g)
+    if row_stride:
+        big = torch.randn(k, row_stride, generator=g)
+        b, bd = big[:, :m], big.to(DEV)[:, :m]
+    else:
+        b = torch.randn(k, m, generator=g)
+        bd = b.to(DEV)
+    s = torch.randn(m, generator=g)
+    c = torch.randn(n, m, generator=g)
+    _C._set_gemm_provider("cpu_tile")
+    try:
+        with torch_ocl.strict():
+            if epi == "none":
+                r, e = torch.mm(a.to(DEV), bd), a @ b
+            elif epi == "bias_beta":
+                cd = c.to(DEV)
+                cd.addmm_(a.to(DEV), bd, beta=0.5, alpha=2.0)
+                r, e = cd, torch.addmm(c, a, b, beta=0.5, alpha=2.0)
+                cd2 = torch.addmm(s.to(DEV), a.to(DEV), bd, beta=-1.0)
+                torch.testing.assert_close(cd2.cpu(), torch.addmm(s, a, b, beta=-1.0), rtol=1e-4,
+                                           atol=1e-4 * max(1.0, k ** 0.5))
+            else:
+                gelu = epi == "gelu"
+                r = torch._addmm_activation(s.to(DEV), a.to(DEV), bd, use_gelu=gelu)
+                e = torch._addmm_activation(s, a, b, use_gelu=gelu)
+        assert _C._last_gemm_provider() == "cpu_tile"
+    finally:
+        _C._set_gemm_provider("auto")
+    torch.testing.assert_close(r.cpu(), e, rtol=1e-4, atol=1e-4 * max(1.0, k ** 0.5))
+
+
+# ---- the tuning table --------------------------------------------------------------------------
+
+def test_tuning_table_measured_stored_and_followed(tmp_path, monkeypatch):
+    from torch_ocl.cli import warmup
+    monkeypatch.setenv("TORCH_OCL_CACHE_DIR", str(tmp_path))
+    try:
+        assert _C._gemm_tuning_path() == str(tmp_path / "gemm_tuning.tsv")
+        assert _C._gemm_tuning_reload() == 0 and not warmup.device_is_tuned(0)
+        rep = warmup.tune_matrix_engine(0, quick=True, reps=1)
+        assert rep["classes"] > 0 and sum(rep["chosen"].values()) == rep["classes"]
+        table = _C._gemm_tuning_table(0)
+        assert len(table) == rep["classes"] and warmup.device_is_tuned(0)
+        provs = set(_C._gemm_providers(0).values()) | {"cpu_tile", "clblast", "tiled",
+                                                       "host_blas"}
+        assert all(dt == "Float" and p in provs for dt, _, p in table)
+        # gemm follows the table: each measured class runs its provider, and correctly.
+        g = torch.Generator().manual_seed(20)
+        a, b = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g)
+        cls = _C._gemm_shape_class_of(a.to(DEV), b.to(DEV))
+        want = {c: p for _, c, p in table}[cls]
+        r = torch.mm(a.to(DEV), b.to(DEV))
+        assert _C._last_gemm_provider() == want
+        torch.testing.assert_close(r.cpu(), a @ b, rtol=1e-4, atol=1e-4)
+        # A table saying clblast for that class is obeyed (lines of other devices are kept
+        # and ignored); a forced provider still wins over the table.
+        path = _C._gemm_tuning_path()
+        lines = open(path).read().splitlines()
+        key = _C._gemm_device_key(0)
+        with open(path, "w") as f:
+            f.write("other device | 1 | x\tFloat\t%d\ttiled\n" % cls)
+            for line in lines:
+                cells = line.split("\t")
+                if len(cells) > 2 and cells[0] == key and cells[2] == str(cls):
+                    cells[3] = "clblast"
+                f.write("\t".join(cells) + "\n")
+            f.write("a broken line\n")
+        assert _C._gemm_tuning_reload() == len(lines)  # minus the comment, plus the other device
+        torch.mm(a.to(DEV), b.to(DEV))
+        assert _C._last_gemm_provider() == "clblast"
+        _C._set_gemm_provider("tiled")
+        torch.mm(a.to(DEV), b.to(DEV))
+        assert _C._last_gemm_provider() == "tiled"
+        _C._set_gemm_provider("auto")
+        _C._set_gemm_tuning_enabled(False)
+        torch.mm(a.to(DEV), b.to(DEV))
+        assert _C._last_gemm_provider() != "clblast" or not _is_pocl()
+        _C._set_gemm_tuning_enabled(True)
+        from torch_ocl.cli import doctor
+        gm = doctor.gemm_info(0)
+        assert gm["tuning"]["classes"] == len(_C._gemm_tuning_table(0))
+        assert "tuned by shape class" in doctor.format_text(doctor.doctor(run_self_test=False))
+    finally:
+        _C._set_gemm_provider("auto")
+        _C._set_gemm_tuning_enabled(True)
+        monkeypatch.undo()
+        _C._gemm_tuning_reload()

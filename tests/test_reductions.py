@@ -373,3 +373,60 @@ def test_gpu_launch_shapes_forced_on_this_device():
     r = subprocess.run([sys.executable, "-c", TREE_SCRIPT], env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0 and "TREE-OK" in r.stdout, r.stderr[-3000:]
+
+
+# The CPU drivers' column kernel (red_cols): one strided reduced dim whose innermost kept dim is
+# contiguous and >= 64 wide, read in blocks of rows by work-groups of up to 1024 columns; two-pass
+# ops (var/std) and index outputs (argmax) through it too, a last partial group of columns,
+# several chunks of rows, NaN, and reduced dtypes.
+@pytest.mark.parametrize("shape,dim", [((300, 1000), 0), ((37, 130), 0), ((5, 200, 70), 1),
+                                       ((17, 64), 0), ((2, 1100, 3, 96), 1)])
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin", "argmax", "var", "std",
+                                  "var_mean", "prod"])
+def test_column_reductions(shape, dim, name):
+    x = rand(*shape, seed=len(shape) + shape[0])
+    if name == "prod":
+        x = 1 + 0.01 * x
+    fns = {"sum": lambda t: t.sum(dim), "mean": lambda t: t.mean(dim),
+           "amax": lambda t: t.amax(dim), "amin": lambda t: t.amin(dim),
+           "argmax": lambda t: t.argmax(dim), "var": lambda t: t.var(dim),
+           "std": lambda t: t.std(dim, correction=0), "var_mean": lambda t: torch.var_mean(t, dim),
+           "prod": lambda t: t.prod(dim)}
+    same(on_ocl(fns[name], x), fns[name](x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_column_reductions_dtypes_and_nan(dtype):
+    x = rand(129, 200, seed=3, dtype=dtype)
+    same(on_ocl(lambda t: t.sum(0), x), x.sum(0), TOL[dtype])
+    same(on_ocl(lambda t: t.var(0), x), x.var(0), TOL[dtype])
+    x[5, 7] = float("nan")
+    x[100, 150] = float("nan")
+    same(on_ocl(lambda t: t.amax(0), x), x.amax(0), TOL[dtype])
+    same(on_ocl(lambda t: t.sum(0, keepdim=True), x), x.sum(0, keepdim=True), TOL[dtype])
+    same(on_ocl(lambda t: t.var(0), x), x.var(0), TOL[dtype])
+
+
+# The row-blocked column kernels of CPU drivers (softmax_fwd_vcols_blk, lse_vcols_blk): a
+# non-last dim over whole column stretches (inner a multiple of 64 floats for softmax, of the
+# vector width for logsumexp), several work-groups, infinities and NaN in some columns.
+@pytest.mark.parametrize("shape,dim", [((100, 1024), 0), ((3, 50, 128), 1), ((2, 19, 4, 64), 1),
+                                       ((300, 160), 0)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_column_softmax_and_logsumexp(shape, dim, dtype):
+    x = rand(*shape, seed=shape[0], dtype=dtype) * 3
+    flat = x.view(-1)
+    flat[7] = float("inf")
+    flat[shape[-1] * 2 + 9] = float("-inf")
+    flat[shape[-1] + 20] = float("nan")
+    for fn in (lambda t: t.softmax(dim), lambda t: t.log_softmax(dim),
+               lambda t: t.logsumexp(dim), lambda t: t.logsumexp(dim, keepdim=True)):
+        same(on_ocl(fn, x), fn(x), TOL[dtype])
+    # A column of all -inf: logsumexp -inf, softmax NaN, as on CPU.
+    y = x.clone()
+    y.select(dim, 0).fill_(0)
+    idx = [slice(None)] * len(shape)
+    idx[-1] = 3
+    y[tuple(idx)] = float("-inf")
+    for fn in (lambda t: t.softmax(dim), lambda t: t.logsumexp(dim)):
+        same(on_ocl(fn, y), fn(y), TOL[dtype])

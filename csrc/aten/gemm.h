@@ -8,7 +8,11 @@
 //              tiles of C in float16 vector accumulators; float32, float16, bfloat16);
 //   clblast    CLBlast S/D/C/ZGEMM (tuned for many GPUs);
 //   tiled      our generic local-memory kernel (kernels/gemm.cl): every real dtype, any strides.
-// Complex operands with the conjugate bit are materialised on the device first.
+// Complex operands with the conjugate bit are materialised on the device first. Every provider
+// takes an epilogue (bias, relu, exact gelu): host_blas inside its native kernel, cpu_tile and
+// tiled in the kernel's store, CLBlast by ops around the call. The choice follows, in order: a
+// forced provider (TORCH_OCL_GEMM), the tuning table warmup measured (linalg/gemm_tuning.h), the
+// built-in rule (gemmShapeRule).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -24,11 +28,30 @@ const char* gemmProviderName(GemmProvider p);
 // "auto", "host_blas", "cpu_tile", "clblast", "tiled"; throws ValueError otherwise.
 GemmProvider parseGemmProvider(const std::string& name);
 
-// out ([batch x] n x m) = alpha * a @ b + beta * out, with a ([batch x] n x k) and b
-// ([batch x] k x m) of any strides (a batch stride of 0 broadcasts). beta == 0 ignores out's
-// contents (NaN included); k == 0 gives beta * out. All three share out's dtype and device.
+// The activation an epilogue applies to each element of the result.
+enum class GemmActivation {
+  kNone,
+  kRelu,
+  kGelu /* exact (erf) gelu, as CPU's _addmm_activation */
+};
+
+// Work done on each element of C as it is stored, in the same launch: a bias (any tensor that
+// broadcasts to out's sizes: a row vector, a column, a full matrix, a batch of them), scaled by
+// bias_scale, then an activation. For float16/bfloat16 the value is rounded to the dtype before
+// the activation, as CPU PyTorch rounds addmm's result before relu_/gelu_ runs on it.
+struct GemmEpilogue {
+  at::Tensor bias;  // undefined: none
+  c10::Scalar bias_scale = 1;
+  GemmActivation act = GemmActivation::kNone;
+  bool empty() const { return !bias.defined() && act == GemmActivation::kNone; }
+};
+
+// out ([batch x] n x m) = act(alpha * a @ b + beta * out + bias_scale * bias), with a
+// ([batch x] n x k) and b ([batch x] k x m) of any strides (a batch stride of 0 broadcasts).
+// beta == 0 ignores out's contents (NaN included); k == 0 gives act(beta * out + bias_scale *
+// bias). All operands share out's dtype and device. relu needs a real dtype, gelu a floating one.
 void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
-          const c10::Scalar& beta);
+          const c10::Scalar& beta, const GemmEpilogue& epilogue = {});
 
 // out (n x m) = alpha * sum_i a[i] @ b[i] + beta * out, a (batch x n x k), b (batch x k x m): a
 // GEMM whose inner dimension runs over the batch too (a convolution's weight gradient), without

@@ -191,6 +191,48 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
        "  const long o = gid % n_out, c = gid / n_out;\n" +
        prologue + itemLoop + epilogue + "}\n";
 
+  // CPU drivers, a strided (outer) reduction whose kept inner dimension is contiguous: a
+  // work-group of L items takes L neighbouring outputs (L contiguous columns) of one chunk of
+  // rows and walks the rows in blocks of RB with a barrier after each. CPU drivers run a
+  // work-group as a loop over its items and each item up to the next barrier, so without the
+  // barriers every 16-wide vector of items would walk all its rows alone (one cache line per
+  // page, latency-bound); with them, each block of RB rows is read row by row across the whole
+  // stretch of L columns (whole pages, which the prefetchers follow), and a second pass of a
+  // two-pass op finds the block in the caches. Items past n_out compute the last output and
+  // never store it (every item must reach every barrier).
+  {
+    const std::string colLoad = load;
+    auto blocked = [&](const std::string& body) {
+      return "    for (long rb = r0; rb < r1; rb += RB) {\n"
+             "      const long re = min(rb + RB, r1);\n"
+             "      for (long r = rb; r < re; ++r) {\n" +
+             colLoad + body +
+             "      }\n"
+             "      barrier(CLK_LOCAL_MEM_FENCE);\n"
+             "    }\n";
+    };
+    const std::string colLoop =
+        op.two_pass
+            ? "  ACC a = r_ident();\n"
+              "  {\n"
+              "    V p = " +
+                  std::string(op.two_pass->pre_ident) + ";\n" +
+                  blocked("      p = r_pre(p, x);\n") +
+                  "    p = r_pre_fin(p, r1 - r0);\n"
+                  "    V u = 0, w = 0;\n" +
+                  blocked("      u += r_f(x, p);\n      w += r_g(x, p);\n") +
+                  "    if (r1 > r0) a = r_chunk(p, u, w, r1 - r0);\n"
+                  "  }\n"
+            : "  ACC a = r_ident();\n" + blocked("      a = r_combine(a, r_map(x, r, s0, s1));\n");
+    s += "#define RB 8\n__kernel void red_cols(" + outArgs + commonArgs +
+         " {\n"
+         "  const long gpc = get_num_groups(0) / chunks;\n"
+         "  const long grp = get_group_id(0), c = grp / gpc;\n"
+         "  const long o_live = (grp % gpc) * get_local_size(0) + get_local_id(0);\n"
+         "  const long o = min(o_live, n_out - 1);\n" +
+         prologue + colLoop + "  if (o_live >= n_out) return;\n" + epilogue + "}\n";
+  }
+
   // One work-group per (output, chunk): items stride through the range, then a tree.
   s += "__kernel void red_group(" + outArgs + commonArgs +
        " {\n"
@@ -368,8 +410,11 @@ void launchReduce(const ReduceOp& op, const at::TensorIteratorBase& iter, c10::S
   // share cache lines and pages), and local-memory trees only cost. GPUs get the tree.
   const bool cpu = preferItemReductions(dev.info());
   const bool grouped = !cpu && shape == Shape::kContiguous && n_red >= 128;
+  // red_cols: one reduced dim with a stride, the innermost kept dim contiguous and long enough.
+  const bool cols = cpu && shape == Shape::kOneDim && nkeep >= 1 && g.keep_in[0] == elem &&
+                    g.keep_sizes[0] >= 64 && n_red > 16;
   OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, grouped ? "red_group" : "red_item");
+  cl_kernel k = programs(idx).kernel(prog, grouped ? "red_group" : cols ? "red_cols" : "red_item");
   size_t local = 1;
   int64_t chunks = 1;
   if (grouped) {
@@ -431,6 +476,12 @@ void launchReduce(const ReduceOp& op, const at::TensorIteratorBase& iter, c10::S
   if (grouped) {
     const size_t global = static_cast<size_t>(n_out * chunks) * local;
     aten::launchND(dev, queue, k, global, local);
+  } else if (cols) {
+    // L contiguous columns per group (a 4 KB page of floats where the outputs allow).
+    const size_t L = std::min<size_t>(
+        {1024, pow2Floor(static_cast<size_t>(g.keep_sizes[0])), dev.info().max_work_group_size});
+    const size_t groups = static_cast<size_t>(ceilDiv(n_out, static_cast<int64_t>(L)));
+    aten::launchND(dev, queue, k, groups * static_cast<size_t>(chunks) * L, L);
   } else {
     aten::launch1D(dev, queue, k, n_out * chunks);
   }

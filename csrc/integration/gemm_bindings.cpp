@@ -3,6 +3,7 @@
 #include <torch/extension.h>
 
 #include "aten/gemm.h"
+#include "aten/linalg/gemm_tuning.h"
 #include "integration/state.h"
 
 #include <string>
@@ -23,9 +24,8 @@ void bindGemm(py::module_& m) {
     }
     return d;
   });
-  m.def("_gemm_shape_rule", [](int index) {
-    return aten::gemmShapeRule(static_cast<c10::DeviceIndex>(index));
-  });
+  m.def("_gemm_shape_rule",
+        [](int index) { return aten::gemmShapeRule(static_cast<c10::DeviceIndex>(index)); });
   m.def("_gemm_device_caps", [](int index) {
     const rt::DeviceInfo& info = device(static_cast<c10::DeviceIndex>(index)).info();
     py::dict d;
@@ -40,6 +40,22 @@ void bindGemm(py::module_& m) {
         [] { return std::string(aten::gemmProviderName(aten::forcedGemmProvider())); });
   m.def("_last_gemm_provider",
         [] { return std::string(aten::gemmProviderName(aten::lastGemmProvider())); });
+  // The tuning table (warmup fills it): shape classes, the file, this device's entries.
+  m.def("_gemm_shape_class_of",
+        [](const at::Tensor& a, const at::Tensor& b) { return aten::gemmShapeClassOf(a, b); });
+  m.def("_gemm_shape_class_name", [](int cls) { return aten::gemmShapeClassName(cls); });
+  m.def("_gemm_device_key",
+        [](int index) { return aten::gemmDeviceKey(static_cast<c10::DeviceIndex>(index)); });
+  m.def("_gemm_tuning_path", [] { return aten::gemmTuningPath(); });
+  m.def("_gemm_tuning_reload", [] { return aten::gemmTuningReload(); });
+  m.def("_set_gemm_tuning_enabled", [](bool on) { aten::setGemmTuningEnabled(on); });
+  m.def("_gemm_tuning_enabled", [] { return aten::gemmTuningEnabled(); });
+  m.def("_gemm_tuning_table", [](int index) {
+    py::list out;
+    for (const auto& [k, p] : aten::gemmTuningTable(static_cast<c10::DeviceIndex>(index)))
+      out.append(py::make_tuple(k.first, k.second, p));
+    return out;
+  });
   m.def("_host_blas_info", [] {
     const aten::HostBlasInfo info = aten::hostBlasInfo();
     py::dict d;

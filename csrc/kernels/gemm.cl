@@ -2,7 +2,8 @@
 // integers): C = alpha * A @ B + beta * C over a batch, with arbitrary element strides for all
 // three operands, so transposed, sliced and broadcast (stride 0) operands need no copies.
 // The program is built with a header that defines ST (storage type), ACC (accumulation type),
-// LOAD(p, i) (element i of ST* p as ACC) and STORE(p, i, v).
+// LOAD(p, i) (element i of ST* p as ACC) and STORE(p, i, v), and the epilogue: EPI_BIAS (1: add
+// bias_scale * bias[b][m][n], any strides) and gemm_epi(v) (rounding to ST, the activation).
 // Work-group: OCL_GEMM_TS x OCL_GEMM_TS items, one output element each; dimension 2 is the batch.
 
 #define TS OCL_GEMM_TS
@@ -10,7 +11,8 @@
 __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void gemm(
     __global const char* a, ulong a_off, __global const char* b, ulong b_off, __global char* c,
     ulong c_off, long M, long N, long K, long sa_b, long sa_m, long sa_k, long sb_b, long sb_k,
-    long sb_n, long sc_b, long sc_m, long sc_n, ACC alpha, ACC beta) {
+    long sb_n, long sc_b, long sc_m, long sc_n, ACC alpha, ACC beta, __global const char* bias,
+    ulong bias_off, long sbias_b, long sbias_m, long sbias_n, ACC bias_scale) {
   const int lr = get_local_id(1), lc = get_local_id(0);
   const long row = (long)get_group_id(1) * TS + lr;
   const long col = (long)get_group_id(0) * TS + lc;
@@ -33,6 +35,10 @@ __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void gemm(
     const long i = row * sc_m + col * sc_n;
     ACC r = alpha * acc;
     if (beta != (ACC)0) r += beta * LOAD(C, i);  // beta == 0 ignores C, NaN included
-    STORE(C, i, r);
+    if (EPI_BIAS) {
+      __global const ST* Bias = (__global const ST*)(bias + bias_off) + batch * sbias_b;
+      r += bias_scale * LOAD(Bias, row * sbias_m + col * sbias_n);
+    }
+    STORE(C, i, gemm_epi(r));
   }
 }

@@ -484,3 +484,71 @@ __kernel void stats_vcols(__global char* o0b, ulong o0off, __global char* o1b, u
     STORE_Y(o0, i, r);
   }
 }
+
+// ---- CPU drivers, over a non-last dim: column stretches walked in blocks of rows -------------
+// The same passes as softmax_fwd_vcols / stats_vcols (kind 0), for inner a multiple of the
+// item's width and (inner / width) a multiple of the work-group size, with a barrier after
+// every SM_RB rows of each pass: CPU drivers run a work-group as a loop over its items up to the
+// next barrier, so a block of rows is then read row by row across the group's whole stretch of
+// columns (whole pages, which the prefetchers follow) instead of one item's column walking
+// every row alone (a page and a TLB miss per 64 bytes).
+#define SM_RB 8
+#define SM_BLOCKED(BODY)                                  \
+  for (long d0 = 0; d0 < dim; d0 += SM_RB) {              \
+    const long d1 = min(d0 + SM_RB, dim);                 \
+    for (long d = d0; d < d1; ++d) {                      \
+      BODY                                                \
+    }                                                     \
+    barrier(CLK_LOCAL_MEM_FENCE);                         \
+  }
+
+__kernel void softmax_fwd_vcols_blk(__global char* yb, ulong yoff, __global const char* xb,
+                                    ulong xoff, long outer, long dim, long inner, int log_) {
+  const long nb = inner / (SM_NB * VW);
+  const long gid = get_global_id(0);
+  const long o = gid / nb, i0 = (gid % nb) * SM_NB * VW;
+  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
+  __global YT* y = (__global YT*)(yb + yoff) + o * dim * inner + i0;
+  SM_REP(SM_DECL)
+  SM_BLOCKED(__global const XT* p = x + d * inner; SM_REP(SM_MAXK))
+  SM_BLOCKED(__global const XT* p = x + d * inner; SM_REP(SM_SUMK))
+  if (log_) {
+    SM_REP(SM_LOGK)
+    SM_BLOCKED(__global const XT* p = x + d * inner; __global YT* q = y + d * inner;
+               SM_REP(SM_STLK))
+  } else {
+    SM_REP(SM_INVK)
+    SM_BLOCKED(__global const XT* p = x + d * inner; __global YT* q = y + d * inner;
+               SM_REP(SM_STK))
+  }
+}
+
+__kernel void stats_vcols_blk(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
+                              __global const char* xb, ulong xoff, long outer, long dim,
+                              long inner, int kind, ACC corr, int has_o1) {
+  const long nb = inner / VW;
+  const long gid = get_global_id(0);
+  const long o = gid / nb, i0 = (gid % nb) * VW;
+  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
+  __global YT* o0 = (__global YT*)(o0b + o0off) + o * inner + i0;
+  __global YT* o1 = (__global YT*)(o1b + o1off) + o * inner + i0;
+  if (kind == 0) {
+    ACCV m = (ACCV)(-INFINITY);
+    SM_BLOCKED(m = SM_MAX(m, VLOAD_X(x, d * inner));)
+    const ACCV sh = (m == (ACCV)INFINITY || m == (ACCV)(-INFINITY)) ? (ACCV)0 : m;
+    ACCV s = 0;
+    SM_BLOCKED(s += v_exp(VLOAD_X(x, d * inner) - sh);)
+    VSTORE_Y(o0, 0, sh + log(s));
+  } else {
+    ACCV s = 0;
+    SM_BLOCKED(s += VLOAD_X(x, d * inner);)
+    const ACCV mean = s / (ACC)dim;
+    ACCV q = 0, u = 0;
+    SM_BLOCKED(const ACCV e = VLOAD_X(x, d * inner) - mean; u += e; q += e * e;)
+    const ACCV m2raw = q - u * u / (ACC)dim;
+    const ACCV m2 = m2raw < (ACCV)0 ? (ACCV)0 : m2raw;
+    const ACCV var = m2 / fmax((ACC)0, (ACC)dim - corr);
+    VSTORE_Y(o0, 0, kind == 2 ? sqrt(var) : var);
+    if (has_o1) VSTORE_Y(o1, 0, mean + u / (ACC)dim);
+  }
+}

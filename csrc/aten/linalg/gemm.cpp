@@ -11,6 +11,8 @@
 #include "aten/cl_types.h"
 #include "aten/launch.h"
 #include "aten/linalg.h"
+#include "aten/linalg/gemm_host_epilogue.h"
+#include "aten/linalg/gemm_tuning.h"
 
 #include <algorithm>
 #include <atomic>
@@ -399,9 +401,12 @@ class HostAddresses {
 // The buffers also go in the native kernel's mem_list, so the driver keeps them alive and ordered
 // with the queue; their slots (unused) are handles[].
 struct HostGemmArgs {
-  void* handles[3];
-  char *a, *b, *c;
+  void* handles[4];
+  char *a, *b, *c, *bias;
   int64_t sa, sb, sc;  // batch strides, elements
+  int64_t sbias[3];    // bias strides (batch, row, column), elements; 0 where it broadcasts
+  double bias_scale[2];
+  GemmActivation act;
   int batch, n, m, k, lda, ldb, ldc, ta, tb;
   c10::ScalarType dtype;
   double alpha[2], beta[2];  // real and imaginary parts
@@ -433,40 +438,89 @@ class WidenedAffinity {
   bool changed_ = false;
 };
 
+// The epilogue's bias, before the BLAS call: C = beta * C + bias_scale * bias for one matrix
+// (beta 0 ignores C), so that the BLAS then adds its product with beta = 1.
+template <typename T>
+void hostBiasPrepass(const HostGemmArgs& g, int i, T* C) {
+  const T* bias = reinterpret_cast<const T*>(g.bias) + i * g.sbias[0];
+  T scale, beta;
+  if constexpr (c10::is_complex<T>::value) {
+    using R = typename T::value_type;
+    scale = T(static_cast<R>(g.bias_scale[0]), static_cast<R>(g.bias_scale[1]));
+    beta = T(static_cast<R>(g.beta[0]), static_cast<R>(g.beta[1]));
+  } else {
+    scale = static_cast<T>(g.bias_scale[0]), beta = static_cast<T>(g.beta[0]);
+  }
+  const bool beta_zero = g.beta[0] == 0 && g.beta[1] == 0;
+  const int64_t sm = g.sbias[1], sn = g.sbias[2];
+  for (int r = 0; r < g.n; ++r) {
+    T* c = C + static_cast<int64_t>(r) * g.ldc;
+    const T* br = bias + r * sm;
+    if (beta_zero) {
+      for (int j = 0; j < g.m; ++j) c[j] = scale * br[j * sn];
+    } else {
+      for (int j = 0; j < g.m; ++j) c[j] = beta * c[j] + scale * br[j * sn];
+    }
+  }
+}
+
+// The epilogue's activation, right after the BLAS call (C is still in the caches).
+template <typename T>
+void hostActivation(const HostGemmArgs& g, T* C) {
+  if constexpr (!c10::is_complex<T>::value) {
+    if (g.act == GemmActivation::kNone) return;
+    for (int r = 0; r < g.n; ++r) {
+      T* c = C + static_cast<int64_t>(r) * g.ldc;
+      if (g.act == GemmActivation::kRelu) hostReluRow(c, g.m);
+      if (g.act == GemmActivation::kGelu) hostGeluRow(c, g.m);
+    }
+  }
+}
+
 void CL_CALLBACK hostGemmKernel(void* p) {
   const auto& g = *static_cast<const HostGemmArgs*>(p);
   const WidenedAffinity widen;
   // A batch stride of 0 for C sums the products into it (gemmBatchSum): beta after the first.
   const bool sum = g.sc == 0 && g.batch > 1;
+  const bool pre = g.bias != nullptr;
   const float alpha_c[2] = {static_cast<float>(g.alpha[0]), static_cast<float>(g.alpha[1])};
   for (int i = 0; i < g.batch; ++i) {
-    const double beta = sum && i > 0 ? 1.0 : g.beta[0];
-    const double beta_z[2] = {beta, sum && i > 0 ? 0.0 : g.beta[1]};
+    const bool beta_one = (sum && i > 0) || pre;
+    const double beta = beta_one ? 1.0 : g.beta[0];
+    const double beta_z[2] = {beta, beta_one ? 0.0 : g.beta[1]};
     const float beta_c[2] = {static_cast<float>(beta_z[0]), static_cast<float>(beta_z[1])};
     if (g.dtype == at::kComplexFloat) {
       const auto* A = reinterpret_cast<const c10::complex<float>*>(g.a) + i * g.sa;
       const auto* B = reinterpret_cast<const c10::complex<float>*>(g.b) + i * g.sb;
       auto* C = reinterpret_cast<c10::complex<float>*>(g.c) + i * g.sc;
+      if (pre) hostBiasPrepass<c10::complex<float>>(g, i, C);
       g.cgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, alpha_c, A, g.lda, B, g.ldb, beta_c, C,
               g.ldc);
+      hostActivation<c10::complex<float>>(g, C);
     } else if (g.dtype == at::kComplexDouble) {
       const auto* A = reinterpret_cast<const c10::complex<double>*>(g.a) + i * g.sa;
       const auto* B = reinterpret_cast<const c10::complex<double>*>(g.b) + i * g.sb;
       auto* C = reinterpret_cast<c10::complex<double>*>(g.c) + i * g.sc;
+      if (pre) hostBiasPrepass<c10::complex<double>>(g, i, C);
       g.zgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, beta_z, C,
               g.ldc);
+      hostActivation<c10::complex<double>>(g, C);
     } else if (g.dtype == at::kDouble) {
       const double* A = reinterpret_cast<const double*>(g.a) + i * g.sa;
       const double* B = reinterpret_cast<const double*>(g.b) + i * g.sb;
       double* C = reinterpret_cast<double*>(g.c) + i * g.sc;
+      if (pre) hostBiasPrepass<double>(g, i, C);
       g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha[0], A, g.lda, B, g.ldb, beta, C,
               g.ldc);
+      hostActivation<double>(g, C);
     } else {
       const float* A = reinterpret_cast<const float*>(g.a) + i * g.sa;
       const float* B = reinterpret_cast<const float*>(g.b) + i * g.sb;
       float* C = reinterpret_cast<float*>(g.c) + i * g.sc;
+      if (pre) hostBiasPrepass<float>(g, i, C);
       g.sgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, static_cast<float>(g.alpha[0]), A, g.lda,
               B, g.ldb, static_cast<float>(beta), C, g.ldc);
+      hostActivation<float>(g, C);
     }
   }
 }
@@ -479,20 +533,35 @@ bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOper
 
 // out (blasWritable) = alpha * a @ b + beta * out, as a native kernel on out's current queue.
 // With sum_batch > 0, out is one matrix and receives the sum of the sum_batch products.
+// With an epilogue, the bias goes into C before the BLAS call (which then adds with beta 1) and the
+// activation runs over C right after it, in the same native kernel.
 void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B,
-                  const c10::Scalar& alpha, const c10::Scalar& beta, int64_t sum_batch = 0) {
+                  const c10::Scalar& alpha, const c10::Scalar& beta, int64_t sum_batch = 0,
+                  const GemmEpilogue& epi = {}) {
+  TORCH_INTERNAL_ASSERT(sum_batch == 0 || epi.empty());
   const HostBlas& blas = hostBlas();
   cl_command_queue q = currentQueue(out.device().index());
   HostGemmArgs g{};
   const rt::BufferRef C = bufferOf(out);
-  cl_mem mems[3] = {nullptr, nullptr, nullptr};
+  rt::BufferRef bias{};
+  if (epi.bias.defined()) bias = bufferOf(epi.bias);
+  cl_mem mems[4] = {nullptr, nullptr, nullptr, nullptr};
   cl_uint nmem = 0;
-  for (cl_mem m : {A.buf.mem, B.buf.mem, C.mem})
-    if (std::find(mems, mems + nmem, m) == mems + nmem) mems[nmem++] = m;
+  for (cl_mem m : {A.buf.mem, B.buf.mem, C.mem, bias.mem})
+    if (m && std::find(mems, mems + nmem, m) == mems + nmem) mems[nmem++] = m;
   HostAddresses& host = HostAddresses::get();
   g.a = host.of(q, A.buf.mem) + A.buf.offset;
   g.b = host.of(q, B.buf.mem) + B.buf.offset;
   g.c = host.of(q, C.mem) + C.offset;
+  if (bias.mem) {
+    g.bias = host.of(q, bias.mem) + bias.offset;
+    const at::Tensor& bt = epi.bias;
+    g.sbias[0] = bt.dim() == 3 ? bt.stride(0) : 0;
+    g.sbias[1] = bt.stride(-2), g.sbias[2] = bt.stride(-1);
+    const c10::complex<double> s = epi.bias_scale.toComplexDouble();
+    g.bias_scale[0] = s.real(), g.bias_scale[1] = s.imag();
+  }
+  g.act = epi.act;
   for (cl_uint i = 0; i < nmem; ++i) g.handles[i] = mems[i];
   g.sa = batchStride(A), g.sb = batchStride(B), g.sc = out.dim() == 3 ? out.stride(0) : 0;
   g.batch = static_cast<int>(out.dim() == 3 ? out.size(0) : 1);
@@ -506,7 +575,7 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   const c10::complex<double> al = alpha.toComplexDouble(), be = beta.toComplexDouble();
   g.alpha[0] = al.real(), g.alpha[1] = al.imag(), g.beta[0] = be.real(), g.beta[1] = be.imag();
   g.sgemm = blas.sgemm, g.dgemm = blas.dgemm, g.cgemm = blas.cgemm, g.zgemm = blas.zgemm;
-  const void* locs[3] = {&g.handles[0], &g.handles[1], &g.handles[2]};
+  const void* locs[4] = {&g.handles[0], &g.handles[1], &g.handles[2], &g.handles[3]};
   OCL_CHECK(clEnqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
                                   nullptr));
   afterLaunch(q);
@@ -517,30 +586,6 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
 constexpr int kTile = 16;
 const char kTiledFamily = 0;
 const char kCpuTileFamily = 0;
-
-std::string typeHeader(c10::ScalarType t, bool float_acc) {
-  const bool reduced = t == at::kHalf || t == at::kBFloat16;
-  std::string h = "typedef " + std::string(clStorageType(t)) + " ST;\n";
-  h += "typedef " + std::string(reduced || float_acc ? "float" : clComputeType(t)) + " ACC;\n";
-  h += "#define LOAD(p, i) (" + loadExpr(t, "(p)", "(i)") + ")\n";
-  h += "#define STORE(p, i, v) " + storeStmt(t, "(p)", "(i)", "(v)") + "\n";
-  return h;
-}
-
-cl_program tiledProgram(c10::DeviceIndex idx, c10::ScalarType t) {
-  return programs(idx).get({&kTiledFamily, dtypeCode(t)}, [&] {
-    std::string h = typeHeader(t, false) + "#define OCL_GEMM_TS " + std::to_string(kTile) + "\n";
-    return rt::ProgramSource{std::string("gemm<") + c10::toString(t) + ">",
-                             withPrelude(h + kernels::source("gemm.cl")), ""};
-  });
-}
-
-cl_program cpuTileProgram(c10::DeviceIndex idx, c10::ScalarType t) {
-  return programs(idx).get({&kCpuTileFamily, dtypeCode(t)}, [&] {
-    return rt::ProgramSource{std::string("gemm_cpu<") + c10::toString(t) + ">",
-                             withPrelude(typeHeader(t, true) + kernels::source("gemm_cpu.cl")), ""};
-  });
-}
 
 // Element strides of a [batch x] rows x cols operand, batch stride 0 for 2-D operands.
 std::array<cl_long, 3> elemStrides(const at::Tensor& t) {
@@ -566,13 +611,88 @@ void setScalarArg(cl_kernel kern, cl_uint& i, c10::ScalarType t, const c10::Scal
   }
 }
 
+// The epilogue variant of a program: bit 0 a bias, bits 1-2 the activation.
+uint64_t epilogueCode(const GemmEpilogue& e) {
+  return (e.bias.defined() ? 1u : 0u) | (static_cast<uint64_t>(e.act) << 1);
+}
+
+std::string epilogueName(uint64_t code) {
+  std::string n;
+  if (code & 1) n += "+bias";
+  const auto act = static_cast<GemmActivation>(code >> 1);
+  if (act == GemmActivation::kRelu) n += "+relu";
+  if (act == GemmActivation::kGelu) n += "+gelu";
+  return n;
+}
+
+// ST, ACC, LOAD, STORE and the epilogue (EPI_BIAS, gemm_epi) for one dtype and variant.
+std::string typeHeader(c10::ScalarType t, bool float_acc, uint64_t epi) {
+  const bool reduced = t == at::kHalf || t == at::kBFloat16;
+  const bool is_double = t == at::kDouble && !float_acc;
+  std::string h = "typedef " + std::string(clStorageType(t)) + " ST;\n";
+  h += "typedef " + std::string(reduced || float_acc ? "float" : clComputeType(t)) + " ACC;\n";
+  h += "#define LOAD(p, i) (" + loadExpr(t, "(p)", "(i)") + ")\n";
+  h += "#define STORE(p, i, v) " + storeStmt(t, "(p)", "(i)", "(v)") + "\n";
+  h += "#define EPI_BIAS " + std::to_string(epi & 1) + "\n";
+  h += "inline ACC gemm_epi(ACC v) {\n";
+  const auto act = static_cast<GemmActivation>(epi >> 1);
+  if (act != GemmActivation::kNone && t == at::kHalf) h += "  v = ocl_round_to_half(v);\n";
+  if (act != GemmActivation::kNone && t == at::kBFloat16) h += "  v = ocl_round_to_bf16(v);\n";
+  if (act == GemmActivation::kRelu) h += "  v = v < (ACC)0 ? (ACC)0 : v;  /* NaN stays */\n";
+  if (act == GemmActivation::kGelu)
+    h += is_double ? "  v = 0.5 * v * (1.0 + erf(v * M_SQRT1_2));\n"
+                   : "  v = 0.5f * v * (1.0f + ocl_erf_float(v * M_SQRT1_2_F));\n";
+  h += "  return v;\n}\n";
+  // The vector store of cpu_tile (float32, no activation or relu).
+  const bool vec = t == at::kFloat && float_acc && act != GemmActivation::kGelu;
+  h += "#define EPI_VEC " + std::string(vec ? "1" : "0") + "\n";
+  h += act == GemmActivation::kRelu
+           ? "#define gemm_epi16(v) select((v), (float16)(0.0f), (v) < (float16)(0.0f))\n"
+           : "#define gemm_epi16(v) (v)\n";
+  return h;
+}
+
+cl_program tiledProgram(c10::DeviceIndex idx, c10::ScalarType t, uint64_t epi) {
+  return programs(idx).get({&kTiledFamily, dtypeCode(t) | (epi << 8)}, [&] {
+    std::string h =
+        typeHeader(t, false, epi) + "#define OCL_GEMM_TS " + std::to_string(kTile) + "\n";
+    return rt::ProgramSource{std::string("gemm<") + c10::toString(t) + epilogueName(epi) + ">",
+                             withPrelude(h + kernels::source("gemm.cl")), ""};
+  });
+}
+
+cl_program cpuTileProgram(c10::DeviceIndex idx, c10::ScalarType t, uint64_t epi) {
+  return programs(idx).get({&kCpuTileFamily, dtypeCode(t) | (epi << 8)}, [&] {
+    return rt::ProgramSource{std::string("gemm_cpu<") + c10::toString(t) + epilogueName(epi) + ">",
+                             withPrelude(typeHeader(t, true, epi) + kernels::source("gemm_cpu.cl")),
+                             ""};
+  });
+}
+
+// The bias arguments every gemm kernel takes (buffer, batch/row/column strides, scale): out's own
+// buffer and zeros when there is no bias (the kernel then never reads it).
+void setBiasArgs(cl_kernel kern, cl_uint& i, const at::Tensor& out, const GemmEpilogue& e,
+                 c10::ScalarType scale_type) {
+  if (e.bias.defined()) {
+    setArg(kern, i, bufferOf(e.bias));
+    const auto& b = e.bias;
+    setArg(kern, i, static_cast<cl_long>(b.dim() == 3 ? b.stride(0) : 0));
+    setArg(kern, i, static_cast<cl_long>(b.stride(-2)));
+    setArg(kern, i, static_cast<cl_long>(b.stride(-1)));
+  } else {
+    setArg(kern, i, bufferOf(out));
+    for (int j = 0; j < 3; ++j) setArg(kern, i, static_cast<cl_long>(0));
+  }
+  setScalarArg(kern, i, scale_type, e.bias_scale);
+}
+
 void tiledGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
-               const c10::Scalar& alpha, const c10::Scalar& beta) {
+               const c10::Scalar& alpha, const c10::Scalar& beta, const GemmEpilogue& epi) {
   const c10::ScalarType t = out.scalar_type();
   const c10::DeviceIndex idx = out.device().index();
   const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
   const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
-  cl_program prog = tiledProgram(idx, t);
+  cl_program prog = tiledProgram(idx, t, epilogueCode(epi));
   OCL_TRY
   cl_kernel kern = programs(idx).kernel(prog, "gemm");
   const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
@@ -588,6 +708,7 @@ void tiledGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
   // Integer accumulation in the dtype itself (wrapping), as CPU PyTorch does.
   setScalarArg(kern, i, t, alpha);
   setScalarArg(kern, i, t, beta);
+  setBiasArgs(kern, i, out, epi, t);
   const size_t local[3] = {kTile, kTile, 1};
   const size_t global[3] = {static_cast<size_t>((m + kTile - 1) / kTile * kTile),
                             static_cast<size_t>((n + kTile - 1) / kTile * kTile),
@@ -600,27 +721,55 @@ constexpr int64_t kTm = 6, kTn = 64;
 
 // B is already a float panel matrix: unit column stride, whole panels, and a row stride that is not
 // a multiple of 4 KB (that one thrashes the caches).
-bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols) {
+// B is already a float panel matrix: unit column stride and whole panels. A row stride that is a
+// multiple of 4 KB maps the rows of a panel onto a few cache sets: the k-blocked kernel below
+// still reads such a B in place for fewer than 1024 rows of C, beyond that a packed copy pays
+// for itself (1024^3: 250 packed / 179 in place; 64x1024 @ 1024x1024: 130 / 273 GFLOP/s).
+bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols, int64_t rows) {
   const auto sb = elemStrides(b);
-  return b.scalar_type() == at::kFloat && sb[2] == 1 && cols % kTn == 0 && sb[1] % 1024 != 0;
+  return b.scalar_type() == at::kFloat && sb[2] == 1 && cols % kTn == 0 &&
+         (sb[1] % 1024 != 0 || rows < 1024);
+}
+
+// K blocks of gemm_6x64_kblocks (<= KBMAX in gemm_cpu.cl), and its row tiles per work item
+// (<= RT; 6 and 8 measured no better for 64 to 640 rows, and read B more often).
+constexpr int64_t kKBlock = 128, kRowTiles = 11;
+
+// Whether cpu_tile runs K in blocks (gemm_6x64_kblocks): for B read in place when a whole panel
+// would not stay in the caches between tiles: a row stride that is a multiple of 1 KB (the rows of
+// a panel then share a few cache sets) with K beyond 512 (a multiple of 4 KB: beyond 128), or K
+// beyond 2048 at any stride. Measured on 2 AVX-512 cores (best of 6 interleaved rounds, GFLOP/s
+// plain / k-blocked): 64x784 @ 784x512 220/278, 640x1024 @ 1024x512 171/314, 640x784 @ 784x512
+// 263/317, 64x512 @ 512x512 266/275; with strides that do not alias the plain kernel keeps up
+// (640x784 @ 784x576 362/342, @ 784x448 360/351). Packing B first costs more than either here.
+bool cpuTileKBlocks(int64_t k, int64_t b_row_stride) {
+  return (b_row_stride % 256 == 0 && k > 512) || (b_row_stride % 1024 == 0 && k > kKBlock) ||
+         k > 2048;
+}
+
+// The epilogue of out^T: the bias transposed with it.
+GemmEpilogue transposed(const GemmEpilogue& e) {
+  GemmEpilogue t = e;
+  if (t.bias.defined()) t.bias = t.bias.transpose(-1, -2);
+  return t;
 }
 
 void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
-                 const c10::Scalar& alpha, const c10::Scalar& beta) {
+                 const c10::Scalar& alpha, const c10::Scalar& beta, const GemmEpilogue& epi) {
   const c10::ScalarType t = out.scalar_type();
   const c10::DeviceIndex idx = out.device().index();
   const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
   const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
   const int64_t panels = (m + kTn - 1) / kTn;
   const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
-  const bool direct = cpuTileReadsBInPlace(b, m);
+  const bool direct = cpuTileReadsBInPlace(b, m, n);
   // A packed B costs K x N; when C has fewer rows than columns, out^T = b^T @ a^T packs a^T
   // (K x M) instead, e.g. linear's x @ W^T at batch 64. (The swapped call has rows >= columns,
   // so it never swaps back.)
   if (!direct && n < m)
-    return cpuTileGemm(out.transpose(-1, -2), b.transpose(-1, -2), a.transpose(-1, -2), alpha,
-                       beta);
-  cl_program prog = cpuTileProgram(idx, t);
+    return cpuTileGemm(out.transpose(-1, -2), b.transpose(-1, -2), a.transpose(-1, -2), alpha, beta,
+                       transposed(epi));
+  cl_program prog = cpuTileProgram(idx, t, epilogueCode(epi));
   OCL_TRY
   cl_command_queue q = currentQueue(idx);
   // B as float panels: itself when it already is one (float32, unit column stride, whole panels,
@@ -647,7 +796,8 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
     bp = bufferOf(panel_buf);
     pb_b = b_batches == 1 ? 0 : panels * k * kTn, pb_k = kTn, pb_p = k * kTn;
   }
-  cl_kernel kern = programs(idx).kernel(prog, "gemm_6x64");
+  const bool kblocks = direct && cpuTileKBlocks(k, sb[1]);
+  cl_kernel kern = programs(idx).kernel(prog, kblocks ? "gemm_6x64_kblocks" : "gemm_6x64");
   cl_uint i = 0;
   setArg(kern, i, bufferOf(a));
   setArg(kern, i, bp);
@@ -662,9 +812,15 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   for (cl_long v : sc) setArg(kern, i, v);
   setArg(kern, i, alpha.toFloat());
   setArg(kern, i, beta.toFloat());
+  setBiasArgs(kern, i, out, epi, at::kFloat);
+  if (kblocks) {
+    setArg(kern, i, static_cast<cl_long>(kKBlock));
+    setArg(kern, i, static_cast<cl_int>(kRowTiles));
+  }
   const size_t local[3] = {1, 1, 1};
-  const size_t global[3] = {static_cast<size_t>((n + kTm - 1) / kTm), static_cast<size_t>(panels),
-                            static_cast<size_t>(batch)};
+  const int64_t rows_per_item = kblocks ? kTm * kRowTiles : kTm;
+  const size_t global[3] = {static_cast<size_t>((n + rows_per_item - 1) / rows_per_item),
+                            static_cast<size_t>(panels), static_cast<size_t>(batch)};
   launchKernel(q, kern, 3, global, local);
   OCL_CATCH
 }
@@ -714,6 +870,13 @@ namespace {
 GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
   const c10::DeviceIndex idx = out.device().index();
   const c10::ScalarType t = out.scalar_type();
+  // The tuning table (warmup's measurements) first, unless a provider is forced.
+  if (forced().load(std::memory_order_relaxed) == GemmProvider::kAuto) {
+    const int cls = gemmShapeClass(out.size(-2), out.size(-1), a.size(-1),
+                                   cpuTileReadsBInPlace(b, out.size(-1), out.size(-2)));
+    if (const auto tuned = gemmTunedProvider(idx, t, cls); tuned && supports(*tuned, idx, t))
+      return *tuned;
+  }
   const GemmProvider p = gemmProviderFor(idx, t);
   if (p != GemmProvider::kHostBlas || t != at::kFloat ||
       forced().load(std::memory_order_relaxed) == GemmProvider::kHostBlas || !isCpuDevice(idx))
@@ -723,20 +886,26 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   // Our kernel keeps a whole K x 64 panel of B per tile row and does not split K: beyond ~2048 the
   // panel leaves the L2 cache and every tile streams it from memory again (the weight gradient of
   // a convolution, K = batch * pixels), where the BLAS's K blocking wins.
+  if (rows >= 16 && cpuTileReadsBInPlace(b, cols, rows)) return GemmProvider::kCpuTile;
   if (k > 2048) return p;
-  if ((rows >= 16 && cpuTileReadsBInPlace(b, cols)) || work >= 134217728.0 /* 512^3 */)
-    return GemmProvider::kCpuTile;
+  if (work >= 134217728.0 /* 512^3 */) return GemmProvider::kCpuTile;
   return p;
 }
 
 }  // namespace
 
+int gemmShapeClassOf(const at::Tensor& a, const at::Tensor& b) {
+  return gemmShapeClass(a.size(-2), b.size(-1), a.size(-1),
+                        cpuTileReadsBInPlace(b, b.size(-1), a.size(-2)));
+}
+
 std::string gemmShapeRule(c10::DeviceIndex idx) {
   if (gemmProviderFor(idx, at::kFloat) != GemmProvider::kHostBlas || !isCpuDevice(idx) ||
       forced().load() == GemmProvider::kHostBlas)
     return "";
-  return "float32 runs cpu_tile instead of host_blas from 512^3 multiply-adds up, and when B is "
-         "read in place (unit column stride, columns a multiple of 64), for K <= 2048";
+  return "float32 runs cpu_tile instead of host_blas when it reads B in place (unit column "
+         "stride, columns a multiple of 64, 16 rows or more), and from 512^3 multiply-adds up "
+         "for K <= 2048";
 }
 
 void setForcedGemmProvider(GemmProvider p) {
@@ -753,19 +922,56 @@ HostBlasInfo hostBlasInfo() {
   return hostBlas().info;
 }
 
+namespace {
+
+// act(beta * out + bias_scale * bias) by ops: the k == 0 product, and the epilogue of providers
+// without one of their own (CLBlast), in the order CPU PyTorch's addmm does it (self copied into
+// the result, then scaled).
+void epilogueByOps(const at::Tensor& out, const c10::Scalar& beta, const GemmEpilogue& epi,
+                   bool bias_and_beta, bool act) {
+  if (bias_and_beta) {
+    if (isZero(beta)) {
+      if (epi.bias.defined()) {
+        out.copy_(epi.bias);
+        if (!(epi.bias_scale.isFloatingPoint()
+                  ? epi.bias_scale.toDouble() == 1
+                  : !epi.bias_scale.isComplex() && epi.bias_scale.toLong() == 1))
+          out.mul_(epi.bias_scale);
+      } else {
+        out.zero_();
+      }
+    } else {
+      out.mul_(beta);
+      if (epi.bias.defined()) out.add_(epi.bias, epi.bias_scale);
+    }
+  }
+  if (!act) return;
+  at::Tensor o = out;
+  if (epi.act == GemmActivation::kRelu) at::relu_(o);
+  if (epi.act == GemmActivation::kGelu) at::gelu_(o);
+}
+
+}  // namespace
+
 void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
-          const c10::Scalar& alpha, const c10::Scalar& beta) {
+          const c10::Scalar& alpha, const c10::Scalar& beta, const GemmEpilogue& epi_in) {
   TORCH_INTERNAL_ASSERT(gemmSupports(out.scalar_type()));
   if (out.numel() == 0) return;
+  GemmEpilogue epi = epi_in;
+  if (epi.bias.defined()) {
+    TORCH_INTERNAL_ASSERT(epi.bias.scalar_type() == out.scalar_type() &&
+                          epi.bias.dim() <= out.dim());
+    epi.bias = epi.bias.expand(out.sizes());
+    if (isZero(epi.bias_scale)) epi.bias = at::Tensor();  // a zero scale ignores it, as beta does
+  }
+  TORCH_INTERNAL_ASSERT(epi.act == GemmActivation::kNone || !c10::isComplexType(out.scalar_type()));
   // Conjugate views (mm, bmm, addmm and dot receive them as they are) are materialised on the
   // device; the BLAS providers then see plain operands.
   const at::Tensor a = a_in.resolve_conj(), b = b_in.resolve_conj();
+  if (epi.bias.defined()) epi.bias = epi.bias.resolve_conj();
   const bool beta_zero = isZero(beta);
   if (a.size(-1) == 0) {
-    if (beta_zero)
-      out.zero_();
-    else
-      out.mul_(beta);
+    epilogueByOps(out, beta, epi, true, true);
     return;
   }
   const c10::ScalarType t = out.scalar_type();
@@ -774,17 +980,17 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
   switch (p) {
     case GemmProvider::kCpuTile:
       t_last = p;
-      return cpuTileGemm(out, a, b, alpha, beta_eff);
+      return cpuTileGemm(out, a, b, alpha, beta_eff, epi);
     case GemmProvider::kTiled:
       t_last = p;
-      return tiledGemm(out, a, b, alpha, beta_eff);
+      return tiledGemm(out, a, b, alpha, beta_eff, epi);
     default:
       break;
   }
   // BLAS-style providers write row-major C only.
   if (!blasWritable(out)) {
     at::Tensor tmp = beta_zero ? at::empty(out.sizes(), out.options()) : out.contiguous();
-    gemm(tmp, a, b, alpha, beta_eff);
+    gemm(tmp, a, b, alpha, beta_eff, epi);
     out.copy_(tmp);
     return;
   }
@@ -793,19 +999,25 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
     if (hostBlasShapeOk(out, A, B)) {
       t_last = p;
       OCL_TRY
-      hostBlasGemm(out, A, B, alpha, beta_eff);
+      hostBlasGemm(out, A, B, alpha, beta_eff, 0, epi);
       OCL_CATCH
       return;
     }
     p = GemmProvider::kClBlast;  // sizes beyond a 32-bit BLAS
   }
   t_last = GemmProvider::kClBlast;
+  // CLBlast has no epilogue: the bias goes into C first (then beta 1), the activation after.
+  c10::Scalar beta_cl = beta_eff;
+  if (epi.bias.defined()) {
+    epilogueByOps(out, beta_eff, epi, true, false);
+    beta_cl = 1;
+  }
   if (t == at::kFloat) {
-    clblastGemm<float>(out, a, b, alpha.toFloat(), beta_eff.toFloat());
+    clblastGemm<float>(out, a, b, alpha.toFloat(), beta_cl.toFloat());
   } else if (t == at::kDouble) {
-    clblastGemm<double>(out, a, b, alpha.toDouble(), beta_eff.toDouble());
+    clblastGemm<double>(out, a, b, alpha.toDouble(), beta_cl.toDouble());
   } else {
-    const c10::complex<double> al = alpha.toComplexDouble(), be = beta_eff.toComplexDouble();
+    const c10::complex<double> al = alpha.toComplexDouble(), be = beta_cl.toComplexDouble();
     if (t == at::kComplexFloat)
       clblastComplexGemm<cl_float2>(
           out, a, b, cl_float2{{static_cast<float>(al.real()), static_cast<float>(al.imag())}},
@@ -814,6 +1026,7 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
       clblastComplexGemm<cl_double2>(out, a, b, cl_double2{{al.real(), al.imag()}},
                                      cl_double2{{be.real(), be.imag()}});
   }
+  if (epi.act != GemmActivation::kNone) epilogueByOps(out, beta_eff, epi, false, true);
 }
 
 void gemmBatchSum(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,

@@ -1,11 +1,12 @@
-// Matrix products: mm, bmm, addmm, baddbmm, addbmm, addmv (mv reaches it), dot, vdot; matmul,
-// linear, outer reach these by themselves. Every one is a call of the matrix engine (gemm.h), which
-// picks the provider per device and dtype and takes strided, transposed and batched operands.
-// Complex goes through the counted CPU fallback; bool is rejected by CPU PyTorch and gets the same
-// error through it.
+// Matrix products: mm, bmm, addmm, _addmm_activation, baddbmm, addbmm, addmv (mv reaches it), dot,
+// vdot; matmul, linear, outer reach these by themselves. Every one is a call of the matrix engine
+// (gemm.h), which picks the provider per device and dtype and takes strided, transposed and batched
+// operands. Complex goes through the counted CPU fallback; bool is rejected by CPU PyTorch and gets
+// the same error through it.
 #include "aten/linalg.h"
 
 #include <ATen/ATen.h>
+#include <ATen/ops/_addmm_activation_meta.h>
 #include <ATen/ops/addmm_meta.h>
 #include <ATen/ops/addmv_meta.h>
 #include <ATen/ops/baddbmm_meta.h>
@@ -84,14 +85,22 @@ at::Tensor& bmmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   return productOut<at::meta::structured_bmm>("aten::bmm", a, b, out);
 }
 
-// out = beta * self + alpha * (m1 @ m2), for addmm and baddbmm (self broadcasts to out).
+// out = act(beta * self + alpha * (m1 @ m2)), for addmm, baddbmm and _addmm_activation (self
+// broadcasts to out): self is the engine's epilogue bias, added as each element is stored (no
+// copy of self into out first); in place, beta scales out itself.
 void addProductImpl(const at::Tensor& out, const at::Tensor& self, const at::Tensor& m1,
-                    const at::Tensor& m2, const c10::Scalar& beta, const c10::Scalar& alpha) {
+                    const at::Tensor& m2, const c10::Scalar& beta, const c10::Scalar& alpha,
+                    GemmActivation act = GemmActivation::kNone) {
   const bool beta_zero = beta.isComplex()         ? beta.toComplexDouble() == 0.0
                          : beta.isFloatingPoint() ? beta.toDouble() == 0
                                                   : beta.toLong() == 0;
-  if (!beta_zero && !out.is_same(self)) out.copy_(self.expand(out.sizes()));
-  gemm(out, m1, m2, alpha, beta_zero ? c10::Scalar(0) : beta);
+  GemmEpilogue epi;
+  epi.act = act;
+  if (beta_zero) return gemm(out, m1, m2, alpha, 0, epi);
+  if (out.is_same(self)) return gemm(out, m1, m2, alpha, beta, epi);
+  epi.bias = self;
+  epi.bias_scale = beta;
+  gemm(out, m1, m2, alpha, 0, epi);
 }
 
 // Functional, in-place and out= forms of addmm / baddbmm through their meta functions.
@@ -133,6 +142,49 @@ at::Tensor addProduct(const char* name, const char* overload, Mode mode, at::Ten
   }
 OCL_ADD_PRODUCT(addmm, at::meta::structured_addmm, "addmm")
 OCL_ADD_PRODUCT(baddbmm, at::meta::structured_baddbmm, "baddbmm")
+
+// _addmm_activation: relu(beta * self + alpha * m1 @ m2), or the exact (erf) gelu of it, in the
+// GEMM's own launch. CPU PyTorch runs addmm and then relu_ / gelu_ on the result (so float16 and
+// bfloat16 round before the activation, which the epilogue does too), and its errors for the dtypes
+// those reject are repeated here.
+at::Tensor addmmActivation(Mode mode, at::Tensor* out, const at::Tensor& self, const at::Tensor& m1,
+                           const at::Tensor& m2, const c10::Scalar& beta, const c10::Scalar& alpha,
+                           bool use_gelu) {
+  checkSameDevice({self, m1, m2});
+  if (out) checkSameDevice({self, *out});
+  if (!gemmSupports(m1.scalar_type())) {
+    std::vector<c10::IValue> stack{self, m1, m2, beta, alpha, use_gelu};
+    if (mode == Mode::kOut) stack.emplace_back(*out);
+    return runFallback("aten::_addmm_activation", mode == Mode::kOut ? "out" : "",
+                       std::move(stack))[0]
+        .toTensor();
+  }
+  Structured<at::meta::structured__addmm_activation> s(mode, out);
+  s.meta(self, m1, m2, beta, alpha, use_gelu);
+  checkSameDtype(m1, m2, self);
+  const at::ScalarType t = s.output().scalar_type();
+  TORCH_CHECK(t == m1.scalar_type(), "Expected out tensor to have dtype ", m1.scalar_type(),
+              ", but got ", t, " instead");
+  if (use_gelu) {
+    TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"GeluKernelImpl\" not implemented for '",
+                                t, "'");
+  } else {
+    TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(t), "clamp is not supported for complex types");
+  }
+  addProductImpl(s.output(), self, m1, m2, beta, alpha,
+                 use_gelu ? GemmActivation::kGelu : GemmActivation::kRelu);
+  return s.output();
+}
+at::Tensor addmmActivationFn(const at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2,
+                             const c10::Scalar& beta, const c10::Scalar& alpha, bool use_gelu) {
+  return addmmActivation(Mode::kFunctional, nullptr, self, m1, m2, beta, alpha, use_gelu);
+}
+at::Tensor& addmmActivationOut(const at::Tensor& self, const at::Tensor& m1, const at::Tensor& m2,
+                               const c10::Scalar& beta, const c10::Scalar& alpha, bool use_gelu,
+                               at::Tensor& out) {
+  addmmActivation(Mode::kOut, &out, self, m1, m2, beta, alpha, use_gelu);
+  return out;
+}
 
 // addmv: the vector as a (k x 1) matrix, the result as an (n x 1) one; mv reaches it.
 at::Tensor addmvImpl(const char* name, const char* overload, Mode mode, at::Tensor* out,
@@ -234,6 +286,8 @@ at::Tensor vdotFn(const at::Tensor& a, const at::Tensor& b) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_addmm_activation", TORCH_FN(addmmActivationFn));
+  m.impl("_addmm_activation.out", TORCH_FN(addmmActivationOut));
   m.impl("addmm", TORCH_FN(addmmFn));
   m.impl("addmm.out", TORCH_FN(addmmOut));
   m.impl("addmm_", TORCH_FN(addmmInplace));

@@ -240,8 +240,12 @@ at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
   const Dims3 k = kernelDims(w), in{x.size(2), x.size(3), x.size(4)};
   const int64_t kk = prod(k);
   at::Tensor out;
+  // A bias of the result's dtype on a dtype the engine runs goes into the GEMM's epilogue.
+  bool fused_bias = false;
   if (!transposed) {
     const int64_t o = w.size(0), og = o / g, cg = x.size(1) / g;
+    fused_bias = g == 1 && bias && bias->defined() && bias->scalar_type() == x.scalar_type() &&
+                 bias->dim() == 1 && bias->numel() == o && gemmSupports(x.scalar_type());
     const Dims3 c{convOut(in[0], k[0], p.sd, p.pd, p.dd), convOut(in[1], k[1], p.sh, p.ph, p.dh),
                   convOut(in[2], k[2], p.sw, p.pw, p.dw)};
     out = at::empty({n, o, c[0], c[1], c[2]}, x.options());
@@ -258,9 +262,16 @@ at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
         if (g == 1) {
           // One GEMM per sample straight into out (nb, O, L) from per-sample columns, the weight
           // broadcast over the batch. No group-major copy.
+          // The bias is the GEMM's epilogue (added as C is stored, no second pass over out).
           const at::Tensor col = im2col(x.narrow(0, n0, nb), k, c, p, /*per_sample=*/true);
           at::Tensor o3 = out.narrow(0, n0, nb).view({nb, o, l});
-          at::bmm_out(o3, w_r.expand({nb, og, cg * kk}), col);
+          if (fused_bias) {
+            GemmEpilogue epi;
+            epi.bias = bias->reshape({1, o, 1}).expand({nb, o, l});
+            gemm(o3, w_r.expand({nb, og, cg * kk}), col, 1, 0, epi);
+          } else {
+            at::bmm_out(o3, w_r.expand({nb, og, cg * kk}), col);
+          }
         } else {
           const at::Tensor col = im2col(x.narrow(0, n0, nb), k, c, p);
           fromGroupMajor(at::bmm(w_r, col), out.narrow(0, n0, nb));
@@ -282,7 +293,7 @@ at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
       col2im(col, out.narrow(0, n0, nb), k, in, p);
     }
   }
-  if (bias && bias->defined()) out.add_(bias->view({1, -1, 1, 1, 1}));
+  if (bias && bias->defined() && !fused_bias) out.add_(bias->view({1, -1, 1, 1, 1}));
   return fromAs3d(out, input.dim());
 }
 

@@ -181,9 +181,16 @@ def self_test(index: int) -> dict[str, Any]:
 def gemm_info(index: int) -> dict[str, Any]:
     """Which matrix-engine provider the device runs per dtype, and the host BLAS it may call."""
     try:
+        table = _C._gemm_tuning_table(index)
+        tuned: dict[str, dict[str, int]] = {}
+        for dtype, _cls, prov in table:
+            tuned.setdefault(dtype, {})
+            tuned[dtype][prov] = tuned[dtype].get(prov, 0) + 1
         return {"providers": _C._gemm_providers(index), "caps": _C._gemm_device_caps(index),
                 "shape_rule": _C._gemm_shape_rule(index),
-                "host_blas": _C._host_blas_info(), "forced": _C._forced_gemm_provider()}
+                "host_blas": _C._host_blas_info(), "forced": _C._forced_gemm_provider(),
+                "tuning": {"path": _C._gemm_tuning_path(), "enabled": _C._gemm_tuning_enabled(),
+                           "classes": len(table), "by_dtype": tuned}}
     except Exception as e:  # a broken device: say why instead of failing the whole report
         return {"error": str(e)}
 
@@ -285,8 +292,18 @@ def format_text(report: dict) -> str:
                 provs = ", ".join(f"{k.lower()} {v}" for k, v in gm["providers"].items())
                 out.append(f"      GEMM: {provs}" + (f" (forced: {gm['forced']})"
                                                        if gm["forced"] != "auto" else ""))
-                if gm["shape_rule"]:
-                    out.append(f"        by shape: {gm['shape_rule']}")
+                tu = gm.get("tuning", {})
+                if tu.get("classes"):
+                    per = "; ".join(f"{dt.lower()}: " + ", ".join(f"{p} {n}" for p, n in c.items())
+                                    for dt, c in tu["by_dtype"].items())
+                    out.append(f"        tuned by shape class (warmup, {tu['classes']} classes"
+                               f"{'' if tu['enabled'] else ', disabled'}): {per}")
+                    out.append(f"        table: {tu['path']}")
+                elif gm["shape_rule"]:
+                    out.append(f"        by shape: {gm['shape_rule']} (not tuned: run "
+                               "`python -m torch_ocl warmup`)")
+                if tu.get("classes") and gm["shape_rule"]:
+                    out.append(f"        untuned classes by shape: {gm['shape_rule']}")
                 hb = gm["host_blas"]
                 if "host_blas" in gm["providers"].values():
                     out.append(f"      host BLAS (native kernel): {hb['library']}, "

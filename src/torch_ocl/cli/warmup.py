@@ -3,12 +3,15 @@
 Runs one step of each model's workload (examples/<name>.py; small sizes by default, because
 kernels are specialised on dtype, rank and contiguity, never on sizes) so that every kernel it
 needs is compiled and lands in the on-disk caches (torch-ocl's, or the driver's own where it keeps
-one, e.g. PoCL and NVIDIA). The first real step of a later process then starts fast.
+one, e.g. PoCL and NVIDIA). The first real step of a later process then starts fast. It also
+measures the matrix engine's providers once per device and keeps the fastest per shape class in
+the GEMM tuning table on disk (--retune measures again, --no-tune skips it).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any, Optional, Sequence
@@ -56,8 +59,123 @@ def warm_matrix_engine(index: int) -> dict[str, Any]:
             "seconds": time.perf_counter() - t0}
 
 
+# Representative sizes of the tuning table's shape classes (csrc/aten/linalg/gemm_tuning.h):
+# rows and columns <= 96, <= 768, more; K <= 96, <= 768, <= 2048, more.
+_TUNE_MN = (64, 384, 1024)
+_TUNE_K = (64, 512, 1536, 4096)
+_TUNE_PROVIDERS = ("host_blas", "cpu_tile", "clblast", "tiled")
+
+
+def _tune_shapes(quick: bool):
+    shapes = []
+    for m in _TUNE_MN[:2] if quick else _TUNE_MN:
+        for n in _TUNE_MN[:2] if quick else _TUNE_MN:
+            for k in _TUNE_K[:2] if quick else _TUNE_K:
+                if m * n * k > 2 ** 32:  # 1024 x 1024 x 4096: the built-in rule is fine there
+                    continue
+                for in_place in (True, False):
+                    shapes.append((m, k, n, in_place))
+    return sorted(shapes, key=lambda s: s[0] * s[1] * s[2])
+
+
+def _read_table(path: str) -> list[list[str]]:
+    try:
+        with open(path) as f:
+            return [line.rstrip("\n").split("\t") for line in f
+                    if line.strip() and not line.startswith("#")]
+    except OSError:
+        return []
+
+
+def tune_matrix_engine(index: int, *, dtypes=(torch.float32,), quick: bool = False,
+                       reps: int = 3) -> dict[str, Any]:
+    """Measures every GEMM provider the device runs on a representative shape of each shape class
+    and stores the fastest per (device, dtype, class) in the tuning table
+    (``_C._gemm_tuning_path()``), which gemm() then follows. A provider more than 8x slower than
+    the best on three classes is not measured on the larger ones (CLBlast or the generic kernel
+    on a CPU driver)."""
+    path = _C._gemm_tuning_path()
+    if not path:
+        return {"path": "", "entries": 0, "error": "no cache directory (set TORCH_OCL_CACHE_DIR)"}
+    dev = torch.device("ocl", index)
+    key = _C._gemm_device_key(index)
+    forced = _C._forced_gemm_provider()
+    was_enabled = _C._gemm_tuning_enabled()
+    _C._set_gemm_tuning_enabled(False)
+    t0 = time.perf_counter()
+    measured: dict[tuple[str, int], dict[str, float]] = {}
+    g = torch.Generator().manual_seed(0)
+    try:
+        for dt in dtypes:
+            name = str(dt).replace("torch.", "")
+            cname = {"float32": "Float", "float64": "Double", "float16": "Half",
+                     "bfloat16": "BFloat16"}.get(name, name)
+            strikes: dict[str, int] = {}
+            for m, k, n, in_place in _tune_shapes(quick):
+                a = torch.randn(m, k, generator=g).to(dt).to(dev)
+                b = (torch.randn(k, n, generator=g).to(dt).to(dev) if in_place
+                     else torch.randn(n, k, generator=g).to(dt).to(dev).t())
+                c = torch.empty(m, n, dtype=dt, device=dev)
+                cls = _C._gemm_shape_class_of(a, b)
+                if (cname, cls) in measured:
+                    continue
+                res: dict[str, float] = {}
+                for p in _TUNE_PROVIDERS:
+                    if strikes.get(p, 0) >= 3:
+                        continue
+                    _C._set_gemm_provider(p)
+                    torch.mm(a, b, out=c)
+                    torch.ocl.synchronize(index)
+                    if _C._last_gemm_provider() != p:
+                        continue  # does not run this dtype here
+                    best = float("inf")
+                    for _ in range(reps):
+                        t = time.perf_counter()
+                        torch.mm(a, b, out=c)
+                        torch.ocl.synchronize(index)
+                        best = min(best, time.perf_counter() - t)
+                    res[p] = 2.0 * m * n * k / best / 1e9
+                if not res:
+                    continue
+                top = max(res.values())
+                for p, v in res.items():
+                    if v * 8 < top:
+                        strikes[p] = strikes.get(p, 0) + 1
+                measured[(cname, cls)] = res
+    finally:
+        _C._set_gemm_provider(forced)
+        _C._set_gemm_tuning_enabled(was_enabled)
+    # Keep other devices' and dtypes' lines; replace what was measured now.
+    rows = [r for r in _read_table(path)
+            if len(r) >= 4 and not (r[0] == key and any(r[1] == d for d, _ in measured))]
+    for (cname, cls), res in sorted(measured.items()):
+        best = max(res, key=res.get)
+        rows.append([key, cname, str(cls), best]
+                    + [f"{p}={v:.1f}" for p, v in sorted(res.items())])
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write("# torch-ocl GEMM tuning table: device<TAB>dtype<TAB>shape class<TAB>provider"
+                "<TAB>GFLOP/s measured per provider (written by python -m torch_ocl warmup)\n")
+        for r in rows:
+            f.write("\t".join(r) + "\n")
+    os.replace(tmp, path)  # atomic: a reading process sees the old or the new table
+    _C._gemm_tuning_reload()
+    chosen: dict[str, int] = {}
+    for res in measured.values():
+        best = max(res, key=res.get)
+        chosen[best] = chosen.get(best, 0) + 1
+    return {"path": path, "classes": len(measured), "chosen": chosen,
+            "seconds": time.perf_counter() - t0}
+
+
+def device_is_tuned(index: int) -> bool:
+    return bool(_C._gemm_tuning_table(index))
+
+
 def warmup(models: Optional[Sequence[str]] = None, *, device: str = "ocl", steps: int = 1,
-           full: bool = False, progress: bool = True) -> dict[str, Any]:
+           full: bool = False, progress: bool = True, tune: Optional[bool] = None,
+           retune: bool = False) -> dict[str, Any]:
     """Runs ``steps`` steps of each model on ``device``; returns what was compiled per model."""
     if _C.device_count() == 0:
         raise RuntimeError(f"torch-ocl: {_C.discovery_error()} Run `python -m torch_ocl doctor`.")
@@ -70,6 +188,18 @@ def warmup(models: Optional[Sequence[str]] = None, *, device: str = "ocl", steps
     t_all = time.perf_counter()
     start_stats = _compiles(index)
     engine = warm_matrix_engine(index)
+    # The GEMM tuning table: measured once per device (again with --retune), skipped with
+    # --no-tune.
+    if tune is None:
+        tune = True
+    if tune and (retune or not device_is_tuned(index)):
+        bar.step("matrix engine: measuring the GEMM providers per shape class")
+        engine["tuning"] = tune_matrix_engine(index)
+    else:
+        engine["tuning"] = {"path": _C._gemm_tuning_path(),
+                            "classes": len(_C._gemm_tuning_table(index)),
+                            "skipped": "already tuned (--retune measures again)" if tune
+                            else "--no-tune"}
     for spec in specs:
         entry: dict[str, Any] = {"model": _models.module_name(spec)}
         bar.step(f"{spec}: loading")
@@ -140,6 +270,15 @@ def format_text(rep: dict) -> str:
     me = rep["matrix_engine"]
     out.append(f"matrix engine: {me['kernels_compiled']} program(s) for "
                + ", ".join(f"{p} ({'/'.join(d)})" for p, d in me["providers"].items()))
+    tu = me.get("tuning", {})
+    if tu.get("error"):
+        out.append(f"GEMM tuning: {tu['error']}")
+    elif "chosen" in tu:
+        out.append(f"GEMM tuning: {tu['classes']} shape classes measured in {tu['seconds']:.1f} s "
+                   f"({', '.join(f'{p} {n}' for p, n in tu['chosen'].items())}), in {tu['path']}")
+    elif tu:
+        out.append(f"GEMM tuning: {tu['classes']} shape classes in {tu['path']} "
+                   f"({tu['skipped']})")
     out.append(f"compiled {rep['kernels_compiled']} kernel program(s) in "
                f"{rep['compile_seconds']:.2f} s (total {rep['seconds']:.2f} s)")
     dc = rep["disk_cache"]
@@ -162,12 +301,16 @@ def add_parser(sub) -> None:
     p.add_argument("--full", action="store_true", help="full sizes instead of small ones")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-tune", action="store_true",
+                   help="do not measure the GEMM providers (the tuning table)")
+    p.add_argument("--retune", action="store_true",
+                   help="measure the GEMM providers again even if this device has a table")
 
 
 def run(args) -> int:
     try:
         rep = warmup(args.model, device=args.device, steps=args.steps, full=args.full,
-                     progress=not args.quiet)
+                     progress=not args.quiet, tune=not args.no_tune, retune=args.retune)
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
