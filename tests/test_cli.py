@@ -316,7 +316,7 @@ def test_bench_startup_cold_and_warm(capsys):
 
 
 def test_warmup_compiles_in_a_fresh_process(examples_dir):
-    rc, out, err = run_cli(["warmup", "--model", "clitest_examples.tiny", "--json"],
+    rc, out, err = run_cli(["warmup", "--no-tune", "--model", "clitest_examples.tiny", "--json"],
                            cwd=str(examples_dir))
     assert rc == 0, err
     rep = json.loads(out)
@@ -328,10 +328,11 @@ def test_warmup_compiles_in_a_fresh_process(examples_dir):
 
 
 def test_warmup_reports_missing_models(examples_dir, capsys, monkeypatch):
-    assert main(["warmup", "--quiet", "--model", "nosuchmodel"]) == 1
+    assert main(["warmup", "--no-tune", "--quiet", "--model", "nosuchmodel"]) == 1
     out = capsys.readouterr().out
     assert "not available" in out and "examples.nosuchmodel" in out
-    assert main(["warmup", "--quiet", "--model", "clitest_examples.extra", "--json"]) == 1
+    assert main(["warmup", "--no-tune", "--quiet", "--model", "clitest_examples.extra",
+                 "--json"]) == 1
     rep = json.loads(capsys.readouterr().out)
     assert rep["models"][0]["status"] == "not available"
     # nothing asked for and none of the default examples importable: nothing to warm up is a
@@ -340,4 +341,4 @@ def test_warmup_reports_missing_models(examples_dir, capsys, monkeypatch):
     from torch_ocl.cli import _models
 
     monkeypatch.setattr(_models, "DEFAULT_MODELS", ("clitest_absent_model",))
-    assert main(["warmup", "--quiet"]) == 1
+    assert main(["warmup", "--no-tune", "--quiet"]) == 1

@@ -141,14 +141,22 @@ def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
     aten = torch.ops.aten
     done = 0
     for node in list(graph.nodes):
-        if node.op != "call_function" or node.target not in (aten.relu.default, aten.gelu.default):
+        if node.op != "call_function":
             continue
-        use_gelu = node.target is aten.gelu.default
-        if use_gelu and node.kwargs.get("approximate", "none") != "none":
-            continue
-        mm = node.args[0]
+        dead = []  # the decomposed gelu's inner nodes, erased after the rewrite
+        if node.target in (aten.relu.default, aten.gelu.default):
+            use_gelu = node.target is aten.gelu.default
+            if use_gelu and node.kwargs.get("approximate", "none") != "none":
+                continue
+            mm = node.args[0]
+            users = 1
+        else:
+            mm, dead = _decomposed_exact_gelu(node)
+            if mm is None:
+                continue
+            use_gelu, users = True, 2
         if not (isinstance(mm, torch.fx.Node) and mm.op == "call_function"
-                and mm.target is aten.addmm.default and len(mm.users) == 1):
+                and mm.target is aten.addmm.default and len(mm.users) == users):
             continue
         val = mm.meta.get("val")
         if val is None or val.device.type != "ocl" or not val.dtype.is_floating_point:
@@ -166,9 +174,49 @@ def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
         fused.meta.update(node.meta)
         node.replace_all_uses_with(fused)
         graph.erase_node(node)
+        for d in dead:
+            graph.erase_node(d)
         graph.erase_node(mm)
         done += 1
     return done
+
+
+def _decomposed_exact_gelu(node: torch.fx.Node):
+    """Inductor decomposes exact gelu before the post-grad passes into
+    ``mul(mul(x, 0.5), add(erf(mul(x, M_SQRT1_2)), 1))``. For such a node returns ``(x, the
+    inner nodes, outermost first)``, else ``(None, [])``; the inner nodes have no other user."""
+    import math
+
+    aten = torch.ops.aten
+
+    def is_call(n, target):
+        return isinstance(n, torch.fx.Node) and n.op == "call_function" and n.target is target
+
+    def scalar_mul(n, value):  # mul(x, value) or mul(value, x) -> x
+        if not is_call(n, aten.mul.Tensor) or len(n.users) != 1:
+            return None
+        a, b = n.args[:2]
+        if isinstance(b, (int, float)) and abs(b - value) < 1e-12:
+            return a
+        if isinstance(a, (int, float)) and abs(a - value) < 1e-12:
+            return b
+        return None
+
+    if not is_call(node, aten.mul.Tensor):
+        return None, []
+    for half, plus in (node.args[:2], node.args[1::-1]):
+        x = scalar_mul(half, 0.5)
+        if x is None or not is_call(plus, aten.add.Tensor) or len(plus.users) != 1:
+            continue
+        erf, one = plus.args[:2]
+        if isinstance(erf, (int, float)):
+            erf, one = one, erf
+        if one != 1 or not is_call(erf, aten.erf.default) or len(erf.users) != 1:
+            continue
+        if scalar_mul(erf.args[0], math.sqrt(0.5)) is not x:
+            continue
+        return x, [plus, half, erf, erf.args[0]]
+    return None, []
 
 
 def _pass_class():
