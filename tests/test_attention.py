@@ -130,6 +130,33 @@ def test_non_contiguous_inputs():
     run_both(torch.float32, q, k, v)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(2, 4, 2, 5, 7, 8, 6), (1, 2, 2, 9, 9, 70, 66)])
+def test_transposed_layout_outputs_written_in_place(dtype, shape):
+    # q/k/v as a GPT's projection makes them: (B, L, H, E) viewed as (B, H, L, E). The kernels
+    # write the output and dQ/dK/dV at the inputs' strides (PyTorch's layout for these outputs),
+    # so a call is one kernel launch with no copy to or from a contiguous buffer.
+    B, H, Hk, L, S, E, Ev = shape
+    q = rand(B, L, H, E).transpose(1, 2)
+    k = rand(B, S, Hk, E, seed=1).transpose(1, 2)
+    v = rand(B, S, Hk, Ev, seed=2).transpose(1, 2)
+    out = run_both(dtype, q, k, v, is_causal=L == S, enable_gqa=H != Hk)
+    assert out.transpose(1, 2).is_contiguous()
+    qd, kd, vd = (t.to(dtype).to("ocl").requires_grad_() for t in (q, k, v))
+    assert not qd.is_contiguous() and qd.transpose(1, 2).is_contiguous()
+    o = F.scaled_dot_product_attention(qd, kd, vd, enable_gqa=H != Hk)
+    go = torch.ones_like(o)
+    torch.ocl.synchronize()
+    before = torch_ocl._C._kernel_launch_count()
+    dq, dk, dv = torch.autograd.grad(o, (qd, kd, vd), go)
+    assert torch_ocl._C._kernel_launch_count() - before == 2  # sdpa_bwd_q, sdpa_bwd_kv
+    for g, t in zip((dq, dk, dv), (qd, kd, vd)):
+        assert g.stride() == t.stride()
+    before = torch_ocl._C._kernel_launch_count()
+    F.scaled_dot_product_attention(qd.detach(), kd.detach(), vd.detach(), enable_gqa=H != Hk)
+    assert torch_ocl._C._kernel_launch_count() - before == 1  # sdpa_fwd
+
+
 def test_gradcheck_float64():
     q, k, v = (t.double().to("ocl").requires_grad_() for t in qkv(1, 2, 1, 3, 4, 3, 2))
     m = rand(3, 4, seed=8).double().to("ocl").requires_grad_()

@@ -30,6 +30,10 @@ CASES = {
                                                            dev(torch.ones(4)), accumulate=True),
     "index_add": lambda x: x.clone().index_add_(0, dev(torch.tensor([5])), x[:1]),
     "embedding": lambda x: F.embedding(dev(torch.tensor([[0, 5]])), x),
+    "nll_loss": lambda x: F.nll_loss(x, dev(torch.tensor([0, 1, 4, 2, 3]))),
+    "nll_loss_none": lambda x: F.nll_loss(x, dev(torch.tensor([0, 1, -2, 2, 3])),
+                                          reduction="none"),
+    "nll_loss2d": lambda x: F.nll_loss(x.view(1, 5, 2, 2), dev(torch.tensor([[[0, 1], [5, 2]]]))),
 }
 
 
@@ -60,6 +64,10 @@ def test_message_names_index_bound_and_op():
         torch.ocl.synchronize()
     msg = str(e.value)
     assert "index 7 is out of bounds for dimension 0 with size 5 (index_select)" in msg
+    F.nll_loss(x.view(1, 5), dev(torch.tensor([5])))
+    with pytest.raises(RuntimeError) as e:
+        torch.ocl.synchronize()
+    assert "Target 5 is out of bounds (nll_loss, 5 classes)" in str(e.value)
 
 
 def test_first_error_wins_and_valid_ops_unaffected():

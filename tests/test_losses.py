@@ -155,21 +155,76 @@ def test_cross_entropy_half_values(dtype):
     compare(lambda x, t: F.cross_entropy(x, t, ignore_index=2), [x, t], dtype, strict=False)
 
 
-def test_out_of_range_targets_raise_and_process_stays_usable():
-    x = F.log_softmax(rand(4, 3), 1).to("ocl")
-    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
-        F.nll_loss(x, torch.tensor([0, 7, 1, 1]).to("ocl"))
-    with pytest.raises(IndexError, match="Target -3 is out of bounds"):
-        F.nll_loss(x, torch.tensor([0, -3, 1, 1]).to("ocl"), reduction="none")
+# Out-of-range class targets are a device-side check (as CUDA's device-side assert): the loss
+# returns without waiting for the device, the error is raised at the next synchronisation point
+# naming the op and the target, and the device stays usable; in debug mode the op itself raises.
+DEVICE_CHECK = "ocl device-side check failed: Target {} is out of bounds \\({}, {} classes\\)"
+BAD_TARGETS = {
+    "mean": (lambda: F.nll_loss(F.log_softmax(rand(4, 3), 1).to("ocl"),
+                                torch.tensor([0, 7, 1, 1]).to("ocl")), 7, "nll_loss", 3),
+    "none_negative": (lambda: F.nll_loss(F.log_softmax(rand(4, 3), 1).to("ocl"),
+                                         torch.tensor([0, -3, 1, 1]).to("ocl"), reduction="none"),
+                      -3, "nll_loss", 3),
+    "sum_weighted_ignore": (lambda: F.nll_loss(F.log_softmax(rand(4, 3), 1).to("ocl"),
+                                               torch.tensor([-100, 3, 1, 1]).to("ocl"),
+                                               weight=torch.ones(3).to("ocl"), reduction="sum"),
+                            3, "nll_loss", 3),
+    "2d_half": (lambda: F.nll_loss(F.log_softmax(rand(1, 3, 2, 2), 1).to("ocl").half(),
+                                   torch.tensor([[[0, 3], [1, 1]]]).to("ocl")), 3, "nll_loss2d", 3),
+    "cross_entropy_2d": (lambda: F.cross_entropy(rand(2, 3, 2, 2).to("ocl"),
+                                                 torch.tensor([[[0, 5], [1, 1]]] * 2).to("ocl")),
+                         5, "nll_loss2d", 3),
+}
+
+
+@pytest.mark.parametrize("sync", ["item", "cpu", "synchronize"])
+@pytest.mark.parametrize("case", list(BAD_TARGETS))
+def test_out_of_range_targets_raise_at_the_next_sync(case, sync):
+    fn, target, op, classes = BAD_TARGETS[case]
+    torch.ocl.synchronize()
+    with torch_ocl.strict():
+        loss = fn()  # returns: the kernel only records the bad target
+    with pytest.raises(RuntimeError, match=DEVICE_CHECK.format(target, op, classes)):
+        if sync == "item":
+            loss.sum().item()
+        elif sync == "cpu":
+            loss.cpu()
+        else:
+            torch.ocl.synchronize()
+    torch.ocl.synchronize()  # the record was cleared
+    # the device keeps working, and a valid target gives CPU's value
+    x = F.log_softmax(rand(4, 3), 1)
+    t = torch.tensor([0, 2, 1, 1])
+    torch.testing.assert_close(F.nll_loss(x.to("ocl"), t.to("ocl")).cpu(), F.nll_loss(x, t))
+
+
+def test_out_of_range_target_in_a_training_step_raises_at_the_loss_read():
+    # forward and backward both run without a host wait; the read of the loss raises
+    x = rand(4, 3).to("ocl").requires_grad_()
+    loss = F.cross_entropy(x, torch.tensor([0, 1, 9, 2]).to("ocl"))
+    loss.backward()
+    with pytest.raises(RuntimeError, match=DEVICE_CHECK.format(9, "nll_loss", 3)):
+        loss.item()
+    assert x.grad is not None and torch.isfinite(x.grad.sum()).item()
+
+
+@pytest.mark.parametrize("case", list(BAD_TARGETS))
+def test_out_of_range_targets_raise_at_the_op_in_debug_mode(case):
+    fn, target, op, classes = BAD_TARGETS[case]
+    with torch_ocl.debug_mode():
+        with pytest.raises(RuntimeError, match=r"debug mode .*aten::nll_loss.* failed: "
+                                               + DEVICE_CHECK.format(target, op, classes)):
+            fn()
+        x = F.log_softmax(rand(4, 3), 1)
+        t = torch.tensor([0, 2, 1, 1])
+        torch.testing.assert_close(F.nll_loss(x.to("ocl"), t.to("ocl")).cpu(), F.nll_loss(x, t))
+
+
+def test_nll_loss2d_shape_errors_raise_at_the_op():
     x2 = F.log_softmax(rand(1, 3, 2, 2), 1).to("ocl").half()
-    with pytest.raises(IndexError, match="Target 3 is out of bounds"):
-        F.nll_loss(x2, torch.tensor([[[0, 3], [1, 1]]]).to("ocl"))
-    with pytest.raises(IndexError, match="Target 5 is out of bounds"):
-        F.cross_entropy(rand(2, 3, 2, 2).to("ocl"), torch.tensor([[[0, 5], [1, 1]]] * 2).to("ocl"))
     with pytest.raises(RuntimeError, match="only batches of spatial targets"):
         torch.ops.aten.nll_loss2d_forward(x2, torch.zeros(1, 2, dtype=torch.long, device="ocl"),
                                           None, 1, -100)
-    assert F.nll_loss(x, torch.tensor([0, 2, 1, 1]).to("ocl")).isfinite().item()
 
 
 # ---------------------------------------------------------------- regression losses

@@ -27,6 +27,8 @@ enum class CheckedOp : int {
   kIndexAdd,
   kEmbeddingBackward,
   kEmbeddingBag,
+  kNllLoss,
+  kNllLoss2d,
 };
 
 // The record kernels take as a (cl_mem, offset) pair; marks the device as having pending checks.

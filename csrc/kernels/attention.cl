@@ -4,7 +4,8 @@
 // in private chunks of SDPA_CHUNK columns; a head dimension above the chunk loops over chunks.
 //
 // The host defines: ST (storage type), ACC, LD(p, i) (element i of p as ACC) and
-// STORE(p, i, v). Strides are in elements, dims (batch, head, row, column); the mask is
+// STORE(p, i, v). Strides are in elements, dims (batch, head, row, column), for the inputs and
+// for the outputs (which the host allocates in the query's / key's layout); the mask is
 // an additive bias already expanded (stride 0 on broadcast dims) to (B, H, L, S).
 // Dropout: element (b, h, i, j) is kept when the uniform drawn from Philox counter
 // (offset, ((b * H + h) * L + i) * S + j) under seed is >= p; kept values are scaled by
@@ -15,6 +16,7 @@
 typedef struct {
   long B, H, Hk, L, S, E, Ev;
   long q[4], k[4], v[4], m[4], o[4], go[4];
+  long wo[4], wq[4], wk[4], wv[4];  // where the kernels write out, dQ, dK, dV
 } SdpaGeom;
 
 inline long sdpa_at(const long* s, long b, long h, long r, long c) {
@@ -77,7 +79,7 @@ __kernel void sdpa_fwd(__global char* ob, ulong ooff, __global char* lb, ulong l
       for (long c = 0; c < g.Ev; ++c) acc[c] += ez * LD(v, sdpa_at(g.v, b, hk, j, c));
     }
     ((__global ACC*)(lb + loff))[row] = l > 0 ? mx + log(l) : -INFINITY;
-    for (long c = 0; c < g.Ev; ++c) STORE(o, row * g.Ev + c, l > 0 ? acc[c] / l : (ACC)0);
+    for (long c = 0; c < g.Ev; ++c) STORE(o, sdpa_at(g.wo, b, h, i, c), l > 0 ? acc[c] / l : (ACC)0);
     return;
   }
   // Wider value heads: a first pass for the log-sum-exp, then one pass per column chunk.
@@ -107,7 +109,7 @@ __kernel void sdpa_fwd(__global char* ob, ulong ooff, __global char* lb, ulong l
         for (long c = 0; c < cn; ++c) acc[c] += pz * LD(v, sdpa_at(g.v, b, hk, j, c0 + c));
       }
     }
-    for (long c = 0; c < cn; ++c) STORE(o, row * g.Ev + c0 + c, acc[c]);
+    for (long c = 0; c < cn; ++c) STORE(o, sdpa_at(g.wo, b, h, i, c0 + c), acc[c]);
   }
 }
 
@@ -158,11 +160,11 @@ __kernel void sdpa_bwd_q(__global char* dqb, ulong dqoff, __global char* db, ulo
       if (dsv == 0) continue;
       for (long c = 0; c < cn; ++c) acc[c] += dsv * LD(k, sdpa_at(g.k, b, hk, j, c0 + c));
     }
-    for (long c = 0; c < cn; ++c) STORE(dq, row * g.E + c0 + c, acc[c] * scale);
+    for (long c = 0; c < cn; ++c) STORE(dq, sdpa_at(g.wq, b, h, i, c0 + c), acc[c] * scale);
   }
 }
 
-// dK (B, Hk, S, E) and dV (B, Hk, S, Ev) contiguous; one work item per key row, summing over
+// dK (B, Hk, S, E) and dV (B, Hk, S, Ev) at strides wk / wv; one work item per key row, summing over
 // the query heads that share it (GQA) and over query rows. Needs delta from sdpa_bwd_q.
 __kernel void sdpa_bwd_kv(__global char* dkb, ulong dkoff, __global char* dvb, ulong dvoff,
                           __global const char* db, ulong doff, __global const char* gob,
@@ -200,7 +202,7 @@ __kernel void sdpa_bwd_kv(__global char* dkb, ulong dkoff, __global char* dvb, u
         for (long c = 0; c < cn; ++c) acc[c] += pz * LD(go, sdpa_at(g.go, b, h, i, c0 + c));
       }
     }
-    for (long c = 0; c < cn; ++c) STORE(dv, row * g.Ev + c0 + c, acc[c]);
+    for (long c = 0; c < cn; ++c) STORE(dv, sdpa_at(g.wv, b, hk, j, c0 + c), acc[c]);
   }
   // dK_j = scale * sum_i dS_ij Q_i, dS_ij = P_ij (Z_ij dO_i . V_j - delta_i)
   for (long c0 = 0; c0 < g.E; c0 += SDPA_CHUNK) {
@@ -222,6 +224,6 @@ __kernel void sdpa_bwd_kv(__global char* dkb, ulong dkoff, __global char* dvb, u
         for (long c = 0; c < cn; ++c) acc[c] += dsv * LD(q, sdpa_at(g.q, b, h, i, c0 + c));
       }
     }
-    for (long c = 0; c < cn; ++c) STORE(dk, row * g.E + c0 + c, acc[c] * scale);
+    for (long c = 0; c < cn; ++c) STORE(dk, sdpa_at(g.wk, b, hk, j, c0 + c), acc[c] * scale);
   }
 }

@@ -1,22 +1,20 @@
 // nll_loss / nll_loss2d over contiguous (N, C, inner) log-probabilities and (N, inner) class
-// indices (inner = 1 for (N, C) and (C) inputs, H*W for nll_loss2d). An out-of-range target sets
-// *err (read back by the host, which raises the error). The host defines ST (storage type),
-// ACC (accumulation type), LD(p, i) and STORE(p, i, v).
+// indices (inner = 1 for (N, C) and (C) inputs, H*W for nll_loss2d). An out-of-range target is
+// written to the device's error record (ocl_checked_index, device_check.cpp; `op` names
+// nll_loss or nll_loss2d), raised by the host at its next synchronisation point: the forward
+// never waits for the device. The host defines ST (storage type), ACC (accumulation type),
+// LD(p, i) and STORE(p, i, v) and prepends the device-check source.
 
-inline bool nll_target_ok(long t, long C, long ignore, __global int* err) {
+inline bool nll_target_ok(long t, long C, long ignore, __global int* rec, int op) {
   if (t == ignore) return false;
-  if (t < 0 || t >= C) {
-    *err = 1;
-    return false;
-  }
-  return true;
+  return ocl_checked_index(t, C, 0, rec, op, 1) >= 0;
 }
 
 // reduction='none': one work item per (sample, position).
 __kernel void nll_fwd_none(__global char* ob, ulong ooff, __global const char* lb, ulong loff,
                            __global const char* tb, ulong toff, __global const char* wb,
                            ulong woff, int has_w, long N, long C, long inner, long ignore,
-                           __global char* eb, ulong eoff) {
+                           __global int* rec, int op) {
   const long gid = get_global_id(0);
   if (gid >= N * inner) return;
   const long n = gid / inner, s = gid % inner;
@@ -24,8 +22,7 @@ __kernel void nll_fwd_none(__global char* ob, ulong ooff, __global const char* l
   __global const ST* lp = (__global const ST*)(lb + loff);
   __global const ST* w = (__global const ST*)(wb + woff);
   const long t = ((__global const long*)(tb + toff))[gid];
-  __global int* err = (__global int*)(eb + eoff);
-  if (!nll_target_ok(t, C, ignore, err)) {
+  if (!nll_target_ok(t, C, ignore, rec, op)) {
     STORE(out, gid, (ACC)0);
     return;
   }
@@ -37,17 +34,16 @@ __kernel void nll_fwd_none(__global char* ob, ulong ooff, __global const char* l
 __kernel void nll_fwd_reduce(__global char* ob, ulong ooff, __global char* twb, ulong twoff,
                              __global const char* lb, ulong loff, __global const char* tb,
                              ulong toff, __global const char* wb, ulong woff, int has_w, long N,
-                             long C, long inner, long ignore, int mean, __global char* eb,
-                             ulong eoff) {
+                             long C, long inner, long ignore, int mean, __global int* rec,
+                             int op) {
   if (get_global_id(0) != 0) return;
   __global const ST* lp = (__global const ST*)(lb + loff);
   __global const ST* w = (__global const ST*)(wb + woff);
   __global const long* tg = (__global const long*)(tb + toff);
-  __global int* err = (__global int*)(eb + eoff);
   ACC total = 0, tw = 0;
   for (long gid = 0; gid < N * inner; ++gid) {
     const long t = tg[gid];
-    if (!nll_target_ok(t, C, ignore, err)) continue;
+    if (!nll_target_ok(t, C, ignore, rec, op)) continue;
     const long n = gid / inner, s = gid % inner;
     const ACC wt = has_w ? LD(w, t) : (ACC)1;
     total -= wt * LD(lp, (n * C + t) * inner + s);

@@ -55,6 +55,10 @@ const char* opName(int op) {
       return "embedding_dense_backward";
     case CheckedOp::kEmbeddingBag:
       return "embedding_bag";
+    case CheckedOp::kNllLoss:
+      return "nll_loss";
+    case CheckedOp::kNllLoss2d:
+      return "nll_loss2d";
   }
   return "unknown op";
 }
@@ -76,6 +80,12 @@ void checkSlot(c10::DeviceIndex idx, cl_command_queue queue, bool whole_device) 
   OCL_CHECK(clEnqueueWriteBuffer(queue, slot.mem.get(), CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr,
                                  nullptr));
   OCL_CATCH
+  const auto op = static_cast<CheckedOp>(rec.op);
+  // Class targets read as CPU's IndexError does ("Target 7 is out of bounds."), with the op.
+  TORCH_CHECK(op != CheckedOp::kNllLoss && op != CheckedOp::kNllLoss2d,
+              "ocl device-side check failed: Target ", rec.index, " is out of bounds (",
+              opName(rec.op), ", ", rec.bound,
+              " classes). The op's results are undefined; the device stays usable.");
   TORCH_CHECK(false, "ocl device-side check failed: index ", rec.index,
               " is out of bounds for dimension ", rec.dim, " with size ", rec.bound, " (",
               opName(rec.op), "). The op's results are undefined; the device stays usable.");

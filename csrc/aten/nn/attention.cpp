@@ -30,6 +30,7 @@ char kAttentionFamily;
 struct alignas(8) SdpaGeom {
   cl_long B, H, Hk, L, S, E, Ev;
   cl_long q[4], k[4], v[4], m[4], o[4], go[4];
+  cl_long wo[4], wq[4], wk[4], wv[4];  // the outputs: out, dQ, dK, dV
 };
 
 bool coveredDtype(c10::ScalarType t) {
@@ -162,23 +163,22 @@ c10::ScalarType accType(c10::ScalarType t) {
   return t == at::kDouble ? at::kDouble : at::kFloat;
 }
 
-// t's values in the dimension order of ref (the order of its strides), as PyTorch's meta
-// functions lay out these outputs (alloc_with_matching_layout, empty_like): torch.compile plans
-// the graph around those strides and asserts them.
-at::Tensor inLayoutOf(const at::Tensor& ref, const at::Tensor& t) {
-  if (ref.dim() != 4 || t.dim() != 4) return t;
+// A new tensor of `sizes` in the dimension order of ref (the order of its strides), as PyTorch's
+// meta functions lay out these outputs (alloc_with_matching_layout, empty_like): torch.compile
+// plans the graph around those strides and asserts them. The kernels write it at its strides, so
+// a transposed query (the usual (B, L, H, E) projection viewed as (B, H, L, E)) costs no copy.
+at::Tensor emptyInLayoutOf(const at::Tensor& ref, at::IntArrayRef sizes,
+                           const at::TensorOptions& options) {
   std::array<int64_t, 4> order{0, 1, 2, 3};
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return ref.stride(a) > ref.stride(b); });
-  if (order == std::array<int64_t, 4>{0, 1, 2, 3}) return t;
+  if (order == std::array<int64_t, 4>{0, 1, 2, 3}) return at::empty(sizes, options);
   std::vector<int64_t> permuted(4), inverse(4);
   for (int64_t i = 0; i < 4; ++i) {
-    permuted[i] = t.size(order[i]);
+    permuted[i] = sizes[order[i]];
     inverse[order[i]] = i;
   }
-  at::Tensor res = at::empty(permuted, t.options()).permute(inverse);
-  res.copy_(t);
-  return res;
+  return at::empty(permuted, options).permute(inverse);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
@@ -197,7 +197,8 @@ sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& va
     std::lock_guard<std::mutex> lock(gen->mutex_);
     std::tie(c.seed, c.offset) = gen->philoxEngineInputs(4);
   }
-  at::Tensor out = at::empty({c.g.B, c.g.H, c.g.L, c.g.Ev}, query.options());
+  at::Tensor out = emptyInLayoutOf(query, {c.g.B, c.g.H, c.g.L, c.g.Ev}, query.options());
+  strides4(c.g.wo, out);
   at::Tensor lse = at::empty({c.g.B, c.g.H, c.g.L}, query.options().dtype(accType(t)));
   if (out.numel() > 0 || lse.numel() > 0) {
     cl_program prog = attentionProgram(idx, t);
@@ -216,8 +217,8 @@ sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& va
   at::Tensor seed = at::scalar_tensor(static_cast<int64_t>(c.seed), cpu_long);
   at::Tensor offset = at::scalar_tensor(static_cast<int64_t>(c.offset), cpu_long);
   at::Tensor none = at::empty({0}, query.options());
-  return {inLayoutOf(query, out), lse,  at::Tensor(), at::Tensor(), c10::SymInt(c.g.L),
-          c10::SymInt(c.g.S),     seed, offset,       none};
+  return {out,  lse,    at::Tensor(), at::Tensor(), c10::SymInt(c.g.L), c10::SymInt(c.g.S),
+          seed, offset, none};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
@@ -245,9 +246,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
   const at::Tensor o = out;
   strides4(c.g.go, go);
   strides4(c.g.o, o);
-  at::Tensor dq = at::empty({c.g.B, c.g.H, c.g.L, c.g.E}, query.options());
-  at::Tensor dk = at::empty({c.g.B, c.g.Hk, c.g.S, c.g.E}, query.options());
-  at::Tensor dv = at::empty({c.g.B, c.g.Hk, c.g.S, c.g.Ev}, query.options());
+  at::Tensor dq = emptyInLayoutOf(query, {c.g.B, c.g.H, c.g.L, c.g.E}, query.options());
+  at::Tensor dk = emptyInLayoutOf(key, {c.g.B, c.g.Hk, c.g.S, c.g.E}, query.options());
+  at::Tensor dv = emptyInLayoutOf(value, {c.g.B, c.g.Hk, c.g.S, c.g.Ev}, query.options());
+  strides4(c.g.wq, dq);
+  strides4(c.g.wk, dk);
+  strides4(c.g.wv, dv);
   const bool want_ds = grad_input_mask[3] && attn_bias.defined();
   at::Tensor delta = at::empty({c.g.B, c.g.H, c.g.L}, logsumexp.options());
   at::Tensor ds =
@@ -286,9 +290,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
   OCL_CATCH
   at::Tensor dbias;
   if (want_ds) dbias = ds.sum_to_size(attn_bias.sizes()).to(attn_bias.scalar_type());
-  return {grad_input_mask[0] ? inLayoutOf(query, dq) : at::Tensor(),
-          grad_input_mask[1] ? inLayoutOf(key, dk) : at::Tensor(),
-          grad_input_mask[2] ? inLayoutOf(value, dv) : at::Tensor(), dbias};
+  return {grad_input_mask[0] ? dq : at::Tensor(), grad_input_mask[1] ? dk : at::Tensor(),
+          grad_input_mask[2] ? dv : at::Tensor(), dbias};
 }
 
 }  // namespace

@@ -1,13 +1,16 @@
 // nll_loss and nll_loss2d forward and backward (class indices, optional weights, ignore_index,
 // none/mean/sum) for float, double, half and bfloat16 log-probabilities of shape (C), (N, C),
-// (N, C, H, W); accumulation in float (double for double). Out-of-range targets raise
-// IndexError as on CPU: the kernel flags them and the host reads the flag back.
+// (N, C, H, W); accumulation in float (double for double). Out-of-range targets are a
+// device-side check (device_check.h): the kernel records them and the error is raised at the next
+// synchronisation point, or by the op itself in debug mode, as CUDA's device-side assert; the
+// forward never waits for the device.
 #include <ATen/ATen.h>
 #include <ATen/core/Reduction.h>
 #include <ATen/ops/nll_loss_backward_meta.h>
 #include <ATen/ops/nll_loss_forward_meta.h>
 #include <torch/library.h>
 
+#include "aten/device_check.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
 #include "aten/structured.h"
@@ -51,24 +54,32 @@ void setWeight(cl_kernel k, cl_uint& i, const NllArgs& a, const rt::BufferRef& a
   setArg(k, i, static_cast<cl_int>(a.weight.defined()));
 }
 
-// Throws IndexError when the kernel flagged a target outside [0, C).
-void checkTargets(const at::Tensor& err, const NllArgs& a, int64_t ignore_index) {
-  if (err.item<int>() == 0) return;
-  const at::Tensor t = a.target.cpu();
-  const int64_t* p = t.const_data_ptr<int64_t>();
-  for (int64_t i = 0; i < t.numel(); ++i)
-    TORCH_CHECK_INDEX(p[i] == ignore_index || (p[i] >= 0 && p[i] < a.c), "Target ", p[i],
-                      " is out of bounds.");
+// typedProgram's macros with the device-check source (ocl_checked_index) in front of the file.
+cl_program nllProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return programs(idx).get({&kNllFamily, dtypeCode(t)}, [&] {
+    const std::string acc = t == c10::kDouble ? "double" : "float";
+    const std::string defs = std::string("#define ST ") + clStorageType(t) + "\n#define ACC " +
+                             acc + "\n#define LD(p, i) ((ACC)(" + loadExpr(t, "(p)", "(i)") +
+                             "))\n#define STORE(p, i, v) " + storeStmt(t, "(p)", "(i)", "(v)") +
+                             "\n" + deviceCheckSource();
+    return rt::ProgramSource{std::string("nll_loss.cl<") + c10::toString(t) + ">",
+                             withPrelude(defs + kernels::source("nll_loss.cl")), ""};
+  });
+}
+
+void setRecord(cl_kernel k, cl_uint& i, c10::DeviceIndex idx, bool spatial) {
+  const rt::BufferRef rec = deviceErrorRecord(idx);
+  OCL_CHECK(clSetKernelArg(k, i++, sizeof(cl_mem), &rec.mem));
+  setArg(k, i, static_cast<cl_int>(spatial ? CheckedOp::kNllLoss2d : CheckedOp::kNllLoss));
 }
 
 void forwardImpl(const at::Tensor& output, const at::Tensor& total_weight, const at::Tensor& self,
                  const at::Tensor& target, const at::OptionalTensorRef& weight, int64_t reduction,
-                 int64_t ignore_index) {
+                 int64_t ignore_index, bool spatial) {
   const NllArgs a = prepare(self, target, weight);
   const c10::DeviceIndex idx = self.device().index();
-  at::Tensor err = at::zeros({1}, self.options().dtype(at::kInt));
-  cl_program prog = typedProgram(idx, &kNllFamily, "nll_loss.cl", self.scalar_type());
-  const rt::BufferRef any = bufferOf(err);
+  cl_program prog = nllProgram(idx, self.scalar_type());
+  const rt::BufferRef any = bufferOf(total_weight);
   const rt::BufferRef lp = a.logp.numel() > 0 ? bufferOf(a.logp) : any;
   const rt::BufferRef tg = a.target.numel() > 0 ? bufferOf(a.target) : any;
   OCL_TRY
@@ -84,7 +95,7 @@ void forwardImpl(const at::Tensor& output, const at::Tensor& total_weight, const
       setArg(k, i, static_cast<cl_long>(a.c));
       setArg(k, i, static_cast<cl_long>(a.inner));
       setArg(k, i, static_cast<cl_long>(ignore_index));
-      setArg(k, i, any);
+      setRecord(k, i, idx, spatial);
       launch1D(device(idx), currentQueue(idx), k, a.n * a.inner);
     }
     total_weight.zero_();
@@ -101,11 +112,10 @@ void forwardImpl(const at::Tensor& output, const at::Tensor& total_weight, const
     setArg(k, i, static_cast<cl_long>(a.inner));
     setArg(k, i, static_cast<cl_long>(ignore_index));
     setArg(k, i, static_cast<cl_int>(reduction == at::Reduction::Mean));
-    setArg(k, i, any);
+    setRecord(k, i, idx, spatial);
     launch1D(device(idx), currentQueue(idx), k, 1);
   }
   OCL_CATCH
-  checkTargets(err, a, ignore_index);
 }
 
 std::tuple<at::Tensor, at::Tensor> nllForwardFn(const at::Tensor& self, const at::Tensor& target,
@@ -119,7 +129,7 @@ std::tuple<at::Tensor, at::Tensor> nllForwardFn(const at::Tensor& self, const at
   }
   Structured<at::meta::structured_nll_loss_forward> s(Mode::kFunctional, nullptr);
   s.meta(self, target, w, reduction, ignore_index);
-  forwardImpl(s.output(0), s.output(1), self, target, w, reduction, ignore_index);
+  forwardImpl(s.output(0), s.output(1), self, target, w, reduction, ignore_index, false);
   return {s.output(0), s.output(1)};
 }
 
@@ -135,7 +145,7 @@ std::tuple<at::Tensor&, at::Tensor&> nllForwardOut(const at::Tensor& self, const
   }
   Structured<at::meta::structured_nll_loss_forward> s(Mode::kOut, &output, &total_weight);
   s.meta(self, target, w, reduction, ignore_index);
-  forwardImpl(output, total_weight, self, target, w, reduction, ignore_index);
+  forwardImpl(output, total_weight, self, target, w, reduction, ignore_index, false);
   return {output, total_weight};
 }
 
@@ -150,7 +160,7 @@ void backwardImpl(const at::Tensor& grad_input, const at::Tensor& grad_output,
     const c10::DeviceIndex idx = self.device().index();
     const at::Tensor go = grad_output.contiguous();
     const at::Tensor tw = total_weight.contiguous();
-    cl_program prog = typedProgram(idx, &kNllFamily, "nll_loss.cl", self.scalar_type());
+    cl_program prog = nllProgram(idx, self.scalar_type());
     const rt::BufferRef any = bufferOf(gi);
     OCL_TRY
     cl_kernel k = programs(idx).kernel(prog, "nll_bwd");
@@ -240,7 +250,7 @@ std::tuple<at::Tensor, at::Tensor> nll2dForwardFn(const at::Tensor& self, const 
                           ? at::empty({self.size(0), self.size(2), self.size(3)}, self.options())
                           : at::empty({}, self.options());
   at::Tensor total_weight = at::empty({}, self.options());
-  forwardImpl(output, total_weight, self, target, w, reduction, ignore_index);
+  forwardImpl(output, total_weight, self, target, w, reduction, ignore_index, true);
   return {output, total_weight};
 }
 
