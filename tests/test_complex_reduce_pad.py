@@ -225,3 +225,18 @@ def test_stft_center(dtype):
             x,
             w,
         )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_long_ranges(dtype):
+    """Long contiguous and strided ranges: work-group trees (TORCH_OCL_TREE_REDUCTIONS=1) and
+    chunked reductions with a second pass."""
+    x = cx((40001,), dtype)
+    m = cx((3, 3001), dtype, seed=5)
+    for ord in (2, 1, math.inf, 0, 3):
+        check(lambda t: torch.linalg.vector_norm(t, ord), x)
+        check(lambda t: torch.linalg.vector_norm(t, ord, dim=1), m)
+        check(lambda t: torch.linalg.vector_norm(t, ord, dim=0), m.t().contiguous())
+    check(lambda t: torch.var_mean(t), x)
+    check(lambda t: torch.std(t, dim=0), m.t().contiguous())
+    check(lambda t: torch.logsumexp(t, dim=1), m)
