@@ -635,17 +635,23 @@ at::Tensor& varStdOut(const ReduceOp& op, const char* name, const at::Tensor& se
                       at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
                       bool keepdim, at::Tensor& out) {
   checkVarDtype(self, "std and var");
-  TORCH_CHECK(out.scalar_type() == realOf(self), name, ": Expected out dtype ", realOf(self),
-              " but got ", out.scalar_type());
   const auto mask = at::native::make_dim_mask(dim, self.dim());
-  at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
   if (isComplex(self)) {
+    // As CPU: the out dtype's real precision, and a complex out takes the real result.
+    const c10::ScalarType rt = c10::toRealValueType(out.scalar_type());
+    TORCH_CHECK(c10::isFloatingType(rt), name,
+                ": Expected a floating point or complex out dtype, got ", out.scalar_type());
     checkSameDevice({self, out});
-    at::Tensor r = varStdResult(self, dim, keepdim, realOf(self));
-    complexVarStd(&op == &kStd, self, dim, correction, keepdim, r, {});
+    const at::Tensor src = self.to(c10::toComplexType(rt));
+    at::Tensor r = varStdResult(src, dim, keepdim, rt);
+    complexVarStd(&op == &kStd, src, dim, correction, keepdim, r, {});
+    at::native::resize_output(out, r.sizes());
     out.copy_(r);
     return out;
   }
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), name, ": Expected out dtype ",
+              self.scalar_type(), " but got ", out.scalar_type());
+  at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
   varStd(op, self, dim, correction, keepdim, out, {});
   return out;
 }
