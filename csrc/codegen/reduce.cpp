@@ -83,6 +83,8 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
   const c10::ScalarType f2t = op.index_output ? c10::kLong : t.acc;
   std::string s = "typedef " + v + " V;\n" + limits(t.acc) + aten::mathMacros(v);
   if (c10::isComplexType(t.acc)) s += complexHeader(t.acc);
+  if (c10::isComplexType(t.in) && !c10::isComplexType(t.acc))
+    s += "#define ocl_modulus(z) hypot((z).x, (z).y)\n";
   s += op.acc_decl ? std::string(op.acc_decl) + "\n" : "typedef V ACC;\n";
   s += kGeomDecl;
   s += "inline ACC r_ident(void) {" + std::string(op.identity) + "}\n";
@@ -125,17 +127,24 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
              storeStmt(t.out1, "q1", "0", convertExpr(f2t, t.out1, "r_fin2(&a, n_red, s0, s1)")) +
              "\n";
   }
-  // Loads element r of the reduced range of this output as V.
+  // Loads element r of the reduced range of this output as V (a complex one as its modulus).
+  const bool modulus = c10::isComplexType(t.in) && !c10::isComplexType(t.acc);
+  TORCH_INTERNAL_ASSERT(!modulus || op.modulus_input, "torch-ocl: reduction ", op.name,
+                        " takes no complex input into a real accumulator");
+  auto value = [&](const std::string& e) {
+    if (!modulus) return convertExpr(t.in, t.acc, e);
+    return convertExpr(c10::toRealValueType(t.in), t.acc, "ocl_modulus(" + e + ")");
+  };
   std::string load;
   switch (shape) {
     case Shape::kContiguous:
-      load = "      const V x = " + convertExpr(t.in, t.acc, loadExpr(t.in, "ip", "r")) + ";\n";
+      load = "      const V x = " + value(loadExpr(t.in, "ip", "r")) + ";\n";
       break;
     case Shape::kOneDim:
       load = "      __global const " + ist + "* xp = (__global const " + ist +
              "*)((__global const char*)ip + r * g.red_in[0]);\n"
              "      const V x = " +
-             convertExpr(t.in, t.acc, loadExpr(t.in, "xp", "0")) + ";\n";
+             value(loadExpr(t.in, "xp", "0")) + ";\n";
       break;
     case Shape::kGeneral:
       load =
@@ -147,7 +156,7 @@ std::string kernelSource(const ReduceOp& op, const Operands& t, Shape shape) {
           ist + "* xp = (__global const " + ist +
           "*)((__global const char*)ip + off);\n"
           "      const V x = " +
-          convertExpr(t.in, t.acc, loadExpr(t.in, "xp", "0")) + ";\n";
+          value(loadExpr(t.in, "xp", "0")) + ";\n";
       break;
   }
   const std::string commonArgs =

@@ -50,6 +50,9 @@ struct ReduceOp {
   const char* finalize2 = nullptr;
   bool index_output = false;  // F2 is long (an index), else V
   const TwoPass* two_pass = nullptr;
+  // A complex input into a real accumulator: x is the element's modulus hypot(re, im) (as
+  // std::abs), computed in the input's precision. Ops without it refuse that combination.
+  bool modulus_input = false;
 };
 
 // A TensorIterator for reducing `self` into `out` (and `out2`, when defined) over `dims`

@@ -1,7 +1,8 @@
 // reflection_pad1d/2d/3d and replication_pad1d/2d/3d with their backward. (constant_pad_nd is
 // CompositeExplicitAutograd: fill + copy, native already.) The input is seen as (B, D, H, W)
 // (D = 1 below 3-d padding, H = 1 for 1-d); forward gathers one source element per output
-// element, backward accumulates every output gradient into its source with an atomic add.
+// element, backward accumulates every output gradient into its source with an atomic add (complex:
+// the real and imaginary parts as two real passes).
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -179,21 +180,36 @@ at::Tensor& padBackwardOut(const at::Tensor& grad_output, const at::Tensor& inpu
   return grad_input;
 }
 
+// Complex gradients accumulate their real and imaginary parts as two real backward passes
+// (complex atomics do not exist); the forward gathers float2/double2 directly.
+c10::ScalarType accumType(const at::Tensor& t) {
+  return c10::toRealValueType(t.scalar_type());
+}
+
 bool backwardOk(const at::Tensor& t) {
-  return gatherScatterSupported(GsMode::kAdd, t.scalar_type(), t.device().index());
+  return gatherScatterSupported(GsMode::kAdd, accumType(t), t.device().index());
+}
+
+at::Tensor& padBackwardAny(const at::Tensor& grad_output, const at::Tensor& input,
+                           at::IntArrayRef padding, int pad_dims, PadMode mode, const char* name,
+                           at::Tensor& grad_input) {
+  if (!c10::isComplexType(grad_output.scalar_type()))
+    return padBackwardOut(grad_output, input, padding, pad_dims, mode, name, grad_input);
+  checkSameDevice({grad_output, input, grad_input});
+  const auto ropts = grad_output.options().dtype(accumType(grad_output));
+  at::Tensor gr = at::empty({0}, ropts), gi = at::empty({0}, ropts);
+  padBackwardOut(at::real(grad_output), input, padding, pad_dims, mode, name, gr);
+  padBackwardOut(at::imag(grad_output), input, padding, pad_dims, mode, name, gi);
+  at::native::resize_output(grad_input, input.sizes());
+  grad_input.copy_(at::complex(gr, gi));
+  return grad_input;
 }
 
 #define OCL_PAD(NAME, DIMS, MODE)                                                                  \
   at::Tensor& NAME##Out(const at::Tensor& input, at::IntArrayRef padding, at::Tensor& out) {       \
-    if (c10::isComplexType(input.scalar_type())) {                                                 \
-      runFallback("aten::" #NAME, "out", {input, padding, out});                                   \
-      return out;                                                                                  \
-    }                                                                                              \
     return padOut(input, padding, DIMS, MODE, #NAME, out);                                         \
   }                                                                                                \
   at::Tensor NAME##Fn(const at::Tensor& input, at::IntArrayRef padding) {                          \
-    if (c10::isComplexType(input.scalar_type()))                                                   \
-      return runFallback("aten::" #NAME, "", {input, padding})[0].toTensor();                      \
     at::Tensor out = at::empty({0}, input.options());                                              \
     return padOut(input, padding, DIMS, MODE, #NAME, out);                                         \
   }                                                                                                \
@@ -204,7 +220,7 @@ bool backwardOk(const at::Tensor& t) {
                   {grad_output, input, padding, grad_input});                                      \
       return grad_input;                                                                           \
     }                                                                                              \
-    return padBackwardOut(grad_output, input, padding, DIMS, MODE, #NAME "_backward", grad_input); \
+    return padBackwardAny(grad_output, input, padding, DIMS, MODE, #NAME "_backward", grad_input); \
   }                                                                                                \
   at::Tensor NAME##BackwardFn(const at::Tensor& grad_output, const at::Tensor& input,              \
                               at::IntArrayRef padding) {                                           \
@@ -212,7 +228,7 @@ bool backwardOk(const at::Tensor& t) {
       return runFallback("aten::" #NAME "_backward", "", {grad_output, input, padding})[0]         \
           .toTensor();                                                                             \
     at::Tensor gi = at::empty({0}, grad_output.options());                                         \
-    return padBackwardOut(grad_output, input, padding, DIMS, MODE, #NAME "_backward", gi);         \
+    return padBackwardAny(grad_output, input, padding, DIMS, MODE, #NAME "_backward", gi);         \
   }
 
 OCL_PAD(reflection_pad1d, 1, PadMode::kReflect)

@@ -2,7 +2,8 @@
 // max/min (full and .dim with indices), argmax/argmin, any/all, var/std (+ _mean),
 // linalg_vector_norm / norm. Output shapes and dtypes come from PyTorch's structured meta
 // functions where the op has one, the geometry from TensorIterator's reduction setup.
-// Complex sum, mean and prod run natively; other complex reductions take the counted CPU fallback.
+// Complex sum, mean and prod run in the generator on float2/double2; complex var/std (+ _mean),
+// vector norms and logsumexp are composed from native ops exactly as CPU composes them.
 #include <ATen/ATen.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
@@ -128,26 +129,40 @@ const ReduceOp kStd{"std",       kWelfordDecl,    kWelfordIdent,
                     kWelfordMap, kWelfordCombine, "return sqrt(a.m2 / fmax((V)0, (V)n - s0));",
                     kMeanOrNan,  false,           &kWelfordTwoPass};
 
-// Vector norms; s0 = p and s1 = 1/p for the general one.
-const ReduceOp kNorm2{"norm2",         nullptr,     "return 0;",
-                      "return x * x;", kSumCombine, "return sqrt(a);"};
-const ReduceOp kNorm1{"norm1", nullptr, "return 0;", "return fabs(x);", kSumCombine, "return a;"};
-const ReduceOp kNorm0{"norm0",     nullptr,    "return 0;", "return x != 0 ? (V)1 : (V)0;",
-                      kSumCombine, "return a;"};
+// Vector norms; s0 = p and s1 = 1/p for the general one. A complex input is read as its moduli
+// (modulus_input), which is the norm CPU computes (std::abs of each element).
+const ReduceOp kNorm2{"norm2",           nullptr, "return 0;", "return x * x;", kSumCombine,
+                      "return sqrt(a);", nullptr, false,       nullptr,         true};
+const ReduceOp kNorm1{"norm1",     nullptr, "return 0;", "return fabs(x);", kSumCombine,
+                      "return a;", nullptr, false,       nullptr,           true};
+const ReduceOp kNorm0{"norm0",     nullptr,     "return 0;", "return x != 0 ? (V)1 : (V)0;",
+                      kSumCombine, "return a;", nullptr,     false,
+                      nullptr,     true};
 const ReduceOp kNormInf{"norm_inf",
                         kFlaggedDecl,
                         OCL_FLAGGED_IDENT("0"),
                         OCL_FLAGGED_MAP("fabs(x)"),
                         OCL_FLAGGED_COMBINE(">"),
-                        kFlaggedFin};
+                        kFlaggedFin,
+                        nullptr,
+                        false,
+                        nullptr,
+                        true};
 const ReduceOp kNormNegInf{"norm_neginf",
                            kFlaggedDecl,
                            OCL_FLAGGED_IDENT("V_HIGHEST"),
                            OCL_FLAGGED_MAP("fabs(x)"),
                            OCL_FLAGGED_COMBINE("<"),
-                           kFlaggedFin};
-const ReduceOp kNormP{
-    "norm_p", nullptr, "return 0;", "return pow(fabs(x), s0);", kSumCombine, "return pow(a, s1);"};
+                           kFlaggedFin,
+                           nullptr,
+                           false,
+                           nullptr,
+                           true};
+const ReduceOp kNormP{"norm_p",    nullptr,
+                      "return 0;", "return pow(fabs(x), s0);",
+                      kSumCombine, "return pow(a, s1);",
+                      nullptr,     false,
+                      nullptr,     true};
 
 // logsumexp in one pass: a running (max, sum of exp(x - max)) pair, rescaled on merge with a
 // single exp (of minus the gap; none when the maxima are equal, which keeps inf + inf = inf).
@@ -560,40 +575,82 @@ void varStd(const ReduceOp& op, const at::Tensor& self, at::OptionalIntArrayRef 
   reduce(op, self, out, out2, dim, keepdim, floatAcc(self.scalar_type()), {c, 0});
 }
 
-at::Tensor varStdResult(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+at::Tensor varStdResult(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                        c10::ScalarType dtype) {
   const auto mask = at::native::make_dim_mask(dim, self.dim());
-  return at::empty(at::native::shape_from_dim_mask(self, mask, keepdim), self.options());
+  return at::empty(at::native::shape_from_dim_mask(self, mask, keepdim),
+                   self.options().dtype(dtype));
+}
+at::Tensor varStdResult(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  return varStdResult(self, dim, keepdim, self.scalar_type());
+}
+
+// Complex var/std as CPU computes them: the variances of the real and imaginary parts (same
+// correction) added, i.e. E|x - mean|^2; std its square root; the mean (out2, complex) built from
+// the two parts' means.
+void complexVarStd(bool take_sqrt, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                   const std::optional<at::Scalar>& correction, bool keepdim, const at::Tensor& out,
+                   const at::Tensor& out2) {
+  const at::Tensor re = at::real(self), im = at::imag(self);
+  at::Tensor vr = varStdResult(re, dim, keepdim), vi = varStdResult(im, dim, keepdim);
+  at::Tensor mr, mi;
+  if (out2.defined()) {
+    mr = varStdResult(re, dim, keepdim);
+    mi = varStdResult(im, dim, keepdim);
+  }
+  varStd(kVar, re, dim, correction, keepdim, vr, mr);
+  varStd(kVar, im, dim, correction, keepdim, vi, mi);
+  at::add_out(const_cast<at::Tensor&>(out), vr, vi);
+  if (take_sqrt) const_cast<at::Tensor&>(out).sqrt_();
+  if (out2.defined()) const_cast<at::Tensor&>(out2).copy_(at::complex(mr, mi));
+}
+
+c10::ScalarType realOf(const at::Tensor& t) {
+  return c10::toRealValueType(t.scalar_type());
 }
 
 at::Tensor varFn(const at::Tensor& self, at::OptionalIntArrayRef dim,
                  const std::optional<at::Scalar>& correction, bool keepdim) {
-  if (isComplex(self))
-    return runFallback("aten::var", "correction", {self, dim, correction, keepdim})[0].toTensor();
   checkVarDtype(self, "std and var");
-  at::Tensor out = varStdResult(self, dim, keepdim);
+  at::Tensor out = varStdResult(self, dim, keepdim, realOf(self));
+  if (isComplex(self)) {
+    complexVarStd(false, self, dim, correction, keepdim, out, {});
+    return out;
+  }
   varStd(kVar, self, dim, correction, keepdim, out, {});
   return out;
 }
 at::Tensor stdFn(const at::Tensor& self, at::OptionalIntArrayRef dim,
                  const std::optional<at::Scalar>& correction, bool keepdim) {
-  if (isComplex(self))
-    return runFallback("aten::std", "correction", {self, dim, correction, keepdim})[0].toTensor();
   checkVarDtype(self, "std and var");
-  at::Tensor out = varStdResult(self, dim, keepdim);
+  at::Tensor out = varStdResult(self, dim, keepdim, realOf(self));
+  if (isComplex(self)) {
+    complexVarStd(true, self, dim, correction, keepdim, out, {});
+    return out;
+  }
   varStd(kStd, self, dim, correction, keepdim, out, {});
   return out;
 }
 at::Tensor& varStdOut(const ReduceOp& op, const char* name, const at::Tensor& self,
                       at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
                       bool keepdim, at::Tensor& out) {
-  if (isComplex(self) || isComplex(out)) {
-    runFallback(name, "correction_out", {self, dim, correction, keepdim, out});
+  checkVarDtype(self, "std and var");
+  const auto mask = at::native::make_dim_mask(dim, self.dim());
+  if (isComplex(self)) {
+    // As CPU: the out dtype's real precision, and a complex out takes the real result.
+    const c10::ScalarType rt = c10::toRealValueType(out.scalar_type());
+    TORCH_CHECK(c10::isFloatingType(rt), name,
+                ": Expected a floating point or complex out dtype, got ", out.scalar_type());
+    checkSameDevice({self, out});
+    const at::Tensor src = self.to(c10::toComplexType(rt));
+    at::Tensor r = varStdResult(src, dim, keepdim, rt);
+    complexVarStd(&op == &kStd, src, dim, correction, keepdim, r, {});
+    at::native::resize_output(out, r.sizes());
+    out.copy_(r);
     return out;
   }
-  checkVarDtype(self, "std and var");
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), name, ": Expected out dtype ",
               self.scalar_type(), " but got ", out.scalar_type());
-  const auto mask = at::native::make_dim_mask(dim, self.dim());
   at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
   varStd(op, self, dim, correction, keepdim, out, {});
   return out;
@@ -609,31 +666,40 @@ at::Tensor& stdOut(const at::Tensor& self, at::OptionalIntArrayRef dim,
 std::tuple<at::Tensor, at::Tensor> varMean(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                            const std::optional<at::Scalar>& correction,
                                            bool keepdim) {
-  if (isComplex(self)) {
-    auto r = runFallback("aten::var_mean", "correction", {self, dim, correction, keepdim});
-    return {r[0].toTensor(), r[1].toTensor()};
-  }
   checkVarDtype(self, "std and var");
-  at::Tensor v = varStdResult(self, dim, keepdim), m = varStdResult(self, dim, keepdim);
+  at::Tensor v = varStdResult(self, dim, keepdim, realOf(self)),
+             m = varStdResult(self, dim, keepdim);
+  if (isComplex(self)) {
+    complexVarStd(false, self, dim, correction, keepdim, v, m);
+    return {v, m};
+  }
   varStd(kVar, self, dim, correction, keepdim, v, m);
   return {v, m};
 }
 std::tuple<at::Tensor, at::Tensor> stdMean(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                            const std::optional<at::Scalar>& correction,
                                            bool keepdim) {
-  if (isComplex(self)) {
-    auto r = runFallback("aten::std_mean", "correction", {self, dim, correction, keepdim});
-    return {r[0].toTensor(), r[1].toTensor()};
-  }
   checkVarDtype(self, "std and var");
-  at::Tensor v = varStdResult(self, dim, keepdim), m = varStdResult(self, dim, keepdim);
+  at::Tensor v = varStdResult(self, dim, keepdim, realOf(self)),
+             m = varStdResult(self, dim, keepdim);
+  if (isComplex(self)) {
+    complexVarStd(true, self, dim, correction, keepdim, v, m);
+    return {v, m};
+  }
   varStd(kStd, self, dim, correction, keepdim, v, m);
   return {v, m};
 }
 
 // ---- norms ----
-void vectorNorm(const at::Tensor& self, double p, at::OptionalIntArrayRef dim, bool keepdim,
+void vectorNorm(const at::Tensor& input, double p, at::OptionalIntArrayRef dim, bool keepdim,
                 const at::Tensor& out) {
+  // A complex input's norm is the norm of its moduli, which the kernels read (modulus_input) in
+  // the complex type of the result's precision (a dtype= argument converts first, as on CPU).
+  at::Tensor self = input;
+  if (isComplex(input)) {
+    const c10::ScalarType ct = c10::toComplexType(out.scalar_type());
+    if (input.scalar_type() != ct) self = input.to(ct);
+  }
   const c10::ScalarType acc =
       self.scalar_type() == c10::kDouble || out.scalar_type() == c10::kDouble ? c10::kDouble
                                                                               : c10::kFloat;
@@ -649,9 +715,6 @@ void vectorNorm(const at::Tensor& self, double p, at::OptionalIntArrayRef dim, b
 at::Tensor linalgVectorNorm(const at::Tensor& self, const at::Scalar& ord,
                             at::OptionalIntArrayRef dim, bool keepdim,
                             std::optional<c10::ScalarType> dtype) {
-  if (isComplex(self))
-    return runFallback("aten::linalg_vector_norm", "", {self, ord, dim, keepdim, dtype})[0]
-        .toTensor();
   Structured<at::meta::structured_linalg_vector_norm> s(Mode::kFunctional, nullptr);
   s.meta(self, ord, dim, keepdim, dtype);
   vectorNorm(self, ord.toDouble(), dim, keepdim, s.output());
@@ -660,10 +723,6 @@ at::Tensor linalgVectorNorm(const at::Tensor& self, const at::Scalar& ord,
 at::Tensor& linalgVectorNormOut(const at::Tensor& self, const at::Scalar& ord,
                                 at::OptionalIntArrayRef dim, bool keepdim,
                                 std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (isComplex(self) || isComplex(out)) {
-    runFallback("aten::linalg_vector_norm", "out", {self, ord, dim, keepdim, dtype, out});
-    return out;
-  }
   Structured<at::meta::structured_linalg_vector_norm> s(Mode::kOut, &out);
   s.meta(self, ord, dim, keepdim, dtype);
   vectorNorm(self, ord.toDouble(), dim, keepdim, out);
@@ -676,8 +735,6 @@ at::OptionalScalarRef scalarRef(const std::optional<at::Scalar>& p) {
 
 at::Tensor normDim(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
                    bool keepdim) {
-  if (isComplex(self))
-    return runFallback("aten::norm", "ScalarOpt_dim", {self, p, dim, keepdim})[0].toTensor();
   Structured<at::meta::structured_norm_ScalarOpt_dim> s(Mode::kFunctional, nullptr);
   s.meta(self, scalarRef(p), dim, keepdim);
   vectorNorm(self, p ? p->toDouble() : 2.0, dim, keepdim, s.output());
@@ -685,10 +742,6 @@ at::Tensor normDim(const at::Tensor& self, const std::optional<at::Scalar>& p, a
 }
 at::Tensor& normDimOut(const at::Tensor& self, const std::optional<at::Scalar>& p,
                        at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  if (isComplex(self) || isComplex(out)) {
-    runFallback("aten::norm", "out", {self, p, dim, keepdim, out});
-    return out;
-  }
   Structured<at::meta::structured_norm_ScalarOpt_dim> s(Mode::kOut, &out);
   s.meta(self, scalarRef(p), dim, keepdim);
   vectorNorm(self, p ? p->toDouble() : 2.0, dim, keepdim, out);
@@ -696,9 +749,6 @@ at::Tensor& normDimOut(const at::Tensor& self, const std::optional<at::Scalar>& 
 }
 at::Tensor normDimDtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
                         at::IntArrayRef dim, bool keepdim, c10::ScalarType dtype) {
-  if (isComplex(self))
-    return runFallback("aten::norm", "ScalarOpt_dim_dtype", {self, p, dim, keepdim, dtype})[0]
-        .toTensor();
   Structured<at::meta::structured_norm_ScalarOpt_dim_dtype> s(Mode::kFunctional, nullptr);
   s.meta(self, scalarRef(p), dim, keepdim, dtype);
   vectorNorm(self, p ? p->toDouble() : 2.0, dim, keepdim, s.output());
@@ -707,10 +757,6 @@ at::Tensor normDimDtype(const at::Tensor& self, const std::optional<at::Scalar>&
 at::Tensor& normDimDtypeOut(const at::Tensor& self, const std::optional<at::Scalar>& p,
                             at::IntArrayRef dim, bool keepdim, c10::ScalarType dtype,
                             at::Tensor& out) {
-  if (isComplex(self) || isComplex(out)) {
-    runFallback("aten::norm", "dtype_out", {self, p, dim, keepdim, dtype, out});
-    return out;
-  }
   Structured<at::meta::structured_norm_ScalarOpt_dim_dtype> s(Mode::kOut, &out);
   s.meta(self, scalarRef(p), dim, keepdim, dtype);
   vectorNorm(self, p ? p->toDouble() : 2.0, dim, keepdim, out);
@@ -724,26 +770,38 @@ c10::ScalarType logSumExpType(const at::Tensor& self) {
              : self.scalar_type();
 }
 
+// Complex logsumexp, CPU's composition: the maximum of the real parts (an infinite one shifts
+// by 0) taken out before exp, the sum of exp, its log, the maximum added back.
+at::Tensor& complexLogSumExpOut(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
+                                at::Tensor& out) {
+  if (self.numel() != 0) {
+    const at::Tensor maxes = at::amax(at::real(self), dim, true);
+    at::Tensor maxes_squeezed = keepdim ? maxes : at::squeeze(maxes, dim);
+    maxes_squeezed.masked_fill_(maxes_squeezed.abs() == INFINITY, 0);
+    at::sum_out(out, (self - maxes).exp_(), dim, keepdim);
+    out.log_().add_(maxes_squeezed);
+  } else {
+    at::sum_out(out, at::exp(self), dim, keepdim);
+    out.log_();
+  }
+  return out;
+}
+
 at::Tensor& logSumExpOut(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
                          at::Tensor& out) {
-  if (isComplex(self) || isComplex(out)) {
-    runFallback("aten::logsumexp", "out", {self, dim, keepdim, out});
-    return out;
-  }
   TORCH_CHECK(out.scalar_type() == logSumExpType(self),
               "logsumexp(): Expected out tensor to have dtype ", logSumExpType(self), ", but got ",
               out.scalar_type(), " instead");
   const auto mask = at::native::make_dim_mask(dim, self.dim());
   at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
   checkSameDevice({self, out});
+  if (isComplex(self)) return complexLogSumExpOut(self, dim, keepdim, out);
   if (rowStatsCpu(RowStat::kLogSumExp, self, dim, 0, out, {})) return out;
   reduce(kLogSumExp, self, out, {}, dim, keepdim, floatAcc(out.scalar_type()));
   return out;
 }
 
 at::Tensor logSumExp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  if (isComplex(self))
-    return runFallback("aten::logsumexp", "", {self, dim, keepdim})[0].toTensor();
   at::Tensor out = at::empty({0}, self.options().dtype(logSumExpType(self)));
   return logSumExpOut(self, dim, keepdim, out);
 }
