@@ -222,10 +222,6 @@ void reduce(const ReduceOp& op, const at::Tensor& self, const at::Tensor& out,
   codegen::launchReduce(c10::isComplexType(acc) ? complexForm(op) : op, iter, acc, scalars);
 }
 
-std::vector<int64_t> dimsOf(std::optional<int64_t> dim) {
-  return dim ? std::vector<int64_t>{*dim} : std::vector<int64_t>{};
-}
-
 // ---- sum / mean / prod ----
 template <class Meta>
 void sumLike(const ReduceOp& op, at::Tensor* out, Mode mode, const at::Tensor& self,
