@@ -69,6 +69,44 @@ void choleskyLowerInPlace(const at::Tensor& a, const at::Tensor& info) {
   OCL_CATCH
 }
 
+// From this order up, cholesky runs blocked: most of its work then goes to one GEMM per panel.
+constexpr int64_t kCholeskyBlockedFrom = 192;
+constexpr int64_t kCholeskyPanel = 64;
+
+// Right-looking blocked Cholesky of every matrix of `a` (contiguous, (..., n, n)), in place,
+// lower triangle: each diagonal block in the small kernel, the panel below it by a triangular
+// solve (L21 = A21 L11^-H), the trailing matrix by one batched GEMM (A22 -= L21 L21^H). info
+// (int, one per matrix, zero on entry) gets the first failing order, as LAPACK's potrf reports
+// it; the blocks after a failure compute garbage that info then marks as undefined.
+void choleskyLowerBlocked(const at::Tensor& a, const at::Tensor& info) {
+  const int64_t n = a.size(-1);
+  at::Tensor a3 = a.view({-1, n, n});
+  for (int64_t k = 0; k < n; k += kCholeskyPanel) {
+    const int64_t kb = std::min(kCholeskyPanel, n - k);
+    at::Tensor block = a3.narrow(1, k, kb).narrow(2, k, kb);
+    at::Tensor d = block.contiguous();
+    at::Tensor panel_info = at::zeros_like(info);
+    choleskyLowerInPlace(d, panel_info);
+    info.copy_(at::where(info.ne(0) | panel_info.eq(0), info, panel_info + k));
+    at::Tensor l11 = d.tril();
+    block.copy_(l11);
+    if (k + kb == n) break;
+    const int64_t rest = n - k - kb;
+    at::Tensor a21 = a3.narrow(1, k + kb, rest).narrow(2, k, kb);
+    at::Tensor l21 = at::linalg_solve_triangular(l11.mH(), a21, /*upper=*/true, /*left=*/false);
+    a21.copy_(l21);
+    a3.narrow(1, k + kb, rest).narrow(2, k + kb, rest).baddbmm_(l21, l21.mH(), 1, -1);
+  }
+}
+
+void choleskyLower(const at::Tensor& a, const at::Tensor& info) {
+  if (a.size(-1) >= kCholeskyBlockedFrom) {
+    choleskyLowerBlocked(a, info);
+  } else {
+    choleskyLowerInPlace(a, info);
+  }
+}
+
 void choleskyExInto(Structured<at::meta::structured_linalg_cholesky_ex>& s, const at::Tensor& A,
                     bool upper, bool check_errors) {
   s.meta(A, upper, check_errors);
@@ -78,7 +116,7 @@ void choleskyExInto(Structured<at::meta::structured_linalg_cholesky_ex>& s, cons
   // The upper factor U (A = U^H U) is the conjugate transpose of A^H's lower one.
   at::Tensor work = (upper ? A.mH() : A).resolve_conj().contiguous().clone();
   at::Tensor info_c = at::zeros(info.sizes(), info.options());  // n == 0: nothing to fail
-  choleskyLowerInPlace(work, info_c.reshape({-1}));
+  choleskyLower(work, info_c.reshape({-1}));
   work = work.tril();
   const_cast<at::Tensor&>(L).copy_(upper ? work.mH() : work);
   const_cast<at::Tensor&>(info).copy_(info_c);
