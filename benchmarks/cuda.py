@@ -27,21 +27,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 
 def timed(fn, sync, reps: int) -> float:
-    fn()
-    sync()
-    t0 = time.perf_counter()
-    fn()
-    sync()
-    one = max(time.perf_counter() - t0, 1e-7)
-    inner = int(min(max(0.05 / one, 1), 100))
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
+    """Median seconds per call: the timer of `python -m torch_ocl bench`, so both report alike."""
+    from torch_ocl.cli.bench import _time
+
+    return _time(fn, sync, reps)
 
 
 def op_cases(quick: bool):
