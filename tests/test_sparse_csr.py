@@ -1,6 +1,6 @@
 """Sparse CSR basics on the device against CPU in strict mode: dense/COO <-> CSR conversions,
-crow_indices/col_indices/values, .to(), constructors, CSR @ dense (mm, addmm, matmul), the
-value-wise ops, zero-size and zero-nnz matrices, and the errors for everything else."""
+crow_indices/col_indices/values, .to(), constructors, CSR @ dense (mm, addmm, matmul) with the
+gradients of both operands and of the values, sampled_addmm, sparse_mask, the value-wise ops, zero-size and zero-nnz matrices, and the errors for everything else."""
 
 import warnings
 
@@ -167,3 +167,57 @@ def test_dense_operand_gradient_and_csc_products():
         torch.testing.assert_close((st @ ones).cpu(), d.t() @ torch.ones(6, 3))
         torch.testing.assert_close(torch.addmm(torch.ones(9, 3, device="ocl"), st, ones).cpu(),
                                    torch.addmm(torch.ones(9, 3), d.t(), torch.ones(6, 3)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+@pytest.mark.parametrize("shape,k,density", [((6, 7), 5, 0.3), ((1, 13), 1, 0.5), ((9, 4), 0, 0.5),
+                                             ((4, 5), 3, 0.0), ((0, 5), 3, 0.3)])
+def test_sampled_addmm(dtype, shape, k, density):
+    s = sparse_case(shape, density, seed=3, dtype=torch.float64).to(dtype).to_sparse_csr()
+    g = torch.Generator().manual_seed(4)
+    a = torch.randn(shape[0], k, generator=g, dtype=torch.float64).to(dtype)
+    b = torch.randn(shape[1], k, generator=g, dtype=torch.float64).to(dtype).t()  # non-contiguous
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype != torch.float64 else {}
+    for beta, alpha in ((1.0, 1.0), (0.5, -2.0), (0.0, 3.0)):
+        ref = torch.sparse.sampled_addmm(s, a, b, beta=beta, alpha=alpha)
+        with torch_ocl.strict():
+            out = torch.sparse.sampled_addmm(s.to("ocl"), a.to("ocl"), b.to("ocl"), beta=beta,
+                                             alpha=alpha)
+            assert out.layout == torch.sparse_csr and out.device.type == "ocl"
+            torch.testing.assert_close(out.to_dense().cpu(), ref.to_dense(), **tol)
+            into = s.to("ocl").clone()
+            torch.sparse.sampled_addmm(s.to("ocl"), a.to("ocl"), b.to("ocl"), beta=beta,
+                                       alpha=alpha, out=into)
+            torch.testing.assert_close(into.to_dense().cpu(), ref.to_dense(), **tol)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        torch.sparse.sampled_addmm(s.to("ocl"), a.to("ocl"),
+                                   torch.ones(k + 1, shape[1], dtype=dtype, device="ocl"))
+
+
+def test_sparse_operand_and_values_gradients():
+    d = sparse_case((7, 6), 0.4, seed=11, dtype=torch.float64)
+    g = torch.Generator().manual_seed(12)
+    b = torch.randn(6, 3, generator=g, dtype=torch.float64)
+    w = torch.randn(7, 3, generator=g, dtype=torch.float64)
+    s = d.to_sparse_csr()
+    ref_s = s.clone().requires_grad_()
+    ref_b = b.clone().requires_grad_()
+    (torch.sparse.mm(ref_s, ref_b) * w).sum().backward()
+    ref_v = s.values().clone().requires_grad_()
+    torch.sparse.mm(torch.sparse_csr_tensor(s.crow_indices(), s.col_indices(), ref_v, s.shape),
+                    b).pow(2).sum().backward()
+    with torch_ocl.strict():
+        so = s.to("ocl").requires_grad_()
+        bo = b.to("ocl").requires_grad_()
+        (torch.sparse.mm(so, bo) * w.to("ocl")).sum().backward()
+        assert so.grad.layout == torch.sparse_csr
+        torch.testing.assert_close(so.grad.to_dense().cpu(), ref_s.grad.to_dense())
+        torch.testing.assert_close(bo.grad.cpu(), ref_b.grad)
+        vo = s.values().to("ocl").requires_grad_()
+        csr = torch.sparse_csr_tensor(s.crow_indices().to("ocl"), s.col_indices().to("ocl"), vo,
+                                      s.shape)
+        torch.sparse.mm(csr, b.to("ocl")).pow(2).sum().backward()
+        torch.testing.assert_close(vo.grad.cpu(), ref_v.grad)
+        dense = torch.randn(7, 6, generator=g, dtype=torch.float64)
+        torch.testing.assert_close(dense.to("ocl").sparse_mask(s.to("ocl")).to_dense().cpu(),
+                                   dense.sparse_mask(s).to_dense())

@@ -1,7 +1,8 @@
 // Sparse CSR basics on ocl: construction (sparse_csr_tensor, .to("ocl"), dense.to_sparse_csr(),
 // coo.to_sparse_csr()), crow_indices/col_indices/values and the metadata, to_dense, to_sparse
 // (COO), clone and copy_, and CSR @ dense (mm, addmm, matmul; CSC @ dense too, which autograd's
-// backward for the dense operand needs). The index conversions between COO and CSR
+// backward for the dense operand needs) and sparse_sampled_addmm (the CSR operand's gradient of
+// that product). The index conversions between COO and CSR
 // (_convert_indices_from_coo_to_csr / _csr_to_coo) are searchsorted over the sorted indices; ATen's
 // layout-generic compressed code builds the rest on them and on native dense kernels.
 // Zero-preserving unary ops (sin, abs, sqrt, ...) and scaling by a number apply to the values, as
@@ -26,6 +27,7 @@
 #include <ATen/ops/resize_as_sparse_native.h>
 #include <ATen/ops/row_indices_native.h>
 #include <ATen/ops/sparse_dim_native.h>
+#include <ATen/ops/sparse_mask_native.h>
 #include <ATen/ops/values_native.h>
 #include <torch/library.h>
 
@@ -156,6 +158,65 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   return beta.equal(0) ? prod : prod.add_(self.expand(prod.sizes()), beta);
 }
 
+// out = beta * self + alpha * (mat1 @ mat2) sampled at self's nonzeros (CSR self, strided mat1
+// and mat2): one dot product of a row of mat1 and a column of mat2 per nonzero, as gathered rows
+// multiplied and summed on the device. Autograd's backward of CSR @ dense calls it for the CSR
+// operand's gradient, with the gradient's pattern taken from that operand.
+at::Tensor sampledValues(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                         const at::Scalar& beta, const at::Scalar& alpha) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.layout() == at::kSparseCsr,
+                              "torch-ocl: sparse_sampled_addmm on ocl expects a sparse CSR self, "
+                              "got ",
+                              self.layout());
+  TORCH_CHECK_NOT_IMPLEMENTED(self.dim() == 2 && self.dense_dim() == 0,
+                              "torch-ocl: sparse_sampled_addmm on ocl supports 2-D CSR matrices "
+                              "without batch or dense dimensions, but got a ",
+                              self.dim(), "-D one with dense_dim ", self.dense_dim());
+  for (const at::Tensor* t : {&mat1, &mat2}) {
+    const char* name = t == &mat1 ? "mat1" : "mat2";
+    TORCH_CHECK(t->layout() == at::kStrided, "sampled_addmm: Expected ", name,
+                " to have strided layout, but got ", t->layout());
+    TORCH_CHECK(t->dim() == 2, "sampled_addmm: Expected ", name, " to be a matrix, got ", t->dim(),
+                "-D tensor");
+    TORCH_CHECK(t->scalar_type() == self.scalar_type(), "sampled_addmm: Expected ", name,
+                " and self to have the same dtype, but got ", t->scalar_type(), " and ",
+                self.scalar_type());
+  }
+  TORCH_CHECK(mat1.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (",
+              mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
+  TORCH_CHECK(self.size(0) == mat1.size(0) && self.size(1) == mat2.size(1),
+              "sampled_addmm: self of shape ", self.sizes(),
+              " does not match mat1 @ mat2 of shape (", mat1.size(0), ", ", mat2.size(1), ")");
+  const at::Tensor values = self.values();
+  checkSameDevice({values, mat1, mat2});
+  at::Tensor out = beta.equal(0) ? at::zeros_like(values) : values.mul(beta);
+  if (values.numel() == 0 || mat1.size(1) == 0) return out;
+  const at::Tensor coo = csrToCoo(self.crow_indices(), self.col_indices(), /*out_int32=*/false,
+                                  /*transpose=*/false);
+  const at::Tensor dots = mat1.index_select(0, coo.select(0, 0))
+                              .mul_(mat2.index_select(1, coo.select(0, 1)).t())
+                              .sum(1);
+  return out.add_(dots, alpha);
+}
+
+at::Tensor sampledAddmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                        const at::Scalar& beta, const at::Scalar& alpha) {
+  const at::Tensor values = sampledValues(self, mat1, mat2, beta, alpha);
+  return at::_sparse_compressed_tensor_unsafe(self.crow_indices().clone(),
+                                              self.col_indices().clone(), values, self.sizes(),
+                                              values.options().layout(at::kSparseCsr));
+}
+
+at::Tensor& sampledAddmmOut(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                            const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  TORCH_CHECK(out.layout() == at::kSparseCsr,
+              "sampled_addmm: Expected result to have sparse csr layout, but got ", out.layout());
+  at::Tensor result = sampledAddmm(self, mat1, mat2, beta, alpha);
+  if (!out.is_same(self)) out.resize_as_sparse_(result);
+  out.copy_(result);
+  return out;
+}
+
 at::Tensor toDense(const at::Tensor& self, std::optional<at::ScalarType> dtype,
                    std::optional<bool> masked_grad) {
   // ATen's conversion covers every compressed layout (a CSC one comes from csr.t()), batch and
@@ -166,7 +227,8 @@ at::Tensor toDense(const at::Tensor& self, std::optional<at::ScalarType> dtype,
 constexpr char kCsrCoverage[] =
     " is not supported on ocl yet (sparse CSR on ocl covers construction, .to(), to_sparse_csr / "
     "to_dense / to_sparse, crow_indices / col_indices / values, clone and copy_, CSR @ dense (mm, "
-    "addmm, matmul, and their backward for the dense operand), zero-preserving unary ops, scaling "
+    "addmm, matmul, and their backward for both operands, sparse_sampled_addmm), zero-preserving "
+    "unary ops, scaling "
     "by a number and sum()); keep the tensor "
     "on the CPU, or make it dense (.to_dense()) first";
 
@@ -295,6 +357,9 @@ TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
   m.impl("resize_as_sparse_", TORCH_FN(at::native::resize_as_sparse_compressed_));
   m.impl("row_indices", TORCH_FN(at::native::row_indices_sparse_csr));
   m.impl("sparse_dim", TORCH_FN(at::native::sparse_dim_sparse_csr));
+  m.impl("sparse_mask", TORCH_FN(at::native::sparse_mask_sparse_compressed));
+  m.impl("sparse_sampled_addmm", TORCH_FN(sampledAddmm));
+  m.impl("sparse_sampled_addmm.out", TORCH_FN(sampledAddmmOut));
   m.impl("sum", TORCH_FN(csrSum));
   m.impl("values", TORCH_FN(at::native::values_sparse_csr));
   // The rest of the structured ops: their CompositeExplicitAutogradNonFunctional kernels would
