@@ -141,6 +141,22 @@ def test_accelerator_api():
     assert torch.equal(y.cpu(), torch.ones(10))
 
 
+def test_accelerator_device_capability():
+    caps = torch.accelerator.get_device_capability()
+    assert caps == torch.accelerator.get_device_capability("ocl:0")
+    dtypes = caps["supported_dtypes"]
+    for ok in (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+               torch.float16, torch.bfloat16, torch.float32, torch.complex64):
+        assert ok in dtypes, ok
+        torch.zeros(2, dtype=ok, device="ocl")  # what it lists, the device can hold
+    fp64 = torch.ocl.get_device_properties(0).fp64
+    assert (torch.float64 in dtypes) == fp64 and (torch.complex128 in dtypes) == fp64
+    for missing in (torch.complex32, torch.uint64, torch.qint8):
+        assert missing not in dtypes, missing
+    with pytest.raises(TypeError, match="not supported on the ocl device"):
+        torch.zeros(2, dtype=torch.uint64, device="ocl")
+
+
 def test_generated_methods():
     c = make_cpu((3, 4), torch.float32)
     t = c.ocl()

@@ -23,6 +23,8 @@ SNIPPET = textwrap.dedent(
             print(name, "ok")
         else:
             raise SystemExit(name + ": no error")
+    caps = torch.accelerator.get_device_capability()["supported_dtypes"]
+    assert torch.float64 not in caps and torch.complex128 not in caps and torch.float32 in caps
     # float32 still works, and an fp64 host tensor can be converted explicitly.
     x = torch.arange(4, dtype=torch.float64).float().to("ocl")
     assert x.cpu().tolist() == [0.0, 1.0, 2.0, 3.0]

@@ -10,6 +10,9 @@
 
 namespace torch_ocl::aten {
 
+// Whether the device can hold dtype t (fp64 and complex128 need cl_khr_fp64; no complex32,
+// unsigned types beyond uint8, or quantized types).
+bool isDtypeSupported(c10::ScalarType t, c10::DeviceIndex device);
 // Throws a clear error for dtypes the device cannot hold (fp64 without cl_khr_fp64, ...).
 void checkDtypeSupported(c10::ScalarType t, c10::DeviceIndex device);
 

@@ -2,6 +2,7 @@
 // torch.accelerator and autograd's stream handling all come through here.
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include "aten/cl_types.h"
 #include "aten/device_check.h"
 #include "integration/allocator.h"
 #include "integration/state.h"
@@ -137,6 +138,18 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     OCL_CATCH
     aten::checkDeviceErrors(index < 0 ? currentDevice() : index, dev.queue(0),
                             /*whole_device=*/true);
+  }
+  // torch.accelerator.get_device_capability(): the dtypes the device can hold.
+  c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
+    const c10::DeviceIndex index = withIndex(d).index();
+    c10::DeviceCapability cap;
+    cap.capability_data.capability_bits = 0;
+#define TORCH_OCL_SET_CAPABILITY(_1, n)                \
+  cap.capability_data.supported_scalar_types.has_##n = \
+      aten::isDtypeSupported(c10::ScalarType::n, index);
+    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(TORCH_OCL_SET_CAPABILITY)
+#undef TORCH_OCL_SET_CAPABILITY
+    return cap;
   }
   void recordDataPtrOnStream(const c10::DataPtr& data_ptr,
                              const c10::Stream& stream) const override {

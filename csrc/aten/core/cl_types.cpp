@@ -8,7 +8,7 @@ namespace torch_ocl::aten {
 
 using c10::ScalarType;
 
-void checkDtypeSupported(ScalarType t, c10::DeviceIndex index) {
+bool isDtypeSupported(ScalarType t, c10::DeviceIndex index) {
   switch (t) {
     case ScalarType::Bool:
     case ScalarType::Byte:
@@ -20,19 +20,25 @@ void checkDtypeSupported(ScalarType t, c10::DeviceIndex index) {
     case ScalarType::BFloat16:
     case ScalarType::Float:
     case ScalarType::ComplexFloat:
-      return;
+      return true;
     case ScalarType::Double:
-    case ScalarType::ComplexDouble: {
-      const auto& info = device(index).info();
-      TORCH_CHECK_TYPE(info.fp64, "ocl:", static_cast<int>(index), " (", info.name,
-                       ") does not support ", t,
-                       ": the device lacks cl_khr_fp64. Convert to float32 explicitly "
-                       "(torch-ocl never downcasts silently).");
-      return;
-    }
+    case ScalarType::ComplexDouble:
+      return device(index).info().fp64;
     default:
-      TORCH_CHECK_TYPE(false, "dtype ", t, " is not supported on the ocl device");
+      return false;
   }
+}
+
+void checkDtypeSupported(ScalarType t, c10::DeviceIndex index) {
+  if (isDtypeSupported(t, index)) return;
+  if (t == ScalarType::Double || t == ScalarType::ComplexDouble) {
+    const auto& info = device(index).info();
+    TORCH_CHECK_TYPE(false, "ocl:", static_cast<int>(index), " (", info.name, ") does not support ",
+                     t,
+                     ": the device lacks cl_khr_fp64. Convert to float32 explicitly "
+                     "(torch-ocl never downcasts silently).");
+  }
+  TORCH_CHECK_TYPE(false, "dtype ", t, " is not supported on the ocl device");
 }
 
 const char* clStorageType(ScalarType t) {
