@@ -21,6 +21,7 @@
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/linalg/linalg_blocked.h"
 #include "aten/nn_common.h"
 #include "aten/structured.h"
 
@@ -162,7 +163,9 @@ at::Tensor solveTriangular(const at::Tensor& A, const at::Tensor& B, bool upper,
   const bool up = left ? upper : !upper;
   const int64_t n = a.size(-1), k = x.size(-1);
   const int64_t batch = n == 0 || k == 0 ? 0 : x.numel() / (n * k);
-  if (batch > 0) {
+  if (batch > 0 && trsmBlockedApplies(a, k)) {
+    triangularSolveBlocked(a, x, up, unitriangular);
+  } else if (batch > 0) {
     const c10::DeviceIndex idx = a.device().index();
     OCL_TRY
     cl_kernel kern = smallKernel(a, "triangular_solve");
@@ -281,6 +284,7 @@ std::tuple<at::Tensor&, at::Tensor&> triangularSolveOut(const at::Tensor& b, con
 void luFactorInPlace(const at::Tensor& lu, const at::Tensor& piv, const at::Tensor& info) {
   const int64_t m = lu.size(-2), n = lu.size(-1), batch = at::native::batchCount(lu);
   if (batch == 0 || m == 0 || n == 0) return;
+  if (luBlockedApplies(lu)) return luFactorBlocked(lu, piv, info);
   const c10::DeviceIndex idx = lu.device().index();
   OCL_TRY
   cl_kernel k = smallKernel(lu, "lu_factor");
@@ -313,7 +317,7 @@ bool luNative(const at::Tensor& A) {
 void luFactorExInto(Structured<at::meta::structured_linalg_lu_factor_ex>& s, const at::Tensor& A,
                     bool pivot, bool check_errors) {
   s.meta(A, pivot, check_errors);
-  at::Tensor work = A.resolve_conj().contiguous().clone();
+  at::Tensor work = A.resolve_conj().clone(at::MemoryFormat::Contiguous);  // one copy
   at::Tensor piv = at::empty(s.output(1).sizes(), s.output(1).options());
   at::Tensor info = at::zeros(s.output(2).sizes(), s.output(2).options());
   luFactorInPlace(work, piv, info);
@@ -363,14 +367,17 @@ at::Tensor luSolve(const at::Tensor& LU, const at::Tensor& pivots, const at::Ten
   const at::Tensor lu = LU.expand(lu_shape);
   const at::Tensor piv = pivots.expand(piv_shape).contiguous();
   at::Tensor x = B.expand(b_shape).resolve_conj().contiguous().clone();
+  // LU (column major from lu_factor) made row major once for both triangular solves.
   if (!adjoint) {  // P^T A = L U: x = U^-1 L^-1 P^T b
+    const at::Tensor luc = lu.contiguous();
     luPermute(x, piv, /*reverse=*/false);
-    x = solveTriangular(lu, x, /*upper=*/false, true, /*unitriangular=*/true);
-    return solveTriangular(lu, x, /*upper=*/true, true, false);
+    x = solveTriangular(luc, x, /*upper=*/false, true, /*unitriangular=*/true);
+    return solveTriangular(luc, x, /*upper=*/true, true, false);
   }
   // A^H = U^H L^H P^T: x = P L^-H U^-H b
-  x = solveTriangular(lu.mH(), x, /*upper=*/false, true, false);
-  x = solveTriangular(lu.mH(), x, /*upper=*/true, true, /*unitriangular=*/true).contiguous();
+  const at::Tensor luh = lu.mH().resolve_conj().contiguous();
+  x = solveTriangular(luh, x, /*upper=*/false, true, false);
+  x = solveTriangular(luh, x, /*upper=*/true, true, /*unitriangular=*/true).contiguous();
   luPermute(x, piv, /*reverse=*/true);
   return x;
 }

@@ -1,0 +1,26 @@
+// Blocked factorizations over the GEMM for large matrices (linalg_blocked.cpp), called by the
+// op families that register the ops (linalg_small.cpp) above a size measured on PoCL. Everything
+// runs on the device: the panels in kernels/linalg_blocked.cl, the trailing updates as GEMMs.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace torch_ocl::aten {
+
+// Whether lu (..., m, n) factors blocked: float32/float64/complex64/complex128 and
+// min(m, n) >= kLuBlockedFrom.
+bool luBlockedApplies(const at::Tensor& lu);
+// Right-looking blocked LU with partial pivoting of every matrix of lu (contiguous, in place):
+// LAPACK getrf's LU, 1-based int32 pivots piv (..., min(m, n)) and info (one int per matrix,
+// zero on entry: the first zero pivot).
+void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tensor& info);
+
+// Whether the left triangular solve with a (..., n, n) and k right-hand sides runs blocked:
+// the blocked dtypes, n >= kTrsmBlockedFrom and k >= kTrsmBlockedRhs.
+bool trsmBlockedApplies(const at::Tensor& a, int64_t k);
+// x = a^-1 x in place, a (contiguous (..., n, n), lower or upper, unit diagonal or not), x
+// (contiguous (..., n, k), the same batch): a small-kernel solve per diagonal block, the rest of
+// x updated by one GEMM per block.
+void triangularSolveBlocked(const at::Tensor& a, const at::Tensor& x, bool upper, bool unit);
+
+}  // namespace torch_ocl::aten

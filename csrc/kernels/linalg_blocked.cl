@@ -1,0 +1,149 @@
+// The device pieces of the blocked factorizations (aten/linalg/linalg_blocked.cpp): the panel
+// of a right-looking LU, the row swaps and triangular solve that follow it, and a triangular
+// solve of one diagonal block in place; the trailing updates are GEMMs on the host side. Written
+// once for real and complex element types through the macros the host puts before this source:
+//   E         the element type in memory (T for real, CT for complex)
+//   S, R      the arithmetic type and its real type (ACC, ACC / CT, CR)
+//   LDS, STS  load (as S) and store an element
+//   SMUL, SDIV, SABS1, SISZERO   a * b, a / b, |re| + |im| (LAPACK's pivot measure), a == 0
+// Matrices are row major; sizes, strides and offsets are arguments, never build options.
+// lu_panel's work-group size (kLuPanelLocal): few items keep the per-column barriers cheap on
+// CPU drivers, and the panel is a small part of the work.
+#define PLS 64
+
+// Columns [k, k + kb) of the (m, n) matrix of group g, rows k..m-1, factored in place as
+// LAPACK's getf2 does: for each column the first largest SABS1 below the diagonal is the pivot,
+// its row is swapped with the diagonal row within the panel columns only (lu_swap_solve does the
+// rest of the row), the column below is divided by the pivot (left as is when the pivot is 0) and
+// the rest of the panel gets the rank-1 update. piv[k + j] = the 1-based pivot row; info[g],
+// zero on entry to the first panel, gets the first zero pivot (1-based) and keeps it.
+// The panel is worked on transposed in w (kb rows of mp = m - k, per matrix kb * m elements):
+// a column of the panel is then contiguous, so the pivot search and the updates run across
+// consecutive work items (vectorised by CPU drivers, coalesced on GPUs) instead of striding by a
+// whole matrix row per item.
+__kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong woff,
+                       __global char* pb, ulong poff, __global char* ib, ulong ioff, long m,
+                       long n, long k, long kb) {
+  const long g = get_group_id(0);
+  const int lid = get_local_id(0);
+  const long mp = m - k;
+  __global E* a = (__global E*)(ab + aoff) + g * m * n;
+  __global E* w = (__global E*)(wb + woff) + g * kb * m;
+  __global int* piv = (__global int*)(pb + poff) + g * min(m, n);
+  __global int* info = (__global int*)(ib + ioff) + g;
+  __local R best_v[PLS];
+  __local long best_i[PLS];
+  __local int first_zero;
+  if (lid == 0) first_zero = 0;
+  // Loops over rows have a uniform trip count with a guard inside: PoCL 5 miscompiled the
+  // final copy-back written as `for (r = lid; r < mp; r += PLS)` (its last work item ran past mp).
+  for (long r0 = 0; r0 < mp; r0 += PLS) {
+    const long r = r0 + lid;
+    if (r < mp)
+      for (long c = 0; c < kb; ++c) w[c * mp + r] = a[(k + r) * n + k + c];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  for (long j = 0; j < kb; ++j) {
+    __global E* wj = w + j * mp;
+    R bv = -1;
+    long bi = j;
+    for (long r0 = j; r0 < mp; r0 += PLS) {
+      const long r = r0 + lid;
+      const R v = r < mp ? SABS1(LDS(wj, r)) : -1;
+      if (v > bv) {
+        bv = v;
+        bi = r;
+      }
+    }
+    best_v[lid] = bv;
+    best_i[lid] = bi;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = PLS / 2; s > 0; s >>= 1) {
+      if (lid < s) {
+        const R ov = best_v[lid + s];
+        const long oi = best_i[lid + s];
+        if (ov > best_v[lid] || (ov == best_v[lid] && oi < best_i[lid])) {
+          best_v[lid] = ov;
+          best_i[lid] = oi;
+        }
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const long p = best_i[0];
+    if (lid == 0) {
+      piv[k + j] = (int)(k + p + 1);
+      if (best_v[0] == 0 && first_zero == 0) first_zero = (int)(k + j + 1);
+    }
+    if (p != j)
+      for (long c = lid; c < kb; c += PLS) {
+        const E t = w[c * mp + j];
+        w[c * mp + j] = w[c * mp + p];
+        w[c * mp + p] = t;
+      }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    const S d = LDS(wj, j);
+    const int scale = !SISZERO(d);
+    for (long r0 = j + 1; r0 < mp; r0 += PLS) {
+      const long r = r0 + lid;
+      if (r >= mp) break;
+      S l = LDS(wj, r);
+      if (scale) {
+        l = SDIV(l, d);
+        STS(wj, r, l);
+      }
+      for (long c = j + 1; c < kb; ++c)
+        STS(w + c * mp, r, LDS(w + c * mp, r) - SMUL(l, LDS(w + c * mp, j)));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (long r0 = 0; r0 < mp; r0 += PLS) {
+    const long r = r0 + lid;
+    if (r < mp)
+      for (long c = 0; c < kb; ++c) a[(k + r) * n + k + c] = w[c * mp + r];
+  }
+  if (lid == 0 && *info == 0 && first_zero != 0) *info = first_zero;
+}
+
+// After lu_panel: one work item per (column outside the panel, matrix). The panel's row swaps
+// (piv[k .. k + kb)) applied to the column in order (LAPACK's laswp); for columns right of the
+// panel, then the rows k .. k + kb of the column solved with the panel's unit lower triangle
+// (U12 = L11^-1 A12, LAPACK's trsm).
+__kernel void lu_swap_solve(__global char* ab, ulong aoff, __global char* pb, ulong poff, long m,
+                            long n, long k, long kb) {
+  const long cc = get_global_id(0), g = get_global_id(1);
+  if (cc >= n - kb) return;
+  const long c = cc < k ? cc : cc + kb;
+  __global E* a = (__global E*)(ab + aoff) + g * m * n;
+  __global const int* piv = (__global const int*)(pb + poff) + g * min(m, n);
+  for (long j = 0; j < kb; ++j) {
+    const long r = k + j, p = piv[r] - 1;
+    if (p == r) continue;
+    const S t = LDS(a, r * n + c);
+    STS(a, r * n + c, LDS(a, p * n + c));
+    STS(a, p * n + c, t);
+  }
+  if (c < k + kb) return;
+  for (long r = 1; r < kb; ++r) {
+    S x = LDS(a, (k + r) * n + c);
+    for (long q = 0; q < r; ++q) x -= SMUL(LDS(a, (k + r) * n + k + q), LDS(a, (k + q) * n + c));
+    STS(a, (k + r) * n + c, x);
+  }
+}
+
+// X = A^-1 X in place for one (nb, nb) triangular block A (lower or upper, unit diagonal or not)
+// and its nb rows of X (ncols columns), one work item per (column, matrix); row strides lda, ldx
+// and matrix strides sa, sx in elements.
+__kernel void trsm_block(__global char* ab, ulong aoff, __global char* xb, ulong xoff, long nb,
+                         long ncols, long lda, long sa, long ldx, long sx, int upper, int unit) {
+  const long c = get_global_id(0), g = get_global_id(1);
+  if (c >= ncols) return;
+  __global const E* a = (__global const E*)(ab + aoff) + g * sa;
+  __global E* x = (__global E*)(xb + xoff) + g * sx;
+  for (long s = 0; s < nb; ++s) {
+    const long i = upper ? nb - 1 - s : s;
+    const long lo = upper ? i + 1 : 0, hi = upper ? nb : i;
+    S v = LDS(x, i * ldx + c);
+    for (long j = lo; j < hi; ++j) v -= SMUL(LDS(a, i * lda + j), LDS(x, j * ldx + c));
+    STS(x, i * ldx + c, unit ? v : SDIV(v, LDS(a, i * lda + i)));
+  }
+}
