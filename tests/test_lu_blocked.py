@@ -1,6 +1,6 @@
 """Blocked LU with partial pivoting (min(m, n) >= 64: a 16-wide panel kernel with the pivot
 search, the row swaps and U12 by a second kernel, A22 -= L21 U12 by one batched GEMM) and the
-blocked triangular solve (order >= 128, >= 8 right-hand sides) against CPU LAPACK, in strict mode,
+blocked triangular solve (order >= 128, n * k >= 8192: inverted 64-wide diagonal blocks and GEMMs) against CPU LAPACK, in strict mode,
 through every op built on them: lu_factor(_ex), linalg.lu, lu_solve, solve, det, slogdet, inv."""
 
 import pytest
@@ -98,19 +98,22 @@ def test_solve_inv_det_slogdet_and_linalg_lu(dtype):
     assert_close(xa.cpu(), torch.linalg.solve(a.mH, b), atol=tol, rtol=tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex64])
 @pytest.mark.parametrize("upper", [False, True])
 @pytest.mark.parametrize("unit", [False, True])
-def test_blocked_triangular_solve(upper, unit):
-    n = 200
-    a = rand((2, n, n), torch.float64, seed=4)
-    a = (a.triu() if upper else a.tril()) + n * torch.eye(n, dtype=torch.float64)
-    b = rand((2, n, 40), torch.float64, seed=5)
+def test_blocked_triangular_solve(dtype, upper, unit):
+    n = 200  # 4 blocks of 64, the last one short; 48 right-hand sides (n * k >= 8192)
+    a = rand((2, n, n), dtype, seed=4)
+    a = (a.triu() if upper else a.tril()) + n * torch.eye(n, dtype=dtype)
+    b = rand((2, n, 48), dtype, seed=5)
+    tol = TOL[dtype] * 10
     with torch_ocl.strict():
         x = torch.linalg.solve_triangular(a.to("ocl"), b.to("ocl"), upper=upper, unitriangular=unit)
         xr = torch.linalg.solve_triangular(a.to("ocl"), b.mT.to("ocl"), upper=upper, left=False)
     want = torch.linalg.solve_triangular(a, b, upper=upper, unitriangular=unit)
-    assert_close(x.cpu(), want, atol=1e-10, rtol=1e-10)
-    assert_close(xr.cpu(), torch.linalg.solve_triangular(a, b.mT, upper=upper, left=False))
+    assert_close(x.cpu(), want, atol=tol, rtol=tol)
+    want_r = torch.linalg.solve_triangular(a, b.mT, upper=upper, left=False)
+    assert_close(xr.cpu(), want_r, atol=tol, rtol=tol)
 
 
 def test_gradients_of_solve_and_det_through_the_blocked_path():

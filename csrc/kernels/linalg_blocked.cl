@@ -1,11 +1,12 @@
 // The device pieces of the blocked factorizations (aten/linalg/linalg_blocked.cpp): the panel
-// of a right-looking LU, the row swaps and triangular solve that follow it, and a triangular
-// solve of one diagonal block in place; the trailing updates are GEMMs on the host side. Written
+// of a right-looking LU, the row swaps and triangular solve that follow it, and the inverses of
+// a triangular matrix's diagonal blocks; the trailing updates are GEMMs enqueued by the host. Written
 // once for real and complex element types through the macros the host puts before this source:
 //   E         the element type in memory (T for real, CT for complex)
 //   S, R      the arithmetic type and its real type (ACC, ACC / CT, CR)
 //   LDS, STS  load (as S) and store an element
 //   SMUL, SDIV, SABS1, SISZERO   a * b, a / b, |re| + |im| (LAPACK's pivot measure), a == 0
+//   SZERO, SONE                  0 and 1 as S
 // Matrices are row major; sizes, strides and offsets are arguments, never build options.
 // lu_panel's work-group size (kLuPanelLocal): few items keep the per-column barriers cheap on
 // CPU drivers, and the panel is a small part of the work.
@@ -130,20 +131,28 @@ __kernel void lu_swap_solve(__global char* ab, ulong aoff, __global char* pb, ul
   }
 }
 
-// X = A^-1 X in place for one (nb, nb) triangular block A (lower or upper, unit diagonal or not)
-// and its nb rows of X (ncols columns), one work item per (column, matrix); row strides lda, ldx
-// and matrix strides sa, sx in elements.
-__kernel void trsm_block(__global char* ab, ulong aoff, __global char* xb, ulong xoff, long nb,
-                         long ncols, long lda, long sa, long ldx, long sx, int upper, int unit) {
-  const long c = get_global_id(0), g = get_global_id(1);
-  if (c >= ncols) return;
-  __global const E* a = (__global const E*)(ab + aoff) + g * sa;
-  __global E* x = (__global E*)(xb + xoff) + g * sx;
-  for (long s = 0; s < nb; ++s) {
-    const long i = upper ? nb - 1 - s : s;
-    const long lo = upper ? i + 1 : 0, hi = upper ? nb : i;
-    S v = LDS(x, i * ldx + c);
-    for (long j = lo; j < hi; ++j) v -= SMUL(LDS(a, i * lda + j), LDS(x, j * ldx + c));
-    STS(x, i * ldx + c, unit ? v : SDIV(v, LDS(a, i * lda + i)));
+// The inverses of the diagonal blocks of a triangular (n, n) matrix (lower or upper, unit
+// diagonal or not): one work item per (column c, block, matrix) solves A_bb d = e_c. d gets full
+// (nb, nb) blocks, a short last block padded with the identity; the blocked triangular solve then
+// applies them by GEMM (as MAGMA's trsm does with its inverted diagonal blocks).
+__kernel void trtri_blocks(__global char* ab, ulong aoff, __global char* db, ulong doff, long n,
+                           long nb, long lda, long sa, int upper, int unit) {
+  const long c = get_global_id(0), blk = get_global_id(1), g = get_global_id(2);
+  if (c >= nb) return;
+  const long b0 = blk * nb, bs = min(nb, n - b0);
+  __global const E* a = (__global const E*)(ab + aoff) + g * sa + b0 * lda + b0;
+  __global E* d = (__global E*)(db + doff) + (g * get_global_size(1) + blk) * nb * nb;
+  for (long i = bs; i < nb; ++i) STS(d, i * nb + c, SZERO);
+  if (c >= bs) {
+    for (long i = 0; i < bs; ++i) STS(d, i * nb + c, SZERO);
+    STS(d, c * nb + c, SONE);
+    return;
+  }
+  for (long s = 0; s < bs; ++s) {
+    const long i = upper ? bs - 1 - s : s;
+    const long lo = upper ? i + 1 : 0, hi = upper ? bs : i;
+    S v = i == c ? SONE : SZERO;
+    for (long j = lo; j < hi; ++j) v -= SMUL(LDS(a, i * lda + j), LDS(d, j * nb + c));
+    STS(d, i * nb + c, unit ? v : SDIV(v, LDS(a, i * lda + i)));
   }
 }

@@ -23,25 +23,28 @@ char kLinalgBlockedComplexFamily;
 
 // Measured on PoCL (2 shared cores): blocked LU is faster from order 48-64 up (batched: 1.6x at
 // 64, 9x at 128); a 16-wide panel beat 32 and 64 at 512 and 1024 (the panel kernel's per-column
-// barriers, not its arithmetic, bound it). The blocked triangular solve wins from order 128 with
-// 8 or more right-hand sides (512 x 512 with 512: 4.5 ms, unblocked 139 ms); one right-hand side
-// stays faster unblocked.
+// barriers, not its arithmetic, bound it). The blocked triangular solve wins from n * k = 8192
+// (order 128 with 64 right-hand sides, 512 with 16; 512 x 512 with 512: 1.5 ms, unblocked
+// 139 ms); a few right-hand sides stay faster unblocked.
 constexpr int64_t kLuBlockedFrom = 64;
 constexpr int64_t kLuPanel = 16;
 constexpr size_t kLuPanelLocal = 64;  // PLS in kernels/linalg_blocked.cl
 constexpr int64_t kTrsmBlockedFrom = 128;
 constexpr int64_t kTrsmBlockedRhs = 8;
+constexpr int64_t kTrsmBlockedWork = 8192;  // n * k
 constexpr int64_t kTrsmBlock = 64;
 
 const char* kRealMacros =
     "#define E T\n#define S ACC\n#define R ACC\n#define LDS(p, i) LD(p, i)\n"
     "#define STS(p, i, v) ST(p, i, v)\n#define SMUL(a, b) ((a) * (b))\n"
-    "#define SDIV(a, b) ((a) / (b))\n#define SABS1(a) fabs(a)\n#define SISZERO(a) ((a) == 0)\n";
+    "#define SDIV(a, b) ((a) / (b))\n#define SABS1(a) fabs(a)\n#define SISZERO(a) ((a) == 0)\n"
+    "#define SZERO ((S)0)\n#define SONE ((S)1)\n";
 const char* kComplexMacros =
     "#define E CT\n#define S CT\n#define R CR\n#define LDS(p, i) ((p)[i])\n"
     "#define STS(p, i, v) ((p)[i] = (v))\n#define SMUL(a, b) ocl_cmul(a, b)\n"
     "#define SDIV(a, b) ocl_cdiv(a, b)\n#define SABS1(a) (fabs((a).x) + fabs((a).y))\n"
-    "#define SISZERO(a) ((a).x == 0 && (a).y == 0)\n";
+    "#define SISZERO(a) ((a).x == 0 && (a).y == 0)\n#define SZERO ((CT)(0, 0))\n"
+    "#define SONE ((CT)(1, 0))\n";
 
 cl_kernel blockedKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
@@ -68,23 +71,6 @@ bool blockedDtype(c10::ScalarType t) {
 
 size_t roundUp(int64_t v, int64_t to) {
   return static_cast<size_t>((v + to - 1) / to * to);
-}
-
-// In place: x's nb rows at xv (a view (batch, nb, ncols)) = A^-1 of them, A the (nb, nb) view av.
-void trsmBlock(const at::Tensor& av, const at::Tensor& xv, bool upper, bool unit) {
-  const int64_t batch = xv.size(0), nb = xv.size(1), ncols = xv.size(2);
-  if (batch == 0 || nb == 0 || ncols == 0) return;
-  const c10::DeviceIndex idx = xv.device().index();
-  OCL_TRY
-  cl_kernel kern = blockedKernel(xv, "trsm_block");
-  setArgs(kern, bufferOf(av), bufferOf(xv), static_cast<cl_long>(nb), static_cast<cl_long>(ncols),
-          static_cast<cl_long>(av.stride(1)), static_cast<cl_long>(av.stride(0)),
-          static_cast<cl_long>(xv.stride(1)), static_cast<cl_long>(xv.stride(0)),
-          static_cast<cl_int>(upper), static_cast<cl_int>(unit));
-  const size_t local[2] = {64, 1};
-  const size_t global[2] = {roundUp(ncols, 64), static_cast<size_t>(batch)};
-  launch2D(currentQueue(idx), kern, global, local);
-  OCL_CATCH
 }
 
 }  // namespace
@@ -135,8 +121,9 @@ bool trsmBlockedApplies(const at::Tensor& a, int64_t k) {
   return blockedDtype(a.scalar_type()) && a.size(-1) >= kTrsmBlockedFrom && k >= kTrsmBlockedRhs;
 }
 
-// Lower: blocks top down, each solved in the small kernel, then x[below] -= A[below, block]
-// x[block] by one GEMM; upper: bottom up, the rows above updated.
+// The inverses of all diagonal blocks in one launch (trtri_blocks), then block by block in
+// dependency order (lower: top down, upper: bottom up) x[block] = inv(A_bb) x[block] and the
+// rows not yet solved updated, x[rest] -= A[rest, block] x[block]: two GEMMs per block.
 void triangularSolveBlocked(const at::Tensor& a, const at::Tensor& x, bool upper, bool unit) {
   const int64_t n = a.size(-1), k = x.size(-1);
   const int64_t batch = n == 0 || k == 0 ? 0 : x.numel() / (n * k);
@@ -144,11 +131,23 @@ void triangularSolveBlocked(const at::Tensor& a, const at::Tensor& x, bool upper
   const at::Tensor a3 = a.view({batch, n, n});
   at::Tensor x3 = x.view({batch, n, k});
   const int64_t blocks = (n + kTrsmBlock - 1) / kTrsmBlock;
+  const at::Tensor dinv = at::empty({batch, blocks, kTrsmBlock, kTrsmBlock}, a.options());
+  const c10::DeviceIndex idx = a.device().index();
+  OCL_TRY
+  cl_kernel kern = blockedKernel(a, "trtri_blocks");
+  setArgs(kern, bufferOf(a3), bufferOf(dinv), static_cast<cl_long>(n),
+          static_cast<cl_long>(kTrsmBlock), static_cast<cl_long>(n), static_cast<cl_long>(n * n),
+          static_cast<cl_int>(upper), static_cast<cl_int>(unit));
+  const size_t local[3] = {static_cast<size_t>(kTrsmBlock), 1, 1};
+  const size_t global[3] = {static_cast<size_t>(kTrsmBlock), static_cast<size_t>(blocks),
+                            static_cast<size_t>(batch)};
+  launchKernel(currentQueue(idx), kern, 3, global, local);
+  OCL_CATCH
   for (int64_t s = 0; s < blocks; ++s) {
-    const int64_t b = (upper ? blocks - 1 - s : s) * kTrsmBlock;
-    const int64_t bs = std::min(kTrsmBlock, n - b);
-    const at::Tensor xb = x3.narrow(1, b, bs);
-    trsmBlock(a3.narrow(1, b, bs).narrow(2, b, bs), xb, upper, unit);
+    const int64_t blk = upper ? blocks - 1 - s : s;
+    const int64_t b = blk * kTrsmBlock, bs = std::min(kTrsmBlock, n - b);
+    at::Tensor xb = x3.narrow(1, b, bs);
+    xb.copy_(at::bmm(dinv.select(1, blk).narrow(1, 0, bs).narrow(2, 0, bs), xb));
     if (upper && b > 0) {
       x3.narrow(1, 0, b).baddbmm_(a3.narrow(1, 0, b).narrow(2, b, bs), xb, 1, -1);
     } else if (!upper && b + bs < n) {

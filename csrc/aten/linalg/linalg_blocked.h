@@ -16,11 +16,11 @@ bool luBlockedApplies(const at::Tensor& lu);
 void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tensor& info);
 
 // Whether the left triangular solve with a (..., n, n) and k right-hand sides runs blocked:
-// the blocked dtypes, n >= kTrsmBlockedFrom and k >= kTrsmBlockedRhs.
+// the blocked dtypes, n >= 128, k >= 8 and n * k >= 8192.
 bool trsmBlockedApplies(const at::Tensor& a, int64_t k);
 // x = a^-1 x in place, a (contiguous (..., n, n), lower or upper, unit diagonal or not), x
-// (contiguous (..., n, k), the same batch): a small-kernel solve per diagonal block, the rest of
-// x updated by one GEMM per block.
+// (contiguous (..., n, k), the same batch): the inverses of the 64-wide diagonal blocks in one
+// kernel, then per block two GEMMs (apply the inverse, update the rows not yet solved).
 void triangularSolveBlocked(const at::Tensor& a, const at::Tensor& x, bool upper, bool unit);
 
 }  // namespace torch_ocl::aten
