@@ -156,3 +156,28 @@ __kernel void trtri_blocks(__global char* ab, ulong aoff, __global char* db, ulo
     STS(d, i * nb + c, unit ? v : SDIV(v, LDS(a, i * lda + i)));
   }
 }
+
+// The row order that LAPACK's pivots (1-based, applied in order) give, one work item per matrix:
+// perm[i] = the row of x that row i of P^T x is (reverse = 0), or of P x (reverse = 1: the
+// inverse permutation), so that the permutation is one gather over contiguous rows instead of n
+// dependent swaps per column.
+__kernel void lu_pivots_to_perm(__global char* pb, ulong poff, __global char* qb, ulong qoff,
+                                long n, long batch, int reverse) {
+  const long g = get_global_id(0);
+  if (g >= batch) return;
+  __global const int* piv = (__global const int*)(pb + poff) + g * n;
+  __global long* perm = (__global long*)(qb + qoff) + g * n;
+  __global long* work = (__global long*)(qb + qoff) + (batch + g) * n;
+  for (long i = 0; i < n; ++i) work[i] = i;
+  for (long j = 0; j < n; ++j) {
+    const long p = piv[j] - 1;
+    const long t = work[j];
+    work[j] = work[p];
+    work[p] = t;
+  }
+  if (reverse) {
+    for (long i = 0; i < n; ++i) perm[work[i]] = i;
+  } else {
+    for (long i = 0; i < n; ++i) perm[i] = work[i];
+  }
+}

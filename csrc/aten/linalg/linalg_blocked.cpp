@@ -157,4 +157,25 @@ void triangularSolveBlocked(const at::Tensor& a, const at::Tensor& x, bool upper
   }
 }
 
+bool luPermuteByGather(const at::Tensor& x) {
+  return blockedDtype(x.scalar_type()) && x.size(-2) >= kLuBlockedFrom;
+}
+
+// Rows reordered by one gather from the permutation lu_pivots_to_perm builds.
+void luPermuteGather(const at::Tensor& x, const at::Tensor& piv, bool reverse) {
+  const int64_t n = x.size(-2), k = x.size(-1);
+  const int64_t batch = n == 0 || k == 0 ? 0 : x.numel() / (n * k);
+  if (batch == 0) return;
+  at::Tensor x3 = x.view({batch, n, k});
+  const at::Tensor perm = at::empty({2, batch, n}, x.options().dtype(at::kLong));  // + work
+  const c10::DeviceIndex idx = x.device().index();
+  OCL_TRY
+  cl_kernel kern = blockedKernel(x, "lu_pivots_to_perm");
+  setArgs(kern, bufferOf(piv), bufferOf(perm), static_cast<cl_long>(n), static_cast<cl_long>(batch),
+          static_cast<cl_int>(reverse));
+  launch1D(device(idx), currentQueue(idx), kern, batch);
+  OCL_CATCH
+  x3.copy_(x3.gather(1, perm[0].unsqueeze(-1).expand({batch, n, k})));
+}
+
 }  // namespace torch_ocl::aten

@@ -23,4 +23,11 @@ bool trsmBlockedApplies(const at::Tensor& a, int64_t k);
 // kernel, then per block two GEMMs (apply the inverse, update the rows not yet solved).
 void triangularSolveBlocked(const at::Tensor& a, const at::Tensor& x, bool upper, bool unit);
 
+// Whether luPermute's rows of x (..., n, k) are reordered by a gather (blocked dtypes, n >= 64).
+bool luPermuteByGather(const at::Tensor& x);
+// P^T x (reverse = false) or P x (reverse = true) in place for contiguous x (..., n, k) and
+// LAPACK pivots piv (contiguous (..., n), int32): the permutation built from the pivots on the
+// device, then one gather of whole rows.
+void luPermuteGather(const at::Tensor& x, const at::Tensor& piv, bool reverse);
+
 }  // namespace torch_ocl::aten

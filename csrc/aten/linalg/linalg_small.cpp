@@ -299,6 +299,7 @@ void luPermute(const at::Tensor& x, const at::Tensor& piv, bool reverse) {
   const int64_t n = x.size(-2), k = x.size(-1);
   const int64_t batch = n == 0 || k == 0 ? 0 : x.numel() / (n * k);
   if (batch == 0) return;
+  if (luPermuteByGather(x)) return luPermuteGather(x, piv, reverse);
   const c10::DeviceIndex idx = x.device().index();
   OCL_TRY
   cl_kernel kern = smallKernel(x, "lu_permute");
