@@ -181,3 +181,22 @@ __kernel void lu_pivots_to_perm(__global char* pb, ulong poff, __global char* qb
     for (long i = 0; i < n; ++i) perm[i] = work[i];
   }
 }
+
+// LAPACK larft (forward, columnwise) from the Gram matrix s = V^H V of a panel's kb reflectors:
+// the upper triangular t with H_0 ... H_{kb-1} = I - V t V^H, t[i][i] = tau[i] and
+// t[0:i, i] = -tau[i] t[0:i, 0:i] s[0:i, i]. Row r of t depends only on row r, so one work item
+// per (row, matrix) and no barriers; t is zero on entry.
+__kernel void larft_gram(__global char* sb, ulong soff, __global char* tb, ulong toff,
+                         __global char* ub, ulong uoff, long kb, long ldtau, long batch) {
+  const long r = get_global_id(0), g = get_global_id(1);
+  if (r >= kb || g >= batch) return;
+  __global const E* s = (__global const E*)(sb + soff) + g * kb * kb;
+  __global E* t = (__global E*)(tb + toff) + g * kb * kb;
+  __global const E* tau = (__global const E*)(ub + uoff) + g * ldtau;
+  STS(t, r * kb + r, LDS(tau, r));
+  for (long i = r + 1; i < kb; ++i) {
+    S acc = SZERO;
+    for (long q = r; q < i; ++q) acc += SMUL(LDS(t, r * kb + q), LDS(s, q * kb + i));
+    STS(t, r * kb + i, SMUL(SZERO - LDS(tau, i), acc));
+  }
+}

@@ -13,6 +13,7 @@
 
 #include "aten/cl_types.h"
 #include "aten/launch.h"
+#include "aten/linalg/linalg_decomp.h"
 #include "aten/nn_common.h"
 
 namespace torch_ocl::aten {
@@ -33,6 +34,8 @@ constexpr int64_t kTrsmBlockedFrom = 128;
 constexpr int64_t kTrsmBlockedRhs = 8;
 constexpr int64_t kTrsmBlockedWork = 8192;  // n * k
 constexpr int64_t kTrsmBlock = 64;
+constexpr int64_t kQrBlockedFrom = 128;
+constexpr int64_t kQrPanel = 32;
 
 const char* kRealMacros =
     "#define E T\n#define S ACC\n#define R ACC\n#define LDS(p, i) LD(p, i)\n"
@@ -176,6 +179,96 @@ void luPermuteGather(const at::Tensor& x, const at::Tensor& piv, bool reverse) {
   launch1D(device(idx), currentQueue(idx), kern, batch);
   OCL_CATCH
   x3.copy_(x3.gather(1, perm[0].unsqueeze(-1).expand({batch, n, k})));
+}
+
+// ---- Householder QR ----------------------------------------------------------------------------
+
+bool qrBlockedApplies(const at::Tensor& a) {
+  return blockedDtype(a.scalar_type()) && a.dim() >= 2 &&
+         std::min(a.size(-2), a.size(-1)) >= kQrBlockedFrom;
+}
+
+namespace {
+
+// The unit lower (rows, kb) reflector block V of a packed panel view (batch, rows, kb).
+at::Tensor unitLower(const at::Tensor& panel) {
+  at::Tensor v = panel.tril(-1);
+  v.diagonal(0, -2, -1).fill_(1);
+  return v;
+}
+
+// t (batch, kb, kb) with H_0 ... H_{kb-1} = I - V t V^H for v (batch, rows, kb) and tau
+// (batch, kb) (a view: its batch stride is passed).
+at::Tensor larft(const at::Tensor& v, const at::Tensor& tau) {
+  const int64_t batch = v.size(0), kb = v.size(2);
+  const at::Tensor gram = at::bmm(v.mH(), v).resolve_conj().contiguous();
+  const at::Tensor tc = tau.contiguous();
+  at::Tensor t = at::zeros({batch, kb, kb}, v.options());
+  if (batch == 0 || kb == 0) return t;
+  const c10::DeviceIndex idx = v.device().index();
+  OCL_TRY
+  cl_kernel kern = blockedKernel(v, "larft_gram");
+  setArgs(kern, bufferOf(gram), bufferOf(t), bufferOf(tc), static_cast<cl_long>(kb),
+          static_cast<cl_long>(kb), static_cast<cl_long>(batch));
+  const size_t local[2] = {64, 1};
+  const size_t global[2] = {roundUp(kb, 64), static_cast<size_t>(batch)};
+  launch2D(currentQueue(idx), kern, global, local);
+  OCL_CATCH
+  return t;
+}
+
+// c (batch, rows, p) -= V op(t) (V^H c), op(t) = t (apply Q) or t^H (apply Q^H): LAPACK larfb.
+void larfb(const at::Tensor& v, const at::Tensor& t, const at::Tensor& c, bool adjoint) {
+  if (c.size(2) == 0) return;
+  const at::Tensor w = at::bmm(adjoint ? t.mH() : t, at::bmm(v.mH(), c));
+  c.baddbmm_(v, w, 1, -1);
+}
+
+}  // namespace
+
+// Right-looking blocked geqrf: each kQrPanel-wide panel by the unblocked geqrf kernel, its
+// reflectors' T by larft_gram, the trailing columns by larfb (three GEMMs).
+std::tuple<at::Tensor, at::Tensor> geqrfBlocked(const at::Tensor& A) {
+  const int64_t m = A.size(-2), n = A.size(-1), kmin = std::min(m, n);
+  const int64_t batch = at::native::batchCount(A);
+  at::Tensor a = A.resolve_conj().clone(at::MemoryFormat::Contiguous);
+  std::vector<int64_t> tshape = batchShape(A, 2);
+  tshape.push_back(kmin);
+  at::Tensor tau = at::empty(tshape, A.options());
+  if (batch == 0) return {a, tau};
+  at::Tensor a3 = a.view({batch, m, n});
+  at::Tensor tau2 = tau.view({batch, kmin});
+  for (int64_t k = 0; k < kmin; k += kQrPanel) {
+    const int64_t kb = std::min(kQrPanel, kmin - k);
+    at::Tensor panel = a3.narrow(1, k, m - k).narrow(2, k, kb);
+    auto [pa, ptau] = geqrfUnblocked(panel);
+    panel.copy_(pa);
+    tau2.narrow(1, k, kb).copy_(ptau);
+    if (k + kb < n) {
+      const at::Tensor v = unitLower(pa);
+      larfb(v, larft(v, ptau), a3.narrow(1, k, m - k).narrow(2, k + kb, n - k - kb),
+            /*adjoint=*/true);
+    }
+  }
+  return {a, tau};
+}
+
+// Q c (forward = false: blocks last to first) or Q^H c (forward = true: first to last), a block
+// of kQrPanel reflectors at a time as I - V T V^H.
+void applyReflectorsBlocked(const at::Tensor& v, const at::Tensor& tau, const at::Tensor& c,
+                            bool forward) {
+  const int64_t m = c.size(-2), p = c.size(-1), nv = v.size(-1), k = tau.size(-1);
+  const int64_t batch = at::native::batchCount(c);
+  if (batch == 0 || m == 0 || p == 0 || k == 0) return;
+  const at::Tensor v3 = v.reshape({batch, m, nv});
+  const at::Tensor tau2 = tau.reshape({batch, k});
+  at::Tensor c3 = c.view({batch, m, p});
+  const int64_t blocks = (k + kQrPanel - 1) / kQrPanel;
+  for (int64_t s = 0; s < blocks; ++s) {
+    const int64_t j = (forward ? s : blocks - 1 - s) * kQrPanel, jb = std::min(kQrPanel, k - j);
+    const at::Tensor vb = unitLower(v3.narrow(1, j, m - j).narrow(2, j, jb));
+    larfb(vb, larft(vb, tau2.narrow(1, j, jb)), c3.narrow(1, j, m - j), /*adjoint=*/forward);
+  }
 }
 
 }  // namespace torch_ocl::aten

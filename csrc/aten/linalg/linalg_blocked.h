@@ -5,6 +5,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <tuple>
+
 namespace torch_ocl::aten {
 
 // Whether lu (..., m, n) factors blocked: float32/float64/complex64/complex128 and
@@ -29,5 +31,15 @@ bool luPermuteByGather(const at::Tensor& x);
 // LAPACK pivots piv (contiguous (..., n), int32): the permutation built from the pivots on the
 // device, then one gather of whole rows.
 void luPermuteGather(const at::Tensor& x, const at::Tensor& piv, bool reverse);
+
+// Whether geqrf and the reflector products of a (..., m, n) run blocked: the blocked dtypes
+// and min(m, n) >= kQrBlockedFrom.
+bool qrBlockedApplies(const at::Tensor& a);
+// geqrfDevice's result (LAPACK's packed reflectors and R, tau) by panels of the unblocked
+// kernel and larfb trailing updates over the GEMM.
+std::tuple<at::Tensor, at::Tensor> geqrfBlocked(const at::Tensor& A);
+// applyReflectors (linalg_decomp.h) a block of reflectors at a time (compact WY, larfb).
+void applyReflectorsBlocked(const at::Tensor& v, const at::Tensor& tau, const at::Tensor& c,
+                            bool forward);
 
 }  // namespace torch_ocl::aten
