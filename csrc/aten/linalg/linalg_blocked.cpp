@@ -34,7 +34,9 @@ constexpr int64_t kTrsmBlockedFrom = 128;
 constexpr int64_t kTrsmBlockedRhs = 8;
 constexpr int64_t kTrsmBlockedWork = 8192;  // n * k
 constexpr int64_t kTrsmBlock = 64;
-constexpr int64_t kQrBlockedFrom = 128;
+// Blocked QR wins from order 96 (single: 0.33 ms vs 0.48, 16 batched: 2.9 vs 5.1 ms; at 128:
+// 6 vs 40 ms batched); a 32-wide panel.
+constexpr int64_t kQrBlockedFrom = 96;
 constexpr int64_t kQrPanel = 32;
 
 const char* kRealMacros =
@@ -186,6 +188,10 @@ void luPermuteGather(const at::Tensor& x, const at::Tensor& piv, bool reverse) {
 bool qrBlockedApplies(const at::Tensor& a) {
   return blockedDtype(a.scalar_type()) && a.dim() >= 2 &&
          std::min(a.size(-2), a.size(-1)) >= kQrBlockedFrom;
+}
+
+bool reflectorsBlockedApply(const at::Tensor& v, int64_t k) {
+  return qrBlockedApplies(v) && k >= kQrBlockedFrom;
 }
 
 namespace {

@@ -38,6 +38,9 @@ bool qrBlockedApplies(const at::Tensor& a);
 // geqrfDevice's result (LAPACK's packed reflectors and R, tau) by panels of the unblocked
 // kernel and larfb trailing updates over the GEMM.
 std::tuple<at::Tensor, at::Tensor> geqrfBlocked(const at::Tensor& A);
+// Whether applyReflectors with k reflectors v (..., m, nv) runs blocked: qrBlockedApplies(v) and
+// k >= kQrBlockedFrom.
+bool reflectorsBlockedApply(const at::Tensor& v, int64_t k);
 // applyReflectors (linalg_decomp.h) a block of reflectors at a time (compact WY, larfb).
 void applyReflectorsBlocked(const at::Tensor& v, const at::Tensor& tau, const at::Tensor& c,
                             bool forward);

@@ -102,7 +102,7 @@ void applyReflectors(const at::Tensor& v, const at::Tensor& tau, const at::Tenso
   const int64_t m = c.size(-2), p = c.size(-1), nv = v.size(-1), k = tau.size(-1);
   const int64_t batch = at::native::batchCount(c);
   if (batch == 0 || m == 0 || p == 0 || k == 0) return;
-  if (qrBlockedApplies(v) && k >= 128)
+  if (reflectorsBlockedApply(v, k))
     return applyReflectorsBlocked(v.resolve_conj(), tau.resolve_conj(), c, forward);
   const at::Tensor vc = v.resolve_conj().contiguous(), tc = tau.resolve_conj().contiguous();
   const c10::DeviceIndex idx = c.device().index();
