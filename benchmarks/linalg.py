@@ -1,6 +1,6 @@
-"""Large-matrix linear algebra benchmark: the LU family (lu_factor, solve, det, inv), Cholesky
-and the triangular solve on ocl (blocked over the GEMM) against CPU PyTorch (LAPACK) on the
-same machine, in one process run.
+"""Large-matrix linear algebra benchmark: the LU family (lu_factor, solve, det, inv), Cholesky,
+the triangular solve and QR (geqrf, linalg.qr) on ocl (blocked over the GEMM) against CPU
+PyTorch (LAPACK) on the same machine, in one process run.
 
     python benchmarks/linalg.py [--device 0] [--sizes 256,512,1024] [--reps 5] [--json out.json]
 
@@ -56,7 +56,10 @@ def main() -> int:
         ("det", lambda a, b, s: torch.linalg.det(a)),
         ("inv", lambda a, b, s: torch.linalg.inv(a)),
         ("cholesky", lambda a, b, s: torch.linalg.cholesky(s)),
-        ("solve_triangular (n rhs)", lambda a, b, s: torch.linalg.solve_triangular(s, a, upper=False)),
+        ("solve_triangular (n rhs)",
+         lambda a, b, s: torch.linalg.solve_triangular(s, a, upper=False)),
+        ("geqrf", lambda a, b, s: torch.geqrf(a)),
+        ("qr (reduced)", lambda a, b, s: torch.linalg.qr(a)),
     ]
     results: dict = {
         "device": f"{props.name} ({props.platform_name}, driver {props.driver_version})",

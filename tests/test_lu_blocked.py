@@ -1,7 +1,8 @@
 """Blocked LU with partial pivoting (min(m, n) >= 64: a 16-wide panel kernel with the pivot
 search, the row swaps and U12 by a second kernel, A22 -= L21 U12 by one batched GEMM) and the
-blocked triangular solve (order >= 128, n * k >= 8192: inverted 64-wide diagonal blocks and GEMMs) against CPU LAPACK, in strict mode,
-through every op built on them: lu_factor(_ex), linalg.lu, lu_solve, solve, det, slogdet, inv."""
+blocked triangular solve (order >= 128, n * k >= 8192: inverted 64-wide diagonal blocks and
+GEMMs) against CPU LAPACK, in strict mode, through every op built on them: lu_factor(_ex),
+linalg.lu, lu_solve, solve, det, slogdet, inv."""
 
 import pytest
 import torch
@@ -31,7 +32,8 @@ def check_lu(a, dtype):
 # 63/64: either side of the threshold; 100: odd, several 16-wide panels; 257: a partial last
 # panel; rectangular (tall and wide, the wide one swaps and solves columns past min(m, n)).
 SHAPES = [(63, 63), (64, 64), (2, 100, 100), (150, 90), (3, 70, 129)]
-CASES = [(d, s) for d in TOL for s in SHAPES] + [(torch.float32, (257, 257)), (torch.float64, (257, 257))]
+CASES = [(d, s) for d in TOL for s in SHAPES]
+CASES += [(torch.float32, (257, 257)), (torch.float64, (257, 257))]
 
 
 @pytest.mark.parametrize("dtype,shape", CASES)

@@ -5,6 +5,7 @@
 // kernels/linalg_small_complex.cl (complex: A = L L^H, LAPACK's |re| + |im| pivoting). Argument
 // checks and output layouts are PyTorch's (meta functions, LinearAlgebraUtils.h). cholesky's info
 // is written on the device; linalg.cholesky reads it back to raise, as it does on CUDA.
+// Large LU, triangular solves and Cholesky run blocked over the GEMM (linalg_blocked.h, here).
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/native/Resize.h>
