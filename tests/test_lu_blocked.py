@@ -50,6 +50,24 @@ def test_zero_batch_and_non_contiguous_input():
     check_lu(base[:, :, ::2].transpose(-2, -1)[::2], torch.float64)  # strided, transposed view
 
 
+def test_row_major_out_and_column_major_triangular_operand():
+    # The blocked kernels take the LU output's column-major layout (no transposing copy) and a
+    # row-major out= too; the triangular solve a column-major A as it is.
+    a = rand((2, 130, 130), torch.float64, seed=8)
+    lu = torch.empty(2, 130, 130, dtype=torch.float64, device="ocl")
+    piv = torch.empty(2, 130, dtype=torch.int32, device="ocl")
+    info = torch.empty(2, dtype=torch.int32, device="ocl")
+    with torch_ocl.strict():
+        torch.linalg.lu_factor_ex(a.to("ocl"), out=(lu, piv, info))
+        t = a.tril().to("ocl").mT.contiguous().mT + 130 * torch.eye(130, device="ocl")
+        x = torch.linalg.solve_triangular(t, a.to("ocl"), upper=False)
+    want = torch.linalg.lu_factor_ex(a)
+    assert_close(lu.cpu(), want.LU, atol=1e-10, rtol=1e-10)
+    assert torch.equal(piv.cpu(), want.pivots) and torch.equal(info.cpu(), want.info)
+    want_x = torch.linalg.solve_triangular(t.cpu(), a, upper=False)
+    assert_close(x.cpu(), want_x, atol=1e-12, rtol=1e-10)
+
+
 def test_info_is_the_first_zero_pivot_in_any_panel():
     # singular in the first panel, a middle panel and the last column, one per matrix
     a = rand((3, 150, 150), torch.float64, seed=3)

@@ -7,7 +7,8 @@
 //   LDS, STS  load (as S) and store an element
 //   SMUL, SDIV, SABS1, SISZERO   a * b, a / b, |re| + |im| (LAPACK's pivot measure), a == 0
 //   SZERO, SONE                  0 and 1 as S
-// Matrices are row major; sizes, strides and offsets are arguments, never build options.
+// Matrices are dense, row or column major (element (i, j) at i * rs + j * cs, m * n apart);
+// sizes, strides and offsets are arguments, never build options.
 // lu_panel's work-group size (kLuPanelLocal): few items keep the per-column barriers cheap on
 // CPU drivers, and the panel is a small part of the work.
 #define PLS 64
@@ -24,7 +25,7 @@
 // whole matrix row per item.
 __kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong woff,
                        __global char* pb, ulong poff, __global char* ib, ulong ioff, long m,
-                       long n, long k, long kb) {
+                       long n, long rs, long cs, long k, long kb) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
   const long mp = m - k;
@@ -41,7 +42,7 @@ __kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong w
   for (long r0 = 0; r0 < mp; r0 += PLS) {
     const long r = r0 + lid;
     if (r < mp)
-      for (long c = 0; c < kb; ++c) w[c * mp + r] = a[(k + r) * n + k + c];
+      for (long c = 0; c < kb; ++c) w[c * mp + r] = a[(k + r) * rs + (k + c) * cs];
   }
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   for (long j = 0; j < kb; ++j) {
@@ -100,7 +101,7 @@ __kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong w
   for (long r0 = 0; r0 < mp; r0 += PLS) {
     const long r = r0 + lid;
     if (r < mp)
-      for (long c = 0; c < kb; ++c) a[(k + r) * n + k + c] = w[c * mp + r];
+      for (long c = 0; c < kb; ++c) a[(k + r) * rs + (k + c) * cs] = w[c * mp + r];
   }
   if (lid == 0 && *info == 0 && first_zero != 0) *info = first_zero;
 }
@@ -110,24 +111,26 @@ __kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong w
 // panel, then the rows k .. k + kb of the column solved with the panel's unit lower triangle
 // (U12 = L11^-1 A12, LAPACK's trsm).
 __kernel void lu_swap_solve(__global char* ab, ulong aoff, __global char* pb, ulong poff, long m,
-                            long n, long k, long kb) {
+                            long n, long rs, long cs, long k, long kb) {
   const long cc = get_global_id(0), g = get_global_id(1);
   if (cc >= n - kb) return;
   const long c = cc < k ? cc : cc + kb;
   __global E* a = (__global E*)(ab + aoff) + g * m * n;
+  __global E* col = a + c * cs;
   __global const int* piv = (__global const int*)(pb + poff) + g * min(m, n);
   for (long j = 0; j < kb; ++j) {
     const long r = k + j, p = piv[r] - 1;
     if (p == r) continue;
-    const S t = LDS(a, r * n + c);
-    STS(a, r * n + c, LDS(a, p * n + c));
-    STS(a, p * n + c, t);
+    const S t = LDS(col, r * rs);
+    STS(col, r * rs, LDS(col, p * rs));
+    STS(col, p * rs, t);
   }
   if (c < k + kb) return;
   for (long r = 1; r < kb; ++r) {
-    S x = LDS(a, (k + r) * n + c);
-    for (long q = 0; q < r; ++q) x -= SMUL(LDS(a, (k + r) * n + k + q), LDS(a, (k + q) * n + c));
-    STS(a, (k + r) * n + c, x);
+    S x = LDS(col, (k + r) * rs);
+    for (long q = 0; q < r; ++q)
+      x -= SMUL(LDS(a, (k + r) * rs + (k + q) * cs), LDS(col, (k + q) * rs));
+    STS(col, (k + r) * rs, x);
   }
 }
 
@@ -136,11 +139,11 @@ __kernel void lu_swap_solve(__global char* ab, ulong aoff, __global char* pb, ul
 // (nb, nb) blocks, a short last block padded with the identity; the blocked triangular solve then
 // applies them by GEMM (as MAGMA's trsm does with its inverted diagonal blocks).
 __kernel void trtri_blocks(__global char* ab, ulong aoff, __global char* db, ulong doff, long n,
-                           long nb, long lda, long sa, int upper, int unit) {
+                           long nb, long rs, long cs, long sa, int upper, int unit) {
   const long c = get_global_id(0), blk = get_global_id(1), g = get_global_id(2);
   if (c >= nb) return;
   const long b0 = blk * nb, bs = min(nb, n - b0);
-  __global const E* a = (__global const E*)(ab + aoff) + g * sa + b0 * lda + b0;
+  __global const E* a = (__global const E*)(ab + aoff) + g * sa + b0 * (rs + cs);
   __global E* d = (__global E*)(db + doff) + (g * get_global_size(1) + blk) * nb * nb;
   for (long i = bs; i < nb; ++i) STS(d, i * nb + c, SZERO);
   if (c >= bs) {
@@ -152,8 +155,8 @@ __kernel void trtri_blocks(__global char* ab, ulong aoff, __global char* db, ulo
     const long i = upper ? bs - 1 - s : s;
     const long lo = upper ? i + 1 : 0, hi = upper ? bs : i;
     S v = i == c ? SONE : SZERO;
-    for (long j = lo; j < hi; ++j) v -= SMUL(LDS(a, i * lda + j), LDS(d, j * nb + c));
-    STS(d, i * nb + c, unit ? v : SDIV(v, LDS(a, i * lda + i)));
+    for (long j = lo; j < hi; ++j) v -= SMUL(LDS(a, i * rs + j * cs), LDS(d, j * nb + c));
+    STS(d, i * nb + c, unit ? v : SDIV(v, LDS(a, i * (rs + cs))));
   }
 }
 

@@ -74,6 +74,24 @@ bool blockedDtype(c10::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kComplexFloat || t == at::kComplexDouble;
 }
 
+// c -= a @ b (batched views) by one GEMM, in the orientation where c's rows are contiguous
+// (c^T -= b^T a^T for a column-major c), so that the GEMM writes c in place without copies.
+void subtractProduct(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b) {
+  if (c.stride(-1) != 1 && c.stride(-2) == 1) {
+    c.mT().baddbmm_(b.mT(), a.mT(), 1, -1);
+  } else {
+    c.baddbmm_(a, b, 1, -1);
+  }
+}
+
+// (batch, m, n) matrices m * n apart, each row major or column major.
+bool denseMatrices(const at::Tensor& a3) {
+  const int64_t m = a3.size(1), n = a3.size(2);
+  const bool row = a3.stride(2) == 1 && a3.stride(1) == n;
+  const bool col = a3.stride(1) == 1 && a3.stride(2) == m;
+  return (row || col) && (a3.size(0) <= 1 || a3.stride(0) == m * n);
+}
+
 size_t roundUp(int64_t v, int64_t to) {
   return static_cast<size_t>((v + to - 1) / to * to);
 }
@@ -94,20 +112,22 @@ void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tens
   if (batch == 0 || kmin == 0) return;
   const c10::DeviceIndex idx = lu.device().index();
   at::Tensor a3 = lu.view({batch, m, n});
+  TORCH_INTERNAL_ASSERT(denseMatrices(a3), "luFactorBlocked: dense row- or column-major matrices");
+  const cl_long rs = a3.stride(1), cs = a3.stride(2);
   const at::Tensor w = at::empty({batch, std::min(kLuPanel, kmin) * m}, lu.options());
   for (int64_t k = 0; k < kmin; k += kLuPanel) {
     const int64_t kb = std::min(kLuPanel, kmin - k);
     OCL_TRY
     cl_kernel panel = blockedKernel(lu, "lu_panel");
     setArgs(panel, bufferOf(lu), bufferOf(w), bufferOf(piv), bufferOf(info),
-            static_cast<cl_long>(m), static_cast<cl_long>(n), static_cast<cl_long>(k),
+            static_cast<cl_long>(m), static_cast<cl_long>(n), rs, cs, static_cast<cl_long>(k),
             static_cast<cl_long>(kb));
     launchND(device(idx), currentQueue(idx), panel, static_cast<size_t>(batch) * kLuPanelLocal,
              kLuPanelLocal);
     if (n > kb) {
       cl_kernel swap = blockedKernel(lu, "lu_swap_solve");
       setArgs(swap, bufferOf(lu), bufferOf(piv), static_cast<cl_long>(m), static_cast<cl_long>(n),
-              static_cast<cl_long>(k), static_cast<cl_long>(kb));
+              rs, cs, static_cast<cl_long>(k), static_cast<cl_long>(kb));
       const size_t local[2] = {64, 1};
       const size_t global[2] = {roundUp(n - kb, 64), static_cast<size_t>(batch)};
       launch2D(currentQueue(idx), swap, global, local);
@@ -115,11 +135,18 @@ void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tens
     OCL_CATCH
     const int64_t rows = m - k - kb, cols = n - k - kb;
     if (rows > 0 && cols > 0)
-      a3.narrow(1, k + kb, rows)
-          .narrow(2, k + kb, cols)
-          .baddbmm_(a3.narrow(1, k + kb, rows).narrow(2, k, kb),
-                    a3.narrow(1, k, kb).narrow(2, k + kb, cols), 1, -1);
+      subtractProduct(a3.narrow(1, k + kb, rows).narrow(2, k + kb, cols),
+                      a3.narrow(1, k + kb, rows).narrow(2, k, kb),
+                      a3.narrow(1, k, kb).narrow(2, k + kb, cols));
   }
+}
+
+bool denseColumnMajor(const at::Tensor& a) {
+  return a.dim() >= 2 && a.mT().is_contiguous() && a.size(-2) > 1 && a.size(-1) > 1;
+}
+
+at::Tensor trsmOperand(const at::Tensor& a, int64_t k) {
+  return trsmBlockedApplies(a, k) && denseColumnMajor(a) ? a : a.contiguous();
 }
 
 bool trsmBlockedApplies(const at::Tensor& a, int64_t k) {
@@ -141,7 +168,8 @@ void triangularSolveBlocked(const at::Tensor& a, const at::Tensor& x, bool upper
   OCL_TRY
   cl_kernel kern = blockedKernel(a, "trtri_blocks");
   setArgs(kern, bufferOf(a3), bufferOf(dinv), static_cast<cl_long>(n),
-          static_cast<cl_long>(kTrsmBlock), static_cast<cl_long>(n), static_cast<cl_long>(n * n),
+          static_cast<cl_long>(kTrsmBlock), static_cast<cl_long>(a3.stride(1)),
+          static_cast<cl_long>(a3.stride(2)), static_cast<cl_long>(a3.stride(0)),
           static_cast<cl_int>(upper), static_cast<cl_int>(unit));
   const size_t local[3] = {static_cast<size_t>(kTrsmBlock), 1, 1};
   const size_t global[3] = {static_cast<size_t>(kTrsmBlock), static_cast<size_t>(blocks),
@@ -154,10 +182,10 @@ void triangularSolveBlocked(const at::Tensor& a, const at::Tensor& x, bool upper
     at::Tensor xb = x3.narrow(1, b, bs);
     xb.copy_(at::bmm(dinv.select(1, blk).narrow(1, 0, bs).narrow(2, 0, bs), xb));
     if (upper && b > 0) {
-      x3.narrow(1, 0, b).baddbmm_(a3.narrow(1, 0, b).narrow(2, b, bs), xb, 1, -1);
+      subtractProduct(x3.narrow(1, 0, b), a3.narrow(1, 0, b).narrow(2, b, bs), xb);
     } else if (!upper && b + bs < n) {
       const int64_t rest = n - b - bs;
-      x3.narrow(1, b + bs, rest).baddbmm_(a3.narrow(1, b + bs, rest).narrow(2, b, bs), xb, 1, -1);
+      subtractProduct(x3.narrow(1, b + bs, rest), a3.narrow(1, b + bs, rest).narrow(2, b, bs), xb);
     }
   }
 }

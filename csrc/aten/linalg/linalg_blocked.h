@@ -12,7 +12,10 @@ namespace torch_ocl::aten {
 // Whether lu (..., m, n) factors blocked: float32/float64/complex64/complex128 and
 // min(m, n) >= kLuBlockedFrom.
 bool luBlockedApplies(const at::Tensor& lu);
-// Right-looking blocked LU with partial pivoting of every matrix of lu (contiguous, in place):
+// Whether a (..., m, n) is column major with the usual batch strides (a.mT() contiguous).
+bool denseColumnMajor(const at::Tensor& a);
+// Right-looking blocked LU with partial pivoting of every matrix of lu (in place; contiguous or
+// column major, as LAPACK's outputs are, so that no transposing copy is needed):
 // LAPACK getrf's LU, 1-based int32 pivots piv (..., min(m, n)) and info (one int per matrix,
 // zero on entry: the first zero pivot).
 void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tensor& info);
@@ -20,9 +23,12 @@ void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tens
 // Whether the left triangular solve with a (..., n, n) and k right-hand sides runs blocked:
 // the blocked dtypes, n >= 128, k >= 8 and n * k >= 8192.
 bool trsmBlockedApplies(const at::Tensor& a, int64_t k);
-// x = a^-1 x in place, a (contiguous (..., n, n), lower or upper, unit diagonal or not), x
-// (contiguous (..., n, k), the same batch): the inverses of the 64-wide diagonal blocks in one
-// kernel, then per block two GEMMs (apply the inverse, update the rows not yet solved).
+// a as the blocked triangular solve with k right-hand sides takes it: itself when it is column
+// major and the solve runs blocked, else a contiguous copy.
+at::Tensor trsmOperand(const at::Tensor& a, int64_t k);
+// x = a^-1 x in place, a ((..., n, n) contiguous or column major, lower or upper, unit diagonal or
+// not), x (contiguous (..., n, k), the same batch): the inverses of the 64-wide diagonal blocks in
+// one kernel, then per block two GEMMs (apply the inverse, update the rows not yet solved).
 void triangularSolveBlocked(const at::Tensor& a, const at::Tensor& x, bool upper, bool unit);
 
 // Whether luPermute's rows of x (..., n, k) are reordered by a gather (blocked dtypes, n >= 64).

@@ -159,8 +159,8 @@ at::Tensor solveTriangular(const at::Tensor& A, const at::Tensor& B, bool upper,
   at::native::checkFloatingOrComplex(A, "linalg.solve_triangular");
   auto [B_, A_] = at::native::_linalg_broadcast_batch_dims(B, A, /*name=*/nullptr);
   // X A = B  <=>  A^T X^T = B^T (the triangle flips).
-  const at::Tensor a = (left ? A_ : A_.mT()).resolve_conj().contiguous();
   at::Tensor x = (left ? B_ : B_.mT()).resolve_conj().contiguous().clone();
+  const at::Tensor a = trsmOperand((left ? A_ : A_.mT()).resolve_conj(), x.size(-1));
   const bool up = left ? upper : !upper;
   const int64_t n = a.size(-1), k = x.size(-1);
   const int64_t batch = n == 0 || k == 0 ? 0 : x.numel() / (n * k);
@@ -319,7 +319,11 @@ bool luNative(const at::Tensor& A) {
 void luFactorExInto(Structured<at::meta::structured_linalg_lu_factor_ex>& s, const at::Tensor& A,
                     bool pivot, bool check_errors) {
   s.meta(A, pivot, check_errors);
-  at::Tensor work = A.resolve_conj().clone(at::MemoryFormat::Contiguous);  // one copy
+  // One copy, in the output's column-major layout where the blocked kernels take it.
+  const at::Tensor& out_lu = s.output(0);
+  at::Tensor work = luBlockedApplies(out_lu) && denseColumnMajor(out_lu)
+                        ? at::empty_like(out_lu).copy_(A.resolve_conj())
+                        : A.resolve_conj().clone(at::MemoryFormat::Contiguous);
   at::Tensor piv = at::empty(s.output(1).sizes(), s.output(1).options());
   at::Tensor info = at::zeros(s.output(2).sizes(), s.output(2).options());
   luFactorInPlace(work, piv, info);
@@ -371,7 +375,7 @@ at::Tensor luSolve(const at::Tensor& LU, const at::Tensor& pivots, const at::Ten
   at::Tensor x = B.expand(b_shape).resolve_conj().contiguous().clone();
   // LU (column major from lu_factor) made row major once for both triangular solves.
   if (!adjoint) {  // P^T A = L U: x = U^-1 L^-1 P^T b
-    const at::Tensor luc = lu.contiguous();
+    const at::Tensor luc = trsmOperand(lu, x.size(-1));
     luPermute(x, piv, /*reverse=*/false);
     x = solveTriangular(luc, x, /*upper=*/false, true, /*unitriangular=*/true);
     return solveTriangular(luc, x, /*upper=*/true, true, false);
