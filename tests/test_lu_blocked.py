@@ -95,6 +95,7 @@ def test_solve_inv_det_slogdet_and_linalg_lu(dtype):
     with torch_ocl.strict():
         ad, bd = a.to("ocl"), b.to("ocl")
         x = torch.linalg.solve(ad, bd)
+        xv = torch.linalg.solve(ad, bd[..., 0])  # one right-hand side: the blocked solve too
         xl = torch.linalg.solve(ad, bd.mT, left=False)
         inv = torch.linalg.inv(ad)
         det = torch.linalg.det(ad)
@@ -104,6 +105,7 @@ def test_solve_inv_det_slogdet_and_linalg_lu(dtype):
         lu, piv = torch.linalg.lu_factor(ad)
         xa = torch.linalg.lu_solve(lu, piv, bd, adjoint=True)
     assert_close(x.cpu(), torch.linalg.solve(a, b), atol=tol, rtol=tol)
+    assert_close(xv.cpu(), torch.linalg.solve(a, b[..., 0]), atol=tol, rtol=tol)
     assert_close(xl.cpu(), torch.linalg.solve(a, b.mT, left=False), atol=tol, rtol=tol)
     assert_close(inv.cpu(), torch.linalg.inv(a), atol=tol, rtol=tol)
     ws, wl = torch.linalg.slogdet(a)

@@ -149,8 +149,12 @@ at::Tensor trsmOperand(const at::Tensor& a, int64_t k) {
   return trsmBlockedApplies(a, k) && denseColumnMajor(a) ? a : a.contiguous();
 }
 
+// A column-major a (lu_solve's LU) always goes blocked from order 128: the unblocked kernel would
+// first need a transposing copy, which costs more than the blocked solve of even one column.
 bool trsmBlockedApplies(const at::Tensor& a, int64_t k) {
-  return blockedDtype(a.scalar_type()) && a.size(-1) >= kTrsmBlockedFrom && k >= kTrsmBlockedRhs;
+  const int64_t n = a.size(-1);
+  return blockedDtype(a.scalar_type()) && n >= kTrsmBlockedFrom && k > 0 &&
+         (denseColumnMajor(a) || (k >= kTrsmBlockedRhs && n * k >= kTrsmBlockedWork));
 }
 
 // The inverses of all diagonal blocks in one launch (trtri_blocks), then block by block in

@@ -21,7 +21,7 @@ bool denseColumnMajor(const at::Tensor& a);
 void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tensor& info);
 
 // Whether the left triangular solve with a (..., n, n) and k right-hand sides runs blocked:
-// the blocked dtypes, n >= 128, k >= 8 and n * k >= 8192.
+// the blocked dtypes, n >= 128, and k >= 8 with n * k >= 8192 or a column major.
 bool trsmBlockedApplies(const at::Tensor& a, int64_t k);
 // a as the blocked triangular solve with k right-hand sides takes it: itself when it is column
 // major and the solve runs blocked, else a contiguous copy.
