@@ -106,15 +106,15 @@ __kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong w
   if (lid == 0 && *info == 0 && first_zero != 0) *info = first_zero;
 }
 
-// After lu_panel: one work item per (column outside the panel, matrix). The panel's row swaps
-// (piv[k .. k + kb)) applied to the column in order (LAPACK's laswp); for columns right of the
-// panel, then the rows k .. k + kb of the column solved with the panel's unit lower triangle
-// (U12 = L11^-1 A12, LAPACK's trsm).
+// After lu_panel: one work item per (column right of the panel, matrix). The panel's row swaps
+// (piv[k .. k + kb)) applied to the column in order (LAPACK's laswp), then the rows k .. k + kb of
+// the column solved with the panel's unit lower triangle (U12 = L11^-1 A12, LAPACK's trsm). The
+// columns left of the panel get their swaps at the end, all at once (lu_swap_left).
 __kernel void lu_swap_solve(__global char* ab, ulong aoff, __global char* pb, ulong poff, long m,
                             long n, long rs, long cs, long k, long kb) {
   const long cc = get_global_id(0), g = get_global_id(1);
-  if (cc >= n - kb) return;
-  const long c = cc < k ? cc : cc + kb;
+  if (cc >= n - k - kb) return;
+  const long c = k + kb + cc;
   __global E* a = (__global E*)(ab + aoff) + g * m * n;
   __global E* col = a + c * cs;
   __global const int* piv = (__global const int*)(pb + poff) + g * min(m, n);
@@ -125,12 +125,30 @@ __kernel void lu_swap_solve(__global char* ab, ulong aoff, __global char* pb, ul
     STS(col, r * rs, LDS(col, p * rs));
     STS(col, p * rs, t);
   }
-  if (c < k + kb) return;
   for (long r = 1; r < kb; ++r) {
     S x = LDS(col, (k + r) * rs);
     for (long q = 0; q < r; ++q)
       x -= SMUL(LDS(a, (k + r) * rs + (k + q) * cs), LDS(col, (k + q) * rs));
     STS(col, (k + r) * rs, x);
+  }
+}
+
+// The swaps of every later panel applied to the columns of each panel (in order), once all the
+// panels are factored: what LAPACK's getrf does to them panel by panel, in one launch. One work
+// item per (column c < min(m, n), matrix); nb is the panel width.
+__kernel void lu_swap_left(__global char* ab, ulong aoff, __global char* pb, ulong poff, long m,
+                           long n, long rs, long cs, long nb) {
+  const long c = get_global_id(0), g = get_global_id(1);
+  const long kmin = min(m, n);
+  if (c >= kmin) return;
+  __global E* col = (__global E*)(ab + aoff) + g * m * n + c * cs;
+  __global const int* piv = (__global const int*)(pb + poff) + g * kmin;
+  for (long r = (c / nb + 1) * nb; r < kmin; ++r) {
+    const long p = piv[r] - 1;
+    if (p == r) continue;
+    const S t = LDS(col, r * rs);
+    STS(col, r * rs, LDS(col, p * rs));
+    STS(col, p * rs, t);
   }
 }
 

@@ -104,8 +104,9 @@ bool luBlockedApplies(const at::Tensor& lu) {
 }
 
 // For each panel of kLuPanel columns: lu_panel factors it (pivot search, swaps and rank-1
-// updates within the panel), lu_swap_solve applies its swaps to every other column and forms
-// U12 = L11^-1 A12, and A22 -= L21 U12 is one batched GEMM.
+// updates within the panel), lu_swap_solve applies its swaps to the columns right of it and forms
+// U12 = L11^-1 A12, and A22 -= L21 U12 is one batched GEMM; at the end lu_swap_left applies each
+// panel's swaps to the columns left of it (nothing reads those columns in between).
 void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tensor& info) {
   const int64_t m = lu.size(-2), n = lu.size(-1), kmin = std::min(m, n);
   const int64_t batch = at::native::batchCount(lu);
@@ -124,12 +125,12 @@ void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tens
             static_cast<cl_long>(kb));
     launchND(device(idx), currentQueue(idx), panel, static_cast<size_t>(batch) * kLuPanelLocal,
              kLuPanelLocal);
-    if (n > kb) {
+    if (n > k + kb) {
       cl_kernel swap = blockedKernel(lu, "lu_swap_solve");
       setArgs(swap, bufferOf(lu), bufferOf(piv), static_cast<cl_long>(m), static_cast<cl_long>(n),
               rs, cs, static_cast<cl_long>(k), static_cast<cl_long>(kb));
       const size_t local[2] = {64, 1};
-      const size_t global[2] = {roundUp(n - kb, 64), static_cast<size_t>(batch)};
+      const size_t global[2] = {roundUp(n - k - kb, 64), static_cast<size_t>(batch)};
       launch2D(currentQueue(idx), swap, global, local);
     }
     OCL_CATCH
@@ -138,6 +139,16 @@ void luFactorBlocked(const at::Tensor& lu, const at::Tensor& piv, const at::Tens
       subtractProduct(a3.narrow(1, k + kb, rows).narrow(2, k + kb, cols),
                       a3.narrow(1, k + kb, rows).narrow(2, k, kb),
                       a3.narrow(1, k, kb).narrow(2, k + kb, cols));
+  }
+  if (kmin > kLuPanel) {
+    OCL_TRY
+    cl_kernel left = blockedKernel(lu, "lu_swap_left");
+    setArgs(left, bufferOf(lu), bufferOf(piv), static_cast<cl_long>(m), static_cast<cl_long>(n), rs,
+            cs, static_cast<cl_long>(kLuPanel));
+    const size_t local[2] = {64, 1};
+    const size_t global[2] = {roundUp(kmin, 64), static_cast<size_t>(batch)};
+    launch2D(currentQueue(idx), left, global, local);
+    OCL_CATCH
   }
 }
 
