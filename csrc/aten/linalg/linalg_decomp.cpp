@@ -20,6 +20,7 @@
 
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
+#include "aten/linalg/linalg_blocked.h"
 #include "aten/linalg/linalg_decomp.h"
 #include "aten/nn_common.h"
 #include "aten/structured.h"
@@ -73,6 +74,10 @@ std::vector<int64_t> batchShape(const at::Tensor& t, int64_t drop) {
 
 // (packed reflectors and R, tau) of every matrix of A (..., m, n): LAPACK geqrf's values.
 std::tuple<at::Tensor, at::Tensor> geqrfDevice(const at::Tensor& A) {
+  return qrBlockedApplies(A) ? geqrfBlocked(A) : geqrfUnblocked(A);
+}
+
+std::tuple<at::Tensor, at::Tensor> geqrfUnblocked(const at::Tensor& A) {
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
   at::Tensor a = A.resolve_conj().contiguous().clone();
   std::vector<int64_t> tshape = batchShape(A, 2);
@@ -97,6 +102,8 @@ void applyReflectors(const at::Tensor& v, const at::Tensor& tau, const at::Tenso
   const int64_t m = c.size(-2), p = c.size(-1), nv = v.size(-1), k = tau.size(-1);
   const int64_t batch = at::native::batchCount(c);
   if (batch == 0 || m == 0 || p == 0 || k == 0) return;
+  if (reflectorsBlockedApply(v, k))
+    return applyReflectorsBlocked(v.resolve_conj(), tau.resolve_conj(), c, forward);
   const at::Tensor vc = v.resolve_conj().contiguous(), tc = tau.resolve_conj().contiguous();
   const c10::DeviceIndex idx = c.device().index();
   OCL_TRY

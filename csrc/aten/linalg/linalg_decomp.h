@@ -17,7 +17,9 @@ cl_kernel decompKernel(const at::Tensor& like, const char* name);
 // t's sizes without the last `drop`.
 std::vector<int64_t> batchShape(const at::Tensor& t, int64_t drop);
 // (packed reflectors and R (..., m, n) contiguous, tau (..., min(m, n))): LAPACK geqrf's values.
+// Blocked from order 96 up (linalg_blocked.h); geqrfUnblocked is the per-matrix kernel alone.
 std::tuple<at::Tensor, at::Tensor> geqrfDevice(const at::Tensor& A);
+std::tuple<at::Tensor, at::Tensor> geqrfUnblocked(const at::Tensor& A);
 // c (contiguous (..., m, p), in place) = Q c (forward = false) or Q^T c (forward = true) for
 // Q = H_0 ... H_{k-1} of the reflectors v (..., m, nv), tau (..., k) (same batch as c).
 void applyReflectors(const at::Tensor& v, const at::Tensor& tau, const at::Tensor& c, bool forward);

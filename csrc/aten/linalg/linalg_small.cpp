@@ -5,6 +5,7 @@
 // kernels/linalg_small_complex.cl (complex: A = L L^H, LAPACK's |re| + |im| pivoting). Argument
 // checks and output layouts are PyTorch's (meta functions, LinearAlgebraUtils.h). cholesky's info
 // is written on the device; linalg.cholesky reads it back to raise, as it does on CUDA.
+// Large LU, triangular solves and Cholesky run blocked over the GEMM (linalg_blocked.h, here).
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/native/Resize.h>
@@ -21,6 +22,7 @@
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/linalg/linalg_blocked.h"
 #include "aten/nn_common.h"
 #include "aten/structured.h"
 
@@ -157,12 +159,14 @@ at::Tensor solveTriangular(const at::Tensor& A, const at::Tensor& B, bool upper,
   at::native::checkFloatingOrComplex(A, "linalg.solve_triangular");
   auto [B_, A_] = at::native::_linalg_broadcast_batch_dims(B, A, /*name=*/nullptr);
   // X A = B  <=>  A^T X^T = B^T (the triangle flips).
-  const at::Tensor a = (left ? A_ : A_.mT()).resolve_conj().contiguous();
   at::Tensor x = (left ? B_ : B_.mT()).resolve_conj().contiguous().clone();
+  const at::Tensor a = trsmOperand((left ? A_ : A_.mT()).resolve_conj(), x.size(-1));
   const bool up = left ? upper : !upper;
   const int64_t n = a.size(-1), k = x.size(-1);
   const int64_t batch = n == 0 || k == 0 ? 0 : x.numel() / (n * k);
-  if (batch > 0) {
+  if (batch > 0 && trsmBlockedApplies(a, k)) {
+    triangularSolveBlocked(a, x, up, unitriangular);
+  } else if (batch > 0) {
     const c10::DeviceIndex idx = a.device().index();
     OCL_TRY
     cl_kernel kern = smallKernel(a, "triangular_solve");
@@ -281,6 +285,7 @@ std::tuple<at::Tensor&, at::Tensor&> triangularSolveOut(const at::Tensor& b, con
 void luFactorInPlace(const at::Tensor& lu, const at::Tensor& piv, const at::Tensor& info) {
   const int64_t m = lu.size(-2), n = lu.size(-1), batch = at::native::batchCount(lu);
   if (batch == 0 || m == 0 || n == 0) return;
+  if (luBlockedApplies(lu)) return luFactorBlocked(lu, piv, info);
   const c10::DeviceIndex idx = lu.device().index();
   OCL_TRY
   cl_kernel k = smallKernel(lu, "lu_factor");
@@ -295,6 +300,7 @@ void luPermute(const at::Tensor& x, const at::Tensor& piv, bool reverse) {
   const int64_t n = x.size(-2), k = x.size(-1);
   const int64_t batch = n == 0 || k == 0 ? 0 : x.numel() / (n * k);
   if (batch == 0) return;
+  if (luPermuteByGather(x)) return luPermuteGather(x, piv, reverse);
   const c10::DeviceIndex idx = x.device().index();
   OCL_TRY
   cl_kernel kern = smallKernel(x, "lu_permute");
@@ -313,7 +319,11 @@ bool luNative(const at::Tensor& A) {
 void luFactorExInto(Structured<at::meta::structured_linalg_lu_factor_ex>& s, const at::Tensor& A,
                     bool pivot, bool check_errors) {
   s.meta(A, pivot, check_errors);
-  at::Tensor work = A.resolve_conj().contiguous().clone();
+  // One copy, in the output's column-major layout where the blocked kernels take it.
+  const at::Tensor& out_lu = s.output(0);
+  at::Tensor work = luBlockedApplies(out_lu) && denseColumnMajor(out_lu)
+                        ? at::empty_like(out_lu).copy_(A.resolve_conj())
+                        : A.resolve_conj().clone(at::MemoryFormat::Contiguous);
   at::Tensor piv = at::empty(s.output(1).sizes(), s.output(1).options());
   at::Tensor info = at::zeros(s.output(2).sizes(), s.output(2).options());
   luFactorInPlace(work, piv, info);
@@ -363,14 +373,17 @@ at::Tensor luSolve(const at::Tensor& LU, const at::Tensor& pivots, const at::Ten
   const at::Tensor lu = LU.expand(lu_shape);
   const at::Tensor piv = pivots.expand(piv_shape).contiguous();
   at::Tensor x = B.expand(b_shape).resolve_conj().contiguous().clone();
+  // LU (column major from lu_factor) made row major once for both triangular solves.
   if (!adjoint) {  // P^T A = L U: x = U^-1 L^-1 P^T b
+    const at::Tensor luc = trsmOperand(lu, x.size(-1));
     luPermute(x, piv, /*reverse=*/false);
-    x = solveTriangular(lu, x, /*upper=*/false, true, /*unitriangular=*/true);
-    return solveTriangular(lu, x, /*upper=*/true, true, false);
+    x = solveTriangular(luc, x, /*upper=*/false, true, /*unitriangular=*/true);
+    return solveTriangular(luc, x, /*upper=*/true, true, false);
   }
   // A^H = U^H L^H P^T: x = P L^-H U^-H b
-  x = solveTriangular(lu.mH(), x, /*upper=*/false, true, false);
-  x = solveTriangular(lu.mH(), x, /*upper=*/true, true, /*unitriangular=*/true).contiguous();
+  const at::Tensor luh = lu.mH().resolve_conj().contiguous();
+  x = solveTriangular(luh, x, /*upper=*/false, true, false);
+  x = solveTriangular(luh, x, /*upper=*/true, true, /*unitriangular=*/true).contiguous();
   luPermute(x, piv, /*reverse=*/true);
   return x;
 }
