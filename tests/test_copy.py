@@ -6,6 +6,8 @@ import warnings
 import pytest
 import torch
 
+import torch_ocl
+
 from conftest import TWO_DEVICES, assert_same, dtypes_for_device, make_cpu, run_ok
 
 DTYPES = dtypes_for_device()
@@ -381,6 +383,37 @@ def test_copy_into_strided_destination():
         h[::2].copy_(base_d[:, ::2])
         h_ref[::2].copy_(base_c[:, ::2])
         assert torch.equal(h, h_ref)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.bool, torch.complex64,
+                                   torch.int8], ids=_id)
+@pytest.mark.parametrize("shape,perm", [((17, 33), (1, 0)), ((16, 16), (1, 0)), ((1, 40), (1, 0)),
+                                        ((40, 1), (1, 0)), ((3, 5, 70, 9), (0, 2, 1, 3)),
+                                        ((2, 19, 23), (2, 0, 1)), ((6, 4, 5, 3), (3, 1, 0, 2)),
+                                        ((0, 7), (1, 0)), ((130, 3), (1, 0))])
+def test_device_permuted_copies(dtype, shape, perm):
+    # Device-to-device copies of permuted views: whole-tile, partial-tile and row blocks on CPU
+    # drivers, one element per item elsewhere; .contiguous(), copy_ into a strided destination,
+    # converting copies and a strided 1-d source.
+    src = make_cpu(shape, dtype, seed=11)
+    dev = src.to("ocl")
+    with torch_ocl.strict():
+        assert_same(dev.permute(perm).contiguous(), src.permute(perm).contiguous())
+        if len(shape) == 2:  # into a transposed destination
+            out_c = torch.zeros(shape, dtype=dtype).t()
+            out_d = torch.zeros(shape, dtype=dtype, device="ocl").t()
+            out_c.copy_(src.t().contiguous())
+            out_d.copy_(dev.t().contiguous())
+            assert_same(out_d, out_c)
+        if dtype != torch.bool:
+            assert_same(dev.permute(perm).to(torch.float64 if dtype != torch.complex64 else
+                                             torch.complex64).contiguous(),
+                        src.permute(perm).to(torch.float64 if dtype != torch.complex64 else
+                                             torch.complex64).contiguous())
+        flat = dev.reshape(-1)
+        assert_same(flat[1::3].contiguous(), src.reshape(-1)[1::3].contiguous())
+        assert_same(dev.expand(2, *shape).permute(0, *[p + 1 for p in perm]).contiguous(),
+                    src.expand(2, *shape).permute(0, *[p + 1 for p in perm]).contiguous())
 
 
 def test_copy_shape_mismatch_raises():
