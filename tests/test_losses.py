@@ -272,15 +272,37 @@ def test_regression_losses_zero_size_and_broadcast(reduction):
                 torch.float32, grad_args=(0, 1))
 
 
-def test_binary_cross_entropy_input_out_of_range_raises():
-    t = torch.rand(4).to("ocl")
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_binary_cross_entropy_input_out_of_range_raises(dtype):
+    # A device-side check (no host read per call): the error comes at the next synchronisation.
+    t = torch.rand(4).to("ocl", dtype)
     for bad in (1.5, -0.1, float("nan")):
-        x = torch.tensor([0.2, 0.3, bad, 0.5]).to("ocl")
-        with pytest.raises(RuntimeError, match="between 0 and 1"):
-            with torch_ocl.strict():
-                F.binary_cross_entropy(x, t)
+        x = torch.tensor([0.2, 0.3, bad, 0.5]).to("ocl", dtype)
+        with torch_ocl.strict():
+            loss = F.binary_cross_entropy(x, t)
+        with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1 "
+                                               r"\(binary_cross_entropy: element 2 of 4\)"):
+            loss.cpu()
+    # non-contiguous input: the element index counts in the input's logical order
+    x = torch.full((3, 4), 0.5).t().contiguous().t()
+    x[1, 2] = 2.0
     with torch_ocl.strict():
-        assert F.binary_cross_entropy(torch.tensor([0.0, 1.0, 0.5, 0.5]).to("ocl"), t).isfinite()
+        F.binary_cross_entropy(x.to("ocl", dtype)[:, 1:], torch.rand(3, 3).to("ocl", dtype))
+    with pytest.raises(RuntimeError, match="element 4 of 9"):
+        torch.ocl.synchronize()
+    with torch_ocl.strict():
+        good = F.binary_cross_entropy(torch.tensor([0.0, 1.0, 0.5, 0.5]).to("ocl", dtype), t)
+        assert good.isfinite()
+    torch.ocl.synchronize()  # nothing left recorded
+
+
+def test_binary_cross_entropy_range_check_in_debug_mode_raises_at_the_op():
+    x = torch.tensor([0.2, -3.0, 0.5]).to("ocl")
+    t = torch.rand(3).to("ocl")
+    with torch_ocl.debug_mode():
+        with pytest.raises(RuntimeError, match=r"binary_cross_entropy failed: .*between 0 and 1"):
+            F.binary_cross_entropy(x, t)
+    assert F.binary_cross_entropy(x.clamp(0, 1), t).isfinite()
 
 
 def test_regression_loss_errors():

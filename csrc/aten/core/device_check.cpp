@@ -59,6 +59,8 @@ const char* opName(int op) {
       return "nll_loss";
     case CheckedOp::kNllLoss2d:
       return "nll_loss2d";
+    case CheckedOp::kBinaryCrossEntropy:
+      return "binary_cross_entropy";
   }
   return "unknown op";
 }
@@ -81,6 +83,12 @@ void checkSlot(c10::DeviceIndex idx, cl_command_queue queue, bool whole_device) 
                                  nullptr));
   OCL_CATCH
   const auto op = static_cast<CheckedOp>(rec.op);
+  // CPU's wording for binary_cross_entropy's range check, with the first element that failed.
+  TORCH_CHECK(op != CheckedOp::kBinaryCrossEntropy,
+              "ocl device-side check failed: all elements of input should be between 0 and 1 "
+              "(binary_cross_entropy: element ",
+              rec.index, " of ", rec.bound,
+              "). The op's results are undefined; the device stays usable.");
   // Class targets read as CPU's IndexError does ("Target 7 is out of bounds."), with the op.
   TORCH_CHECK(op != CheckedOp::kNllLoss && op != CheckedOp::kNllLoss2d,
               "ocl device-side check failed: Target ", rec.index, " is out of bounds (",
@@ -115,15 +123,18 @@ rt::BufferRef deviceErrorRecord(c10::DeviceIndex idx) {
 const char* deviceCheckSource() {
   return R"CLC(
 // The device's error record (device_check.cpp): the first failing work item wins the flag.
-inline long ocl_checked_index(long i, long size, int wrap, __global int* rec, int op, int dim) {
-  const long w = (wrap && i < 0) ? i + size : i;
-  if (w >= 0 && w < size) return w;
+inline void ocl_record_error(__global int* rec, int op, int dim, long index, long bound) {
   if (atomic_cmpxchg((volatile __global int*)rec, 0, 1) == 0) {
     rec[1] = op;
     rec[2] = dim;
-    ((__global long*)rec)[2] = i;
-    ((__global long*)rec)[3] = size;
+    ((__global long*)rec)[2] = index;
+    ((__global long*)rec)[3] = bound;
   }
+}
+inline long ocl_checked_index(long i, long size, int wrap, __global int* rec, int op, int dim) {
+  const long w = (wrap && i < 0) ? i + size : i;
+  if (w >= 0 && w < size) return w;
+  ocl_record_error(rec, op, dim, i, size);
   return -1;
 }
 )CLC";
