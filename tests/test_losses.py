@@ -115,6 +115,30 @@ def test_nll_loss_zero_size_batch_and_non_contiguous(reduction):
     torch.testing.assert_close(got.cpu(), F.nll_loss(x2, t2, reduction=reduction), equal_nan=True)
 
 
+@pytest.mark.parametrize("reduction", [0, 1, 2])  # none, mean, sum
+def test_nll_loss_backward_writes_every_element_of_grad_input(reduction):
+    # The backward kernel writes zeros itself (no fill first): a grad_input= full of garbage, and
+    # a non-contiguous one, must come back exactly as CPU's.
+    import torch_ocl
+
+    x = F.log_softmax(rand(6, 5), 1)
+    t = torch.tensor([0, 4, 2, -100, 1, 3])
+    w = torch.rand(5, generator=gen(7))
+    go = rand(6, seed=8) if reduction == 0 else rand(1, seed=9)[0]
+    loss, tw = torch.ops.aten.nll_loss_forward(x, t, w, reduction, -100)
+    want = torch.ops.aten.nll_loss_backward(go, x, t, w, reduction, -100, tw)
+    d = [a.to("ocl") for a in (go, x, t, w, tw)]
+    with torch_ocl.strict():
+        gi = torch.full((6, 5), 7.0, device="ocl")
+        torch.ops.aten.nll_loss_backward.grad_input(d[0], d[1], d[2], d[3], reduction, -100, d[4],
+                                                     grad_input=gi)
+        gt = torch.full((5, 6), 3.0, device="ocl").t()  # non-contiguous destination
+        torch.ops.aten.nll_loss_backward.grad_input(d[0], d[1], d[2], d[3], reduction, -100, d[4],
+                                                     grad_input=gt)
+    torch.testing.assert_close(gi.cpu(), want)
+    torch.testing.assert_close(gt.cpu(), want)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("label_smoothing", [0.0, 0.2])

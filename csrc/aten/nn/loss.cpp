@@ -155,15 +155,15 @@ void backwardImpl(const at::Tensor& grad_input, const at::Tensor& grad_output,
                   const at::Tensor& total_weight) {
   const NllArgs a = prepare(self, target, weight);
   at::Tensor gi = grad_input.is_contiguous() ? grad_input : at::empty_like(a.logp);
-  gi.zero_();
-  if (a.n * a.inner > 0 && a.c > 0) {
+  // One kernel writes every element of gi (zeros included): no zero fill first.
+  if (gi.numel() > 0) {
     const c10::DeviceIndex idx = self.device().index();
     const at::Tensor go = grad_output.contiguous();
     const at::Tensor tw = total_weight.contiguous();
     cl_program prog = nllProgram(idx, self.scalar_type());
     const rt::BufferRef any = bufferOf(gi);
     OCL_TRY
-    cl_kernel k = programs(idx).kernel(prog, "nll_bwd");
+    cl_kernel k = programs(idx).kernel(prog, "nll_bwd_dense");
     cl_uint i = 0;
     setArg(k, i, bufferOf(gi));
     setArg(k, i, go.numel() > 0 ? bufferOf(go) : any);
@@ -176,7 +176,7 @@ void backwardImpl(const at::Tensor& grad_input, const at::Tensor& grad_output,
     setArg(k, i, static_cast<cl_long>(ignore_index));
     const int r = reduction == at::Reduction::None ? 0 : reduction == at::Reduction::Mean ? 1 : 2;
     setArg(k, i, static_cast<cl_int>(r));
-    launch1D(device(idx), currentQueue(idx), k, a.n * a.inner);
+    launch1D(device(idx), currentQueue(idx), k, a.n * a.c * a.inner);
     OCL_CATCH
   }
   if (!gi.is_same(grad_input)) grad_input.copy_(gi);
