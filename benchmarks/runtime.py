@@ -2,6 +2,7 @@
 figures measured in the same process on the same device.
 
     python benchmarks/runtime.py [--device 0] [--mib 256] [--reps 7] [--json out.json] [--chain-only]
+                                 [--step]
 
 Every figure is the median of --reps repetitions. A ratio is raw_time / our_time for bandwidth
 (1.0 = as fast as raw OpenCL) and our_time - raw_time for overheads.
@@ -62,6 +63,70 @@ def chain_figures(dev, device_index: int, reps: int, sync, ops: int = 100, n: in
     return out
 
 
+def step_figures(dev, sync, steps: int = 40, rounds: int = 3) -> dict:
+    """The small-MLP training step of examples/mlp.py (forward, cross-entropy, backward, SGD with
+    momentum, synchronised every step) on ocl and on CPU PyTorch in this process, with the host's
+    share (the step's Python and enqueue time, before the wait) and the cost of a synchronize
+    right after nll_loss (whose device-side check record is then pending)."""
+    import os
+    import sys
+
+    import torch.nn.functional as F
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from examples import mlp
+
+    def run(device: str):
+        w = mlp.workload(device, small=True)
+        s = sync if device != "cpu" else (lambda: None)
+        for _ in range(3):
+            w.step()
+        s()
+        total, host = [], []
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            w.step()
+            t1 = time.perf_counter()
+            s()
+            total.append(time.perf_counter() - t0)
+            host.append(t1 - t0)
+        return statistics.median(total), statistics.median(host)
+
+    ocl, cpu, hosts = [], [], []
+    for _ in range(rounds):  # interleaved, the best median of each
+        t, h = run(str(dev))
+        ocl.append(t), hosts.append(h)
+        cpu.append(run("cpu")[0])
+    logp = F.log_softmax(torch.randn(16, 10), 1).to(dev)
+    tgt = torch.randint(0, 10, (16,)).to(dev)
+
+    def sync_after(op) -> float:
+        ts = []
+        for _ in range(200):
+            op()
+            sync()
+            op()
+            t0 = time.perf_counter()
+            sync()
+            ts.append(time.perf_counter() - t0)
+        return statistics.median(ts)
+
+    z = torch.zeros(64, device=dev)
+    return {"mlp_small_ocl_ms": min(ocl) * 1e3, "mlp_small_host_ms": min(hosts) * 1e3,
+            "mlp_small_cpu_ms": min(cpu) * 1e3, "mlp_small_speed_vs_cpu": min(cpu) / min(ocl),
+            "sync_after_add_us": sync_after(lambda: z.add_(1)) * 1e6,
+            "sync_after_nll_loss_us": sync_after(lambda: F.nll_loss(logp, tgt)) * 1e6}
+
+
+def print_step(s: dict) -> None:
+    print("small MLP training step (examples/mlp.py --small), synchronised, best median of 3:")
+    print(f"  ocl {s['mlp_small_ocl_ms']:.3f} ms (host side {s['mlp_small_host_ms']:.3f} ms), "
+          f"CPU PyTorch {s['mlp_small_cpu_ms']:.3f} ms: ocl speed {s['mlp_small_speed_vs_cpu']:.2f}x "
+          f"CPU   target >= 0.5x")
+    print(f"  synchronize after add_ {s['sync_after_add_us']:.1f} us, after nll_loss (device-side "
+          f"check pending) {s['sync_after_nll_loss_us']:.1f} us")
+
+
 def print_chain(c: dict) -> None:
     print(f"dependent chain of {c['ops']} adds of {c['numel']} floats, per op:")
     print(f"  raw OpenCL kernels (same process):  {c['raw_us']:8.2f} us")
@@ -78,6 +143,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--json", help="write the results here as JSON")
     ap.add_argument("--chain-only", action="store_true", help="only the dependent small-op chain")
+    ap.add_argument("--step", action="store_true",
+                    help="also the small-MLP training step and the synchronize cost")
     args = ap.parse_args()
 
     dev = torch.device("ocl", args.device)
@@ -95,6 +162,9 @@ def main() -> int:
     if args.chain_only:
         results["chain"] = chain_figures(dev, args.device, max(args.reps, 21), sync)
         print_chain(results["chain"])
+        if args.step:
+            results["step"] = step_figures(dev, sync)
+            print_step(results["step"])
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=2)
@@ -166,6 +236,9 @@ def main() -> int:
     print(f"one-element fill kernel raw:                  {raw_small_kernel * 1e6:8.2f} us")
     print(f"framework overhead:                           {(ours_small - raw_small) * 1e6:8.2f} us   target <= 10 us")
     print_chain(results["chain"])
+    if args.step:
+        results["step"] = step_figures(dev, sync)
+        print_step(results["step"])
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -295,6 +295,25 @@ def test_fill_and_zero(dtype):
     assert_same(torch.full((2, 3), v, dtype=dtype, device="ocl"), torch.full((2, 3), v, dtype=dtype))
 
 
+def test_fill_with_device_tensor_stays_on_device():
+    # fill_ with a 0-d ocl tensor is a broadcast copy on the device (as at::native::fill_ does),
+    # not a read to the host: strided and aliasing destinations, another dtype, against CPU.
+    import torch_ocl
+
+    base_c = make_cpu((6, 10), torch.float32, seed=5)
+    base_d = base_c.to("ocl")
+    with torch_ocl.strict():
+        base_d[:, ::3].fill_(base_d[2, 3])  # the value is a view of the tensor being filled
+        base_d[1::2, 1:4].fill_(torch.tensor(7, dtype=torch.int64).to("ocl"))
+        ints = torch.zeros(3, 4, dtype=torch.int32, device="ocl").t()
+        ints.fill_(torch.tensor(-2.75, dtype=torch.float64).to("ocl"))
+        torch.empty(0, 3, device="ocl").fill_(base_d[0, 0])
+    base_c[:, ::3].fill_(base_c[2, 3])
+    base_c[1::2, 1:4].fill_(torch.tensor(7, dtype=torch.int64))
+    assert_same(base_d, base_c)
+    assert_same(ints, torch.zeros(3, 4, dtype=torch.int32).t().fill_(torch.tensor(-2.75)))
+
+
 def test_fill_rejects_non_scalar_tensor():
     t = torch.empty(4, device="ocl")
     with pytest.raises(RuntimeError, match="0-dimension"):

@@ -34,6 +34,7 @@ CASES = {
     "nll_loss_none": lambda x: F.nll_loss(x, dev(torch.tensor([0, 1, -2, 2, 3])),
                                           reduction="none"),
     "nll_loss2d": lambda x: F.nll_loss(x.view(1, 5, 2, 2), dev(torch.tensor([[[0, 1], [5, 2]]]))),
+    "binary_cross_entropy": lambda x: F.binary_cross_entropy(x / 10, x * 0),
 }
 
 

@@ -115,6 +115,30 @@ def test_nll_loss_zero_size_batch_and_non_contiguous(reduction):
     torch.testing.assert_close(got.cpu(), F.nll_loss(x2, t2, reduction=reduction), equal_nan=True)
 
 
+@pytest.mark.parametrize("reduction", [0, 1, 2])  # none, mean, sum
+def test_nll_loss_backward_writes_every_element_of_grad_input(reduction):
+    # The backward kernel writes zeros itself (no fill first): a grad_input= full of garbage, and
+    # a non-contiguous one, must come back exactly as CPU's.
+    import torch_ocl
+
+    x = F.log_softmax(rand(6, 5), 1)
+    t = torch.tensor([0, 4, 2, -100, 1, 3])
+    w = torch.rand(5, generator=gen(7))
+    go = rand(6, seed=8) if reduction == 0 else rand(1, seed=9)[0]
+    loss, tw = torch.ops.aten.nll_loss_forward(x, t, w, reduction, -100)
+    want = torch.ops.aten.nll_loss_backward(go, x, t, w, reduction, -100, tw)
+    d = [a.to("ocl") for a in (go, x, t, w, tw)]
+    with torch_ocl.strict():
+        gi = torch.full((6, 5), 7.0, device="ocl")
+        torch.ops.aten.nll_loss_backward.grad_input(d[0], d[1], d[2], d[3], reduction, -100, d[4],
+                                                     grad_input=gi)
+        gt = torch.full((5, 6), 3.0, device="ocl").t()  # non-contiguous destination
+        torch.ops.aten.nll_loss_backward.grad_input(d[0], d[1], d[2], d[3], reduction, -100, d[4],
+                                                     grad_input=gt)
+    torch.testing.assert_close(gi.cpu(), want)
+    torch.testing.assert_close(gt.cpu(), want)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
@@ -272,15 +296,37 @@ def test_regression_losses_zero_size_and_broadcast(reduction):
                 torch.float32, grad_args=(0, 1))
 
 
-def test_binary_cross_entropy_input_out_of_range_raises():
-    t = torch.rand(4).to("ocl")
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_binary_cross_entropy_input_out_of_range_raises(dtype):
+    # A device-side check (no host read per call): the error comes at the next synchronisation.
+    t = torch.rand(4).to("ocl", dtype)
     for bad in (1.5, -0.1, float("nan")):
-        x = torch.tensor([0.2, 0.3, bad, 0.5]).to("ocl")
-        with pytest.raises(RuntimeError, match="between 0 and 1"):
-            with torch_ocl.strict():
-                F.binary_cross_entropy(x, t)
+        x = torch.tensor([0.2, 0.3, bad, 0.5]).to("ocl", dtype)
+        with torch_ocl.strict():
+            loss = F.binary_cross_entropy(x, t)
+        with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1 "
+                                               r"\(binary_cross_entropy: element 2 of 4\)"):
+            loss.cpu()
+    # non-contiguous input: the element index counts in the input's logical order
+    x = torch.full((3, 4), 0.5).t().contiguous().t()
+    x[1, 2] = 2.0
     with torch_ocl.strict():
-        assert F.binary_cross_entropy(torch.tensor([0.0, 1.0, 0.5, 0.5]).to("ocl"), t).isfinite()
+        F.binary_cross_entropy(x.to("ocl", dtype)[:, 1:], torch.rand(3, 3).to("ocl", dtype))
+    with pytest.raises(RuntimeError, match="element 4 of 9"):
+        torch.ocl.synchronize()
+    with torch_ocl.strict():
+        good = F.binary_cross_entropy(torch.tensor([0.0, 1.0, 0.5, 0.5]).to("ocl", dtype), t)
+        assert good.isfinite()
+    torch.ocl.synchronize()  # nothing left recorded
+
+
+def test_binary_cross_entropy_range_check_in_debug_mode_raises_at_the_op():
+    x = torch.tensor([0.2, -3.0, 0.5]).to("ocl")
+    t = torch.rand(3).to("ocl")
+    with torch_ocl.debug_mode():
+        with pytest.raises(RuntimeError, match=r"binary_cross_entropy failed: .*between 0 and 1"):
+            F.binary_cross_entropy(x, t)
+    assert F.binary_cross_entropy(x.clamp(0, 1), t).isfinite()
 
 
 def test_regression_loss_errors():

@@ -29,13 +29,15 @@ enum class CheckedOp : int {
   kEmbeddingBag,
   kNllLoss,
   kNllLoss2d,
+  kBinaryCrossEntropy,  // an input outside [0, 1] (index: the element, bound: numel)
 };
 
 // The record kernels take as a (cl_mem, offset) pair; marks the device as having pending checks.
 rt::BufferRef deviceErrorRecord(c10::DeviceIndex idx);
 
 // OpenCL C for kernels that take the record: ocl_checked_index(i, size, wrap, rec, op, dim)
-// returns the (wrapped) index or -1 after recording an out-of-range one.
+// returns the (wrapped) index or -1 after recording an out-of-range one;
+// ocl_record_error(rec, op, dim, index, bound) records any other failed check.
 const char* deviceCheckSource();
 
 // Reads the record through `queue` (which the caller has just finished or is about to finish);

@@ -17,6 +17,11 @@ at::Tensor empty(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
 at::Tensor emptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
                         std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                         std::optional<c10::Device> device, std::optional<bool> pin_memory);
+// The functional output of a structured kernel (structured.h): straight to the allocator, without
+// the dispatcher or the factory's option checks (the meta function derived the options from the
+// inputs). Empty strides: contiguous in the options' memory format. Other devices: at::empty.
+at::Tensor emptyOutput(at::IntArrayRef sizes, at::IntArrayRef strides,
+                       const at::TensorOptions& options);
 void recordStream(at::Tensor& self, c10::Stream stream);
 at::Tensor efficientZeroTensor(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
                                std::optional<c10::Layout> layout, std::optional<c10::Device> device,

@@ -7,6 +7,8 @@
 #include <ATen/TensorIterator.h>
 #include <ATen/native/Resize.h>
 
+#include "aten/ops.h"
+
 #include <array>
 #include <type_traits>
 
@@ -60,7 +62,9 @@ struct Structured final : Meta {
     TORCH_INTERNAL_ASSERT(i >= 0 && i < kMaxOutputs);
     return mode_ == Mode::kFunctional ? result_[i] : *out_[i];
   }
-  const at::Tensor& output(int64_t i = 0) { return maybe_get_output(i); }
+  const at::Tensor& output(int64_t i = 0) {
+    return maybe_get_output(i);
+  }
 
  private:
   // TensorIterator-based metas record the output; the others have nothing to record.
@@ -80,8 +84,7 @@ struct Structured final : Meta {
     switch (mode_) {
       case Mode::kFunctional:
         // An empty stride list means "no preference" (set_output_raw_strided's hint).
-        result_[i] = strides.empty() ? at::empty(sizes, options)
-                                     : at::empty_strided(sizes, strides, options);
+        result_[i] = emptyOutput(sizes, strides, options);
         break;
       case Mode::kInplace:
         TORCH_CHECK(options.dtype() == out_[i]->dtype(), "Bad in-place call: input tensor dtype ",

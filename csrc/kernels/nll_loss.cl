@@ -55,21 +55,28 @@ __kernel void nll_fwd_reduce(__global char* ob, ulong ooff, __global char* twb, 
   STORE(twp, 0, tw);
 }
 
-// grad_input must be zero on entry; reduction: 0 none, 1 mean, 2 sum.
-__kernel void nll_bwd(__global char* gib, ulong gioff, __global const char* gob, ulong gooff,
-                      __global const char* tb, ulong toff, __global const char* wb, ulong woff,
-                      int has_w, __global const char* twb, ulong twoff, long N, long C,
-                      long inner, long ignore, int reduction) {
+// grad_input: every element written, one work item each (the target's entry gets its gradient,
+// the others zero), so the host needs no zero fill before it; reduction: 0 none, 1 mean, 2 sum.
+__kernel void nll_bwd_dense(__global char* gib, ulong gioff, __global const char* gob,
+                            ulong gooff, __global const char* tb, ulong toff,
+                            __global const char* wb, ulong woff, int has_w,
+                            __global const char* twb, ulong twoff, long N, long C, long inner,
+                            long ignore, int reduction) {
   const long gid = get_global_id(0);
-  if (gid >= N * inner) return;
-  const long t = ((__global const long*)(tb + toff))[gid];
-  if (t == ignore || t < 0 || t >= C) return;
-  const long n = gid / inner, s = gid % inner;
-  __global const ST* go = (__global const ST*)(gob + gooff);
-  __global const ST* w = (__global const ST*)(wb + woff);
-  ACC g = reduction == 0 ? LD(go, gid) : LD(go, 0);
-  if (reduction == 1) g = g / LD((__global const ST*)(twb + twoff), 0);
-  const ACC wt = has_w ? LD(w, t) : (ACC)1;
+  if (gid >= N * C * inner) return;
+  const long s = inner == 1 ? 0 : gid % inner;
+  const long nc = inner == 1 ? gid : gid / inner;
+  const long n = nc / C, c = nc - n * C;
+  const long ti = n * inner + s;
+  const long t = ((__global const long*)(tb + toff))[ti];
+  ACC v = (ACC)0;
+  if (c == t && t != ignore) {
+    __global const ST* go = (__global const ST*)(gob + gooff);
+    __global const ST* w = (__global const ST*)(wb + woff);
+    ACC g = reduction == 0 ? LD(go, ti) : LD(go, 0);
+    if (reduction == 1) g = g / LD((__global const ST*)(twb + twoff), 0);
+    v = -(has_w ? LD(w, t) : (ACC)1) * g;
+  }
   __global ST* gi = (__global ST*)(gib + gioff);
-  STORE(gi, (n * C + t) * inner + s, -wt * g);
+  STORE(gi, gid, v);
 }

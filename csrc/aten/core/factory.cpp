@@ -53,6 +53,23 @@ at::Tensor emptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
                                            c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t);
 }
 
+at::Tensor emptyOutput(at::IntArrayRef sizes, at::IntArrayRef strides,
+                       const at::TensorOptions& options) {
+  const c10::Device d = options.device();
+  if (d.type() != kOcl || !d.has_index() || !options.has_dtype() ||
+      options.layout() != c10::kStrided || options.pinned_memory())
+    return strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
+  const c10::ScalarType t = options.dtype().toScalarType();
+  checkDtypeSupported(t, d.index());
+  c10::OptionalDeviceGuard guard;
+  if (d.index() != currentDevice()) guard.reset_device(d);
+  const auto keys = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
+  return strides.empty()
+             ? at::detail::empty_generic(sizes, deviceAllocator(), keys, t,
+                                         options.memory_format_opt())
+             : at::detail::empty_strided_generic(sizes, strides, deviceAllocator(), keys, t);
+}
+
 // As CPU and CUDA build it: no storage (the allocator hands out nullptr) and the ZeroTensor key,
 // whose kernels treat the tensor as zeros without reading it.
 at::Tensor efficientZeroTensor(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,

@@ -95,6 +95,12 @@ at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value) {
 at::Tensor& fillTensor(at::Tensor& self, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
+  // A value on the same device stays there: a broadcast copy, as at::native::fill_ does, not a
+  // read to the host (a sync per call). A view of self is cloned first.
+  if (value.device() == self.device()) {
+    self.copy_(value.is_alias_of(self) ? value.clone() : value);
+    return self;
+  }
   return fillScalar(self, value.item());
 }
 
