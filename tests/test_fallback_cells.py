@@ -87,3 +87,26 @@ def test_renorm_complex(dtype):
         torch.view_as_real(torch.renorm(xd, 2, 0, 1.0)).pow(2).sum().backward()
     torch.view_as_real(torch.renorm(x, 2, 0, 1.0)).pow(2).sum().backward()
     torch.testing.assert_close(xd.grad.cpu(), x.grad)
+
+
+# ---- complex lu_unpack, linalg.lu, lstsq out= (values: tests/test_linalg_decomp.py) -------------
+def test_complex_lu_and_lstsq_out_variants():
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(2, 5, 3, generator=g, dtype=torch.complex64)
+    b = torch.randn(2, 5, 2, generator=g, dtype=torch.complex64)
+    e = lambda dtype=torch.complex64: torch.empty(0, dtype=dtype, device="ocl")  # noqa: E731
+    with torch_ocl.strict():
+        p, l, u = e(), e(), e()
+        torch.linalg.lu(a.to("ocl"), out=(p, l, u))
+        sol, res, rk, sv = e(), e(torch.float32), e(torch.int64), e(torch.float32)
+        torch.linalg.lstsq(a.to("ocl"), b.to("ocl"), driver="gelsd", out=(sol, res, rk, sv))
+        lu, piv = torch.linalg.lu_factor(a.mT.to("ocl"))  # non-contiguous input
+        up = (e(), e(), e())
+        torch.lu_unpack(lu, piv, out=up)
+    for got, want in zip((p, l, u), torch.linalg.lu(a)):
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+    for got, want in zip((sol, res, rk, sv), torch.linalg.lstsq(a, b, driver="gelsd")):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+    for got, want in zip(up, torch.lu_unpack(*torch.linalg.lu_factor(a.mT))):
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
