@@ -110,3 +110,29 @@ def test_complex_lu_and_lstsq_out_variants():
         torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
     for got, want in zip(up, torch.lu_unpack(*torch.linalg.lu_factor(a.mT))):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+
+
+# ---- logspace (complex) -------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize(
+    "start,end,steps,base",
+    [(1 + 1j, 5 - 2j, 4, -2.0), (1 + 1j, 5, 1, 10.0), (0, 2, 3, 0.0), (-3.5 + 2j, 3 + 0.5j, 37, 2.0),
+     (1, 3, 0, 10.0), (2j, -1j, 50, 10.0), (0.25, -1.5, 2, 3.0)],
+)
+def test_logspace_complex(start, end, steps, base, dtype):
+    want = torch.logspace(start, end, steps, base=base, dtype=dtype)
+    with torch_ocl.strict():
+        got = torch.logspace(start, end, steps, base=base, dtype=dtype, device="ocl")
+        # out= into a non-contiguous view, and one that must be resized
+        view = torch.empty(steps, 2, dtype=dtype, device="ocl")[:, 0]
+        torch.logspace(start, end, steps, base=base, out=view)
+        grown = torch.empty(0, dtype=dtype, device="ocl")
+        torch.logspace(start, end, steps, base=base, out=grown)
+    for g in (got, view, grown):
+        assert g.dtype == dtype and g.shape == want.shape
+        torch.testing.assert_close(g.cpu(), want, equal_nan=True)
+    # the tensor overload (start and end as 0-dim tensors)
+    with torch_ocl.strict():
+        t = torch.logspace(torch.tensor(start, device="ocl"), torch.tensor(end, device="ocl"), steps,
+                           base=base, dtype=dtype, device="ocl")
+    torch.testing.assert_close(t.cpu(), want, equal_nan=True)
