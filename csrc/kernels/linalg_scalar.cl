@@ -5,8 +5,9 @@
 // operations are identities or plain arithmetic for real scalars.
 //   E: the element type in memory, S: the arithmetic scalar, SR: its real type;
 //   S_LD(p, i) / S_ST(p, i, v): element i of p as S and back; S_MUL, S_DIV: product, quotient;
-//   S_CONJ: conjugate; S_RE: real part; S_ABS1: |re| + |im| (LAPACK's i?amax measure, |x| for
-//   real); S_ABS2: |x|^2; S_REAL(r): r as an S; S_NONZERO(x): x != 0.
+//   S_CONJ: conjugate; S_RE: real part; S_ABS: |x|; S_ABS1: |re| + |im| (LAPACK's i?amax
+//   measure, |x| for real); S_ABS2: |x|^2; S_REAL(r): r as an S; S_NONZERO(x): x != 0;
+//   S_IS_COMPLEX: 1 in complex programs (branches on it fold away in real ones).
 #ifdef OCL_COMPLEX
 typedef CT E;
 typedef CT S;
@@ -17,10 +18,12 @@ typedef CR SR;
 #define S_DIV(a, b) ocl_cdiv(a, b)
 #define S_CONJ(a) ocl_cconj(a)
 #define S_RE(a) ((a).x)
+#define S_ABS(a) hypot((a).x, (a).y)
 #define S_ABS1(a) (fabs((a).x) + fabs((a).y))
 #define S_ABS2(a) ((a).x * (a).x + (a).y * (a).y)
 #define S_REAL(r) ((CT)((r), 0))
 #define S_NONZERO(a) ((a).x != 0 || (a).y != 0)
+#define S_IS_COMPLEX 1
 #else
 typedef T E;
 typedef ACC S;
@@ -31,8 +34,10 @@ typedef ACC SR;
 #define S_DIV(a, b) ((a) / (b))
 #define S_CONJ(a) (a)
 #define S_RE(a) (a)
+#define S_ABS(a) fabs(a)
 #define S_ABS1(a) fabs(a)
 #define S_ABS2(a) ((a) * (a))
 #define S_REAL(r) ((ACC)(r))
 #define S_NONZERO(a) ((a) != 0)
+#define S_IS_COMPLEX 0
 #endif
