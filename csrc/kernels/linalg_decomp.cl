@@ -2,10 +2,10 @@
 // on contiguous row-major (batch, rows, cols) matrices, real and complex, one work group (32..LS
 // items, sized by the host to the matrix) per matrix, or one work item per column where columns
 // are independent. Unblocked: every size is correct, but they are meant for batches of small
-// matrices (n up to about 64; QR up to a few hundred). QR and the reflectors are written once
-// over kernels/linalg_scalar.cl (real: T, ACC, LD, ST from nn_common; complex: CT, CR); the
-// Jacobi kernels work on ACC (complex: CT) buffers and have a complex form of their own, which
-// turns each pair's element real before the real rotation. QR follows LAPACK's geqr2 / larfg
+// matrices (n up to about 64; QR up to a few hundred). Written once over
+// kernels/linalg_scalar.cl (real: T, ACC, LD, ST from nn_common; complex: CT, CR); the Jacobi
+// kernels work on ACC (complex: CT) buffers and, for complex, turn each pair's element real
+// before the real rotation. QR follows LAPACK's geqr2 / larfg
 // conventions: beta = -sign(re alpha) |(alpha, x)| (real), tau = ((beta - re alpha) / beta,
 // -im alpha / beta), no reflection when x = 0 and alpha is real (tau = 0); H_j = I - tau_j v_j
 // v_j^H and geqr2 applies H_j^H, so R's signs are LAPACK's.
@@ -108,88 +108,44 @@ long rr_index(long pos, long round, long nn) {
   return pos == 0 ? 0 : 1 + (pos - 1 + round) % (nn - 1);
 }
 
+// The Jacobi kernels' pairs: a pair's element g (eigh: a_pq; SVD: x^H y of the two rows) is
+// |g| e^(i phi); complex kernels turn row/column q by the phase so that the element becomes the
+// real |g|, then rotate as in the real case. Real kernels rotate on the signed g with no turn.
 #ifdef OCL_COMPLEX
-// The one-sided Jacobi SVD (the real form below) for complex rows: for a pair (x, y) with
-// x^H y = |g| e^(i phi), y is turned by e^(-i phi) (so the product is real) and the real kernel's
-// rotation follows; v's rows get the same combinations (v = V^T, rows the columns of V).
-__kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong voff, long n,
-                         long m, int compute_v, int max_sweeps, CR eps) {
-  const long g = get_group_id(0);
-  const int lid = get_local_id(0);
-  const long ls = get_local_size(0);
-  __global CT* u = (__global CT*)(ub + uoff) + g * n * m;
-  __global CT* v = (__global CT*)(vb + voff) + g * n * n;
-  __local int rotated;
-  const long nn = n + (n & 1), npairs = nn / 2;
-  if (compute_v)
-    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? (CT)(1, 0) : (CT)(0, 0);
-  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
-    if (lid == 0) rotated = 0;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    for (long round = 0; round < nn - 1; ++round) {
-      for (long pr = lid; pr < npairs; pr += ls) {
-        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
-        const long p = min(i0, i1), q = max(i0, i1);
-        if (q >= n) continue;
-        __global CT* up = u + p * m;
-        __global CT* uq = u + q * m;
-        CR al = 0, be = 0;
-        CT ga = (CT)(0, 0);
-        for (long i = 0; i < m; ++i) {
-          const CT x = up[i], y = uq[i];
-          al += x.x * x.x + x.y * x.y;
-          be += y.x * y.x + y.y * y.y;
-          ga += ocl_cmul(ocl_cconj(x), y);
-        }
-        const CR gabs = hypot(ga.x, ga.y);
-        if (gabs != 0 && gabs > eps * sqrt(al * be)) {
-          const CR zeta = (be - al) / (2 * gabs);
-          const CR t = (zeta >= 0 ? 1 : -1) / (fabs(zeta) + sqrt(zeta * zeta + 1));
-          const CR c = 1 / sqrt(t * t + 1), s = t * c;
-          const CT turn = (CT)(ga.x / gabs, -ga.y / gabs);  // e^(-i phi)
-          for (long i = 0; i < m; ++i) {
-            const CT x = up[i], y = ocl_cmul(turn, uq[i]);
-            up[i] = c * x - s * y;
-            uq[i] = s * x + c * y;
-          }
-          if (compute_v) {
-            __global CT* vp = v + p * n;
-            __global CT* vq = v + q * n;
-            for (long i = 0; i < n; ++i) {
-              const CT x = vp[i], y = ocl_cmul(turn, vq[i]);
-              vp[i] = c * x - s * y;
-              vq[i] = s * x + c * y;
-            }
-          }
-          atomic_or(&rotated, 1);
-        }
-      }
-      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    }
-    const int again = rotated;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (!again) break;
-  }
-}
+#define PAIR_MAG(g) hypot((g).x, (g).y)
+#define PAIR_PHASE(g, mag) ((CT)((g).x / (mag), (g).y / (mag)))  // e^(i phi)
+#define CS_PER_PAIR 6  // c, s, the new a_pp and a_qq, cos phi, sin phi
+#define CS_PHASE_STORE(cs, ph) ((cs)[4] = (ph).x, (cs)[5] = (ph).y)
+#define CS_PHASE(cs) ((CT)((cs)[4], (cs)[5]))
+#else
+#define PAIR_MAG(g) (g)
+#define PAIR_PHASE(g, mag) ((ACC)1)
+#define CS_PER_PAIR 4  // c, s, the new a_pp and a_qq
+#define CS_PHASE_STORE(cs, ph) ((void)0)
+#define CS_PHASE(cs) ((ACC)1)
+#endif
 
-// The two-sided Jacobi eigensolver (the real form below) for a Hermitian a (both triangles
-// filled, real diagonal): each pair's transform is J = D R, D turning column q by e^(-i phi) for
-// a_pq = |a_pq| e^(i phi) (so the pair's element is real), R the real kernel's rotation;
-// a <- J^H a J, v <- v J. cs holds 6 reals per pair: c, s, the new a_pp and a_qq, cos phi,
-// sin phi.
+// Jacobi on the symmetric (Hermitian) a (n, n, ACC or CT, both triangles filled, a real
+// diagonal), in place: a becomes diagonal (the eigenvalues, unsorted), v (n, n) the eigenvectors
+// in its columns when compute_v. Each pair's transform is J = D R, D turning column q by
+// e^(-i phi) (identity for real), R the rotation; a <- J^H a J, v <- v J. Parallel (round-robin,
+// rr_index) ordering: each round rotates n / 2 disjoint pairs at once (in a row phase and a
+// column phase), cs (CS_PER_PAIR reals per pair) holding their c, s, new diagonal (and phase). A
+// rotation is skipped when |a_pq| is negligible against its diagonal; the sweeps stop when one
+// rotates nothing (or after max_sweeps).
 __kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulong voff,
                           __global char* sb, ulong soff, long n, int compute_v, int max_sweeps,
-                          CR eps) {
+                          SR eps) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
   const long ls = get_local_size(0);
-  __global CT* a = (__global CT*)(ab + aoff) + g * n * n;
-  __global CT* v = (__global CT*)(vb + voff) + g * n * n;
+  __global S* a = (__global S*)(ab + aoff) + g * n * n;
+  __global S* v = (__global S*)(vb + voff) + g * n * n;
   const long nn = n + (n & 1), npairs = nn / 2;
-  __global CR* cs = (__global CR*)(sb + soff) + g * 6 * npairs;
+  __global SR* cs = (__global SR*)(sb + soff) + g * CS_PER_PAIR * npairs;
   __local int rotated;
   if (compute_v)
-    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? (CT)(1, 0) : (CT)(0, 0);
+    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? S_REAL(1) : S_REAL(0);
   for (int sweep = 0; sweep < max_sweeps; ++sweep) {
     if (lid == 0) rotated = 0;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -197,38 +153,40 @@ __kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulon
       for (long pr = lid; pr < npairs; pr += ls) {
         const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
         const long p = min(i0, i1), q = max(i0, i1);
-        CR c = 1, sn = 0, ph_c = 1, ph_s = 0;
+        __global SR* cp = cs + CS_PER_PAIR * pr;
+        SR c = 1, sn = 0;
+        S ph = S_REAL(1);
         if (q < n) {
-          const CT apq = a[p * n + q];
-          const CR gam = hypot(apq.x, apq.y), app = a[p * n + p].x, aqq = a[q * n + q].x;
-          if (gam != 0 && gam > eps * (fabs(app) + fabs(aqq)) * (CR)0.5) {
-            const CR theta = (aqq - app) / (2 * gam);
-            const CR t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
+          const S apq = a[p * n + q];
+          const SR gam = PAIR_MAG(apq), app = S_RE(a[p * n + p]), aqq = S_RE(a[q * n + q]);
+          if (gam != 0 && fabs(gam) > eps * (fabs(app) + fabs(aqq)) * (SR)0.5) {
+            const SR theta = (aqq - app) / (2 * gam);
+            const SR t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
             c = 1 / sqrt(t * t + 1);
             sn = t * c;
-            ph_c = apq.x / gam;
-            ph_s = apq.y / gam;
-            cs[6 * pr + 2] = app - t * gam;
-            cs[6 * pr + 3] = aqq + t * gam;
+            ph = PAIR_PHASE(apq, gam);
+            cp[2] = app - t * gam;  // the exact new diagonal, set after the phases
+            cp[3] = aqq + t * gam;
             atomic_or(&rotated, 1);
           }
         }
-        cs[6 * pr] = c;
-        cs[6 * pr + 1] = sn;
-        cs[6 * pr + 4] = ph_c;
-        cs[6 * pr + 5] = ph_s;
+        cp[0] = c;
+        cp[1] = sn;
+        CS_PHASE_STORE(cp, ph);
       }
       barrier(CLK_GLOBAL_MEM_FENCE);
-      // rows p, q: a <- J^H a (row q turned by e^(i phi), then rotated)
+      // rows p, q of every pair: a <- J^H a (row q turned by e^(i phi), then rotated; one item
+      // per pair, whole rows)
       for (long pr = lid; pr < npairs; pr += ls) {
         const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
         const long p = min(i0, i1), q = max(i0, i1);
-        const CR sn = cs[6 * pr + 1];
+        __global const SR* cp = cs + CS_PER_PAIR * pr;
+        const SR sn = cp[1];
         if (q >= n || sn == 0) continue;
-        const CR c = cs[6 * pr];
-        const CT ph = (CT)(cs[6 * pr + 4], cs[6 * pr + 5]);
+        const SR c = cp[0];
+        const S ph = CS_PHASE(cp);
         for (long col = 0; col < n; ++col) {
-          const CT x = a[p * n + col], y = ocl_cmul(ph, a[q * n + col]);
+          const S x = a[p * n + col], y = S_MUL(ph, a[q * n + col]);
           a[p * n + col] = c * x - sn * y;
           a[q * n + col] = sn * x + c * y;
         }
@@ -238,115 +196,19 @@ __kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulon
       for (long pr = lid; pr < npairs; pr += ls) {
         const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
         const long p = min(i0, i1), q = max(i0, i1);
-        const CR sn = cs[6 * pr + 1];
+        __global const SR* cp = cs + CS_PER_PAIR * pr;
+        const SR sn = cp[1];
         if (q >= n || sn == 0) continue;
-        const CR c = cs[6 * pr];
-        const CT phc = (CT)(cs[6 * pr + 4], -cs[6 * pr + 5]);
+        const SR c = cp[0];
+        const S phc = S_CONJ(CS_PHASE(cp));
         for (long r = 0; r < n; ++r) {
-          const CT x = a[r * n + p], y = ocl_cmul(phc, a[r * n + q]);
+          const S x = a[r * n + p], y = S_MUL(phc, a[r * n + q]);
           a[r * n + p] = c * x - sn * y;
           a[r * n + q] = sn * x + c * y;
         }
         if (compute_v)
           for (long r = 0; r < n; ++r) {
-            const CT vx = v[r * n + p], vy = ocl_cmul(phc, v[r * n + q]);
-            v[r * n + p] = c * vx - sn * vy;
-            v[r * n + q] = sn * vx + c * vy;
-          }
-      }
-      barrier(CLK_GLOBAL_MEM_FENCE);
-      for (long pr = lid; pr < npairs; pr += ls) {
-        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
-        const long p = min(i0, i1), q = max(i0, i1);
-        if (q >= n || cs[6 * pr + 1] == 0) continue;
-        a[p * n + p] = (CT)(cs[6 * pr + 2], 0);
-        a[q * n + q] = (CT)(cs[6 * pr + 3], 0);
-        a[p * n + q] = (CT)(0, 0);
-        a[q * n + p] = (CT)(0, 0);
-      }
-      barrier(CLK_GLOBAL_MEM_FENCE);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int again = rotated;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (!again) break;
-  }
-}
-
-#else  // real
-
-// Jacobi on the symmetric a (n, n, ACC, both triangles filled), in place: a becomes diagonal
-// (the eigenvalues, unsorted), v (n, n) the eigenvectors in its columns when compute_v. Parallel
-// (round-robin, rr_index) ordering: each round rotates n / 2 disjoint pairs at once (a <- J^T a J
-// in a row phase and a column phase), cs (4 per pair, ACC scratch) holding their c, s and new
-// diagonal. A rotation is skipped when |a_pq| is negligible against its diagonal; the sweeps stop
-// when one rotates nothing (or after max_sweeps).
-__kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulong voff,
-                          __global char* sb, ulong soff, long n, int compute_v, int max_sweeps,
-                          ACC eps) {
-  const long g = get_group_id(0);
-  const int lid = get_local_id(0);
-  const long ls = get_local_size(0);
-  __global ACC* a = (__global ACC*)(ab + aoff) + g * n * n;
-  __global ACC* v = (__global ACC*)(vb + voff) + g * n * n;
-  const long nn = n + (n & 1), npairs = nn / 2;
-  __global ACC* cs = (__global ACC*)(sb + soff) + g * 4 * npairs;
-  __local int rotated;
-  if (compute_v)
-    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? 1 : 0;
-  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
-    if (lid == 0) rotated = 0;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    for (long round = 0; round < nn - 1; ++round) {
-      for (long pr = lid; pr < npairs; pr += ls) {
-        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
-        const long p = min(i0, i1), q = max(i0, i1);
-        ACC c = 1, sn = 0;
-        if (q < n) {
-          const ACC apq = a[p * n + q], app = a[p * n + p], aqq = a[q * n + q];
-          if (apq != 0 && fabs(apq) > eps * (fabs(app) + fabs(aqq)) * (ACC)0.5) {
-            const ACC theta = (aqq - app) / (2 * apq);
-            const ACC t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
-            c = 1 / sqrt(t * t + 1);
-            sn = t * c;
-            cs[4 * pr + 2] = app - t * apq;  // the exact new diagonal, set after the phases
-            cs[4 * pr + 3] = aqq + t * apq;
-            atomic_or(&rotated, 1);
-          }
-        }
-        cs[4 * pr] = c;
-        cs[4 * pr + 1] = sn;
-      }
-      barrier(CLK_GLOBAL_MEM_FENCE);
-      // rows p, q of every pair: a <- J^T a (one item per pair, whole rows)
-      for (long pr = lid; pr < npairs; pr += ls) {
-        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
-        const long p = min(i0, i1), q = max(i0, i1);
-        const ACC sn = cs[4 * pr + 1];
-        if (q >= n || sn == 0) continue;
-        const ACC c = cs[4 * pr];
-        for (long col = 0; col < n; ++col) {
-          const ACC x = a[p * n + col], y = a[q * n + col];
-          a[p * n + col] = c * x - sn * y;
-          a[q * n + col] = sn * x + c * y;
-        }
-      }
-      barrier(CLK_GLOBAL_MEM_FENCE);
-      // columns p, q: a <- a J, v <- v J
-      for (long pr = lid; pr < npairs; pr += ls) {
-        const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
-        const long p = min(i0, i1), q = max(i0, i1);
-        const ACC sn = cs[4 * pr + 1];
-        if (q >= n || sn == 0) continue;
-        const ACC c = cs[4 * pr];
-        for (long r = 0; r < n; ++r) {
-          const ACC x = a[r * n + p], y = a[r * n + q];
-          a[r * n + p] = c * x - sn * y;
-          a[r * n + q] = sn * x + c * y;
-        }
-        if (compute_v)
-          for (long r = 0; r < n; ++r) {
-            const ACC vx = v[r * n + p], vy = v[r * n + q];
+            const S vx = v[r * n + p], vy = S_MUL(phc, v[r * n + q]);
             v[r * n + p] = c * vx - sn * vy;
             v[r * n + q] = sn * vx + c * vy;
           }
@@ -357,11 +219,12 @@ __kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulon
       for (long pr = lid; pr < npairs; pr += ls) {
         const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
         const long p = min(i0, i1), q = max(i0, i1);
-        if (q >= n || cs[4 * pr + 1] == 0) continue;
-        a[p * n + p] = cs[4 * pr + 2];
-        a[q * n + q] = cs[4 * pr + 3];
-        a[p * n + q] = 0;
-        a[q * n + p] = 0;
+        __global const SR* cp = cs + CS_PER_PAIR * pr;
+        if (q >= n || cp[1] == 0) continue;
+        a[p * n + p] = S_REAL(cp[2]);
+        a[q * n + q] = S_REAL(cp[3]);
+        a[p * n + q] = S_REAL(0);
+        a[q * n + p] = S_REAL(0);
       }
       barrier(CLK_GLOBAL_MEM_FENCE);
     }
@@ -372,22 +235,24 @@ __kernel void jacobi_eigh(__global char* ab, ulong aoff, __global char* vb, ulon
   }
 }
 
-// One-sided (Hestenes) Jacobi on the rows of u (n, m, ACC): the rows (A's columns, m >= n) are
-// rotated until pairwise orthogonal; v (n, n) accumulates the rotations in its rows (V^T) when
-// compute_v. Afterwards row j of u is sigma_j times the j-th left singular vector. Parallel
-// (round-robin, rr_index) ordering: a sweep is n - 1 rounds (n rounded up to even) of n / 2
-// disjoint pairs, one work item per pair, so a sweep costs n - 1 barriers, not one per pair.
+// One-sided (Hestenes) Jacobi on the rows of u (n, m, ACC or CT): the rows (A's columns,
+// m >= n) are rotated until pairwise orthogonal; v (n, n) accumulates the rotations in its rows
+// (V^T; complex: rows the columns of V) when compute_v. Afterwards row j of u is sigma_j times
+// the j-th left singular vector. A pair (x, y) with x^H y = |g| e^(i phi) has y turned by
+// e^(-i phi) first (complex), so that the product is real. Parallel (round-robin, rr_index)
+// ordering: a sweep is n - 1 rounds (n rounded up to even) of n / 2 disjoint pairs, one work
+// item per pair, so a sweep costs n - 1 barriers, not one per pair.
 __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong voff, long n,
-                         long m, int compute_v, int max_sweeps, ACC eps) {
+                         long m, int compute_v, int max_sweeps, SR eps) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
   const long ls = get_local_size(0);
-  __global ACC* u = (__global ACC*)(ub + uoff) + g * n * m;
-  __global ACC* v = (__global ACC*)(vb + voff) + g * n * n;
+  __global S* u = (__global S*)(ub + uoff) + g * n * m;
+  __global S* v = (__global S*)(vb + voff) + g * n * n;
   __local int rotated;
   const long nn = n + (n & 1), npairs = nn / 2;
   if (compute_v)
-    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? 1 : 0;
+    for (long e = lid; e < n * n; e += ls) v[e] = e / n == e % n ? S_REAL(1) : S_REAL(0);
   for (int sweep = 0; sweep < max_sweeps; ++sweep) {
     if (lid == 0) rotated = 0;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -396,29 +261,32 @@ __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong
         const long i0 = rr_index(pr, round, nn), i1 = rr_index(nn - 1 - pr, round, nn);
         const long p = min(i0, i1), q = max(i0, i1);
         if (q >= n) continue;  // the padding index of an odd n
-        __global ACC* up = u + p * m;
-        __global ACC* uq = u + q * m;
-        ACC al = 0, be = 0, ga = 0;
+        __global S* up = u + p * m;
+        __global S* uq = u + q * m;
+        SR al = 0, be = 0;
+        S ga = S_REAL(0);
         for (long i = 0; i < m; ++i) {
-          const ACC x = up[i], y = uq[i];
-          al += x * x;
-          be += y * y;
-          ga += x * y;
+          const S x = up[i], y = uq[i];
+          al += S_ABS2(x);
+          be += S_ABS2(y);
+          ga += S_MUL(S_CONJ(x), y);
         }
-        if (ga != 0 && fabs(ga) > eps * sqrt(al * be)) {
-          const ACC zeta = (be - al) / (2 * ga);
-          const ACC t = (zeta >= 0 ? 1 : -1) / (fabs(zeta) + sqrt(zeta * zeta + 1));
-          const ACC c = 1 / sqrt(t * t + 1), s = t * c;
+        const SR gabs = PAIR_MAG(ga);
+        if (gabs != 0 && fabs(gabs) > eps * sqrt(al * be)) {
+          const SR zeta = (be - al) / (2 * gabs);
+          const SR t = (zeta >= 0 ? 1 : -1) / (fabs(zeta) + sqrt(zeta * zeta + 1));
+          const SR c = 1 / sqrt(t * t + 1), s = t * c;
+          const S turn = S_CONJ(PAIR_PHASE(ga, gabs));  // e^(-i phi)
           for (long i = 0; i < m; ++i) {
-            const ACC x = up[i], y = uq[i];
+            const S x = up[i], y = S_MUL(turn, uq[i]);
             up[i] = c * x - s * y;
             uq[i] = s * x + c * y;
           }
           if (compute_v) {
-            __global ACC* vp = v + p * n;
-            __global ACC* vq = v + q * n;
+            __global S* vp = v + p * n;
+            __global S* vq = v + q * n;
             for (long i = 0; i < n; ++i) {
-              const ACC x = vp[i], y = vq[i];
+              const S x = vp[i], y = S_MUL(turn, vq[i]);
               vp[i] = c * x - s * y;
               vq[i] = s * x + c * y;
             }
@@ -433,7 +301,6 @@ __kernel void jacobi_svd(__global char* ub, ulong uoff, __global char* vb, ulong
     if (!again) break;
   }
 }
-#endif
 
 // P^T A = L U's permutation from LAPACK pivots (1-based, k of them): perm (m) with row i of
 // P^T A being row perm[i] of A. One work item per matrix.
