@@ -136,3 +136,35 @@ def test_logspace_complex(start, end, steps, base, dtype):
         t = torch.logspace(torch.tensor(start, device="ocl"), torch.tensor(end, device="ocl"), steps,
                            base=base, dtype=dtype, device="ocl")
     torch.testing.assert_close(t.cpu(), want, equal_nan=True)
+
+
+# ---- uint8 bilinear / bicubic (and antialiased) interpolation: bit-exact against CPU ----------
+@pytest.mark.parametrize("mode,aa", [("bilinear", False), ("bicubic", False), ("bilinear", True),
+                                     ("bicubic", True)])
+def test_interpolate_uint8(mode, aa):
+    g = torch.Generator().manual_seed(7)
+    cases = []
+    for c in (1, 3, 5):  # CPU's vectorised paths split at 4 channels
+        x = torch.randint(0, 256, (2, c, 6, 7), generator=g, dtype=torch.uint8)
+        for size in ((7, 9), (3, 4), (13, 5), (6, 3), (12, 7), (2, 3)):  # (1, 1): CPU asserts
+            for align in (False, True):
+                cases.append((x, dict(size=size, align_corners=align)))
+        for sf in (0.5, 1.7, 3.3):
+            cases.append((x, dict(scale_factor=sf)))
+    x = torch.randint(0, 256, (1, 3, 9, 11), generator=g, dtype=torch.uint8)
+    cases.append((x[:, :, ::2, 1::2], dict(size=(8, 4))))  # non-contiguous
+    cases.append((x.contiguous(memory_format=torch.channels_last), dict(size=(5, 17))))
+    cases.append((x, dict(size=(9, 11))))  # same size: a copy
+    cases.append((x[:0], dict(size=(4, 4))))  # zero batch
+    with torch_ocl.strict():
+        for inp, kw in cases:
+            want = torch.nn.functional.interpolate(inp, mode=mode, antialias=aa, **kw)
+            got = torch.nn.functional.interpolate(inp.to("ocl"), mode=mode, antialias=aa, **kw)
+            assert_same(got, want)
+
+
+def test_upsample_bilinear_uint8():
+    x = make_cpu((2, 3, 5, 4), torch.uint8, 3)
+    with torch_ocl.strict():
+        got = torch.nn.functional.upsample_bilinear(x.to("ocl"), scale_factor=2)
+    assert_same(got, torch.nn.functional.upsample_bilinear(x, scale_factor=2))
