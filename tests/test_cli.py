@@ -16,6 +16,7 @@ import textwrap
 import pytest
 import torch
 
+import cpu_only_ops
 import torch_ocl
 from torch_ocl.cli import main
 
@@ -155,9 +156,10 @@ def test_doctor_fails_with_install_hint_without_any_platform(tmp_path):
 
 # ---- analyze -----------------------------------------------------------------------------------
 
-CUDA_SCRIPT = '''
+CUDA_SCRIPT = (
+    cpu_only_ops.DEFINE_SOURCE
+    + '''
 import sys
-import torch
 
 assert torch.cuda.is_available(), "analyze maps CUDA to ocl"
 dev = torch.device("cuda")
@@ -165,7 +167,7 @@ x = torch.randn(64, 32).cuda()
 w = torch.randn(32, 16, device="cuda:0", requires_grad=True)
 y = (x @ w).relu().sum()
 y.backward()
-z = torch.gcd(x.long(), torch.full_like(x, 6).long())  # FALLBACK_LINE
+z = torch.ops.ocl_test.cpu_gcd(x.long(), torch.full_like(x, 6).long())  # FALLBACK_LINE
 print("devices", x.device.type, w.grad.device.type, z.device.type)
 with torch.autocast("cuda", dtype=torch.bfloat16):
     a = x @ w.detach()
@@ -174,6 +176,7 @@ torch.cuda.synchronize()
 if len(sys.argv) > 1 and sys.argv[1] == "--fail":
     raise ValueError("the script itself failed")
 '''
+)
 
 
 @pytest.fixture
@@ -182,13 +185,6 @@ def cuda_script(tmp_path):
     p.write_text(CUDA_SCRIPT)
     line = next(i for i, s in enumerate(CUDA_SCRIPT.splitlines(), 1) if "FALLBACK_LINE" in s)
     return str(p), line
-
-
-def test_gcd_is_still_not_native():
-    # The analyze tests rely on gcd taking the CPU fallback; strict mode proves it does.
-    x = torch.ones(3, dtype=torch.long, device="ocl")
-    with torch_ocl.strict(), pytest.raises(NotImplementedError, match="gcd"):
-        torch.gcd(x + 1, x)
 
 
 def test_analyze_json_lists_fallback_and_native_ops(cuda_script, capsys):
@@ -204,13 +200,13 @@ def test_analyze_json_lists_fallback_and_native_ops(cuda_script, capsys):
     else:  # ran in full precision, and the report says so
         assert any(f["feature"].startswith("autocast") for f in rep["unsupported_features"])
     ops = {r["op"]: r for r in rep["ops"]}
-    fb = next(r for name, r in ops.items() if name.startswith("aten::gcd"))
+    fb = ops[cpu_only_ops.GCD]  # a test-only op with a CPU kernel only
     assert fb["where"] == "fallback" and fb["has_native_kernel"] is False
     assert fb["source"] == f"{script}:{fallback_line}"  # the script is not below the cwd
     assert fb["bytes_to_host"] > 0 and fb["bytes_to_device"] > 0
     assert fb["op"] in rep["fallback_ops"]
-    # the feature list names the op that really ran on the CPU (gcd's .out form) and its caller
-    feat = next(f for f in rep["unsupported_features"] if "gcd" in f["feature"])
+    # the feature list names the op that really ran on the CPU and its caller
+    feat = next(f for f in rep["unsupported_features"] if "cpu_gcd" in f["feature"])
     assert feat["uses"] == 1 and "CPU fallback" in feat["note"] and f"{fallback_line}" in feat["note"]
     mm = ops["aten::mm"]
     assert mm["native_calls"] >= 2  # fp32 forward and the backward of w

@@ -6,6 +6,7 @@ import warnings
 import pytest
 import torch
 
+import cpu_only_ops
 import torch_ocl
 from conftest import make_cpu, run_py
 
@@ -83,22 +84,44 @@ def test_fallback_in_place_and_out():
 
 
 def test_warns_once_per_op():
-    a = torch.ones(5, dtype=torch.int32, device="ocl")
-    r, w = _record(lambda: torch.gcd(a, a))
-    assert torch.equal(r.cpu(), torch.gcd(torch.ones(5, dtype=torch.int32), torch.ones(5, dtype=torch.int32)))
-    assert len(w) == 1
-    assert w[0].category is UserWarning
-    msg = str(w[0].message)
-    assert "aten::gcd.out" in msg and "CPU" in msg and "fallback_report" in msg
-    _, w = _record(lambda: torch.gcd(a, a))
+    # torch.ops calls do not turn C++ warnings into Python ones, so a fresh interpreter's stderr
+    # shows them (the ops are cpu_only_ops', which never get an ocl kernel).
+    rc, out, err = run_py(
+        cpu_only_ops.DEFINE_SOURCE
+        + """
+import torch_ocl
+a = torch.ones(5, dtype=torch.int32, device="ocl")
+r = torch.ops.ocl_test.cpu_gcd(a, a)
+assert r.device.type == "ocl" and torch.equal(r.cpu(), torch.ones(5, dtype=torch.int32))
+print("CALL1", flush=True)
+torch.ops.ocl_test.cpu_gcd(a, a)
+print("CALL2", flush=True)
+torch.ops.ocl_test.cpu_lcm(a, a)  # a different op warns on its own
+print("CALL3", flush=True)
+torch_ocl.reset_fallback_report()  # after a reset the op is new again
+torch.ops.ocl_test.cpu_gcd(a, a)
+print("DONE", flush=True)
+""",
+        env={"TORCH_OCL_STRICT": "0"},
+    )
+    assert rc == 0 and "DONE" in out, err
+    warned = [line for line in err.splitlines() if "torch-ocl:" in line and "no native" in line]
+    assert len(warned) == 3, err
+    assert cpu_only_ops.GCD in warned[0] and "CPU" in warned[0] and "fallback_report" in warned[0]
+    assert cpu_only_ops.LCM in warned[1] and cpu_only_ops.GCD in warned[2]
+
+
+def test_fallback_warning_reaches_python_as_user_warning():
+    # Called through torch's Python functions, the warning is a Python UserWarning. linalg.eig
+    # has no ocl kernel yet; if it gets one, pick another op the conformance matrix marks `fb`.
+    a = torch.eye(3, dtype=torch.float64, device="ocl")
+    with torch_ocl.strict(), pytest.raises(NotImplementedError, match="linalg_eig"):
+        torch.linalg.eig(a)
+    _, w = _record(lambda: torch.linalg.eig(a))
+    assert len(w) == 1 and w[0].category is UserWarning
+    assert "aten::linalg_eig" in str(w[0].message)
+    _, w = _record(lambda: torch.linalg.eig(a))
     assert w == []
-    # A different op warns on its own.
-    _, w = _record(lambda: torch.lcm(a, a))
-    assert len(w) == 1 and "aten::lcm.out" in str(w[0].message)
-    # After a reset the op is new again.
-    torch_ocl.reset_fallback_report()
-    _, w = _record(lambda: torch.gcd(a, a))
-    assert len(w) == 1
 
 
 def test_report_counts_calls_bytes_and_time():
@@ -108,16 +131,16 @@ def test_report_counts_calls_bytes_and_time():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(3):
-            torch.gcd(a, b)
-        torch.lcm(a, a)
+            cpu_only_ops.gcd(a, b)
+        cpu_only_ops.lcm(a, a)
     ops = _ops()
-    add = ops["aten::gcd.out"]
+    add = ops[cpu_only_ops.GCD]
     assert add["calls"] == 3
-    # Per call: self, other and out go to the host; out comes back.
-    assert add["bytes_to_host"] == 3 * 3 * n * 4
+    # Per call: self and other go to the host; the result comes back.
+    assert add["bytes_to_host"] == 3 * 2 * n * 4
     assert add["bytes_to_device"] == 3 * n * 4
     assert add["seconds"] > 0
-    assert ops["aten::lcm.out"]["calls"] == 1
+    assert ops[cpu_only_ops.LCM]["calls"] == 1
     rows = torch_ocl.fallback_report(print_table=False)
     assert [r["seconds"] for r in rows] == sorted((r["seconds"] for r in rows), reverse=True)
     assert set(rows[0]) == {"op", "calls", "bytes_to_host", "bytes_to_device", "seconds"}
@@ -127,7 +150,7 @@ def test_report_counts_calls_bytes_and_time():
     buf = io.StringIO()
     torch_ocl.fallback_report(file=buf)
     text = buf.getvalue()
-    assert "aten::gcd.out" in text and "2 op(s) ran on the CPU" in text
+    assert cpu_only_ops.GCD in text and "2 op(s) ran on the CPU" in text
     torch_ocl.reset_fallback_report()
     assert torch_ocl.fallback_report(print_table=False) == []
     buf = io.StringIO()
@@ -163,8 +186,8 @@ def test_strict_mode_context_manager():
     a = torch.ones(4, dtype=torch.int32, device="ocl")
     with torch_ocl.strict():
         assert torch_ocl._C.is_strict()
-        with pytest.raises(NotImplementedError, match="aten::gcd.out") as info:
-            torch.gcd(a, a)
+        with pytest.raises(NotImplementedError, match=cpu_only_ops.GCD) as info:
+            cpu_only_ops.gcd(a, a)
         assert "strict mode" in str(info.value)
         # Native ops still run.
         b = a.clone()
@@ -172,32 +195,33 @@ def test_strict_mode_context_manager():
         assert b[0].item() == 3.0
         with torch_ocl.strict(False), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            assert torch.equal(torch.gcd(a, a).cpu(), torch.ones(4, dtype=torch.int32))
+            assert torch.equal(cpu_only_ops.gcd(a, a).cpu(), torch.ones(4, dtype=torch.int32))
         with pytest.raises(NotImplementedError):
-            torch.lcm(a, a)
+            cpu_only_ops.lcm(a, a)
     assert not torch_ocl._C.is_strict()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert torch.equal(torch.lcm(a, a).cpu(), torch.ones(4, dtype=torch.int32))
+        assert torch.equal(cpu_only_ops.lcm(a, a).cpu(), torch.ones(4, dtype=torch.int32))
     # The failed calls were not counted.
-    assert "aten::gcd.out" in _ops()
-    assert _ops()["aten::gcd.out"]["calls"] == 1
+    assert cpu_only_ops.GCD in _ops()
+    assert _ops()[cpu_only_ops.GCD]["calls"] == 1
 
 
 def test_strict_mode_environment_variable():
     rc, out, err = run_py(
-        """
-        import torch, torch_ocl
-        assert torch_ocl._C.is_strict()
-        a = torch.ones(3, dtype=torch.int32, device="ocl")
-        b = a.clone().fill_(2)            # native: fine
-        assert b[1].item() == 2.0
-        try:
-            torch.gcd(a, b)
-        except NotImplementedError as e:
-            assert "aten::gcd.out" in str(e), str(e)
-            print("RAISED")
-        """,
+        cpu_only_ops.DEFINE_SOURCE
+        + """
+import torch_ocl
+assert torch_ocl._C.is_strict()
+a = torch.ones(3, dtype=torch.int32, device="ocl")
+b = a.clone().fill_(2)            # native: fine
+assert b[1].item() == 2.0
+try:
+    torch.ops.ocl_test.cpu_gcd(a, b)
+except NotImplementedError as e:
+    assert "ocl_test::cpu_gcd" in str(e), str(e)
+    print("RAISED")
+""",
         env={"TORCH_OCL_STRICT": "1"},
     )
     assert rc == 0, err

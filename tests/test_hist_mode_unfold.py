@@ -108,24 +108,27 @@ def test_unfold_backward(size, step, dim):
     torch.testing.assert_close(o.grad.cpu(), r.grad, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64, torch.complex128])
 @pytest.mark.parametrize("scale", [0.01, 1.0, 30.0])
 def test_matrix_exp(dtype, scale):
     a = rnd(3, 5, 5, dtype=dtype) * scale / 5
+    if dtype.is_complex:
+        a = a + 1j * rnd(3, 5, 5, dtype=dtype, seed=1) * scale / 5
     ref = torch.linalg.matrix_exp(a)
     with torch_ocl.strict():
         got = torch.linalg.matrix_exp(a.to("ocl"))
         single = torch.linalg.matrix_exp(a[0, :1, :1].to("ocl"))
         empty = torch.linalg.matrix_exp(torch.empty(0, 3, 3, dtype=dtype, device="ocl"))
-    tol = 1e-4 if dtype == torch.float32 else 1e-10
+    tol = 1e-4 if dtype in (torch.float32, torch.complex64) else 1e-10
     torch.testing.assert_close(got.cpu(), ref, rtol=tol, atol=tol * ref.abs().max().item())
     torch.testing.assert_close(single.cpu(), a[0, :1, :1].exp(), rtol=tol, atol=tol)
     assert empty.shape == (0, 3, 3)
     x = a[0].clone().requires_grad_()
     xo = a[0].to("ocl").requires_grad_()
-    torch.linalg.matrix_exp(x).sum().backward()
+    w = rnd(5, 5, seed=3).to(dtype)  # a real scalar of the complex result: Re(sum(w * exp(x)))
+    (torch.linalg.matrix_exp(x) * w).sum().real.backward()
     with torch_ocl.strict():
-        torch.linalg.matrix_exp(xo).sum().backward()
+        (torch.linalg.matrix_exp(xo) * w.to("ocl")).sum().real.backward()
     torch.testing.assert_close(xo.grad.cpu(), x.grad, rtol=tol * 10,
                                atol=tol * 10 * x.grad.abs().max().item())
 

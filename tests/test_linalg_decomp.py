@@ -10,11 +10,20 @@ import torch
 import torch_ocl
 
 TOL = {torch.float32: dict(rtol=2e-4, atol=2e-4), torch.float64: dict(rtol=1e-9, atol=1e-9)}
+TOL[torch.complex64], TOL[torch.complex128] = TOL[torch.float32], TOL[torch.float64]
 DTYPES = [torch.float32, torch.float64]
+# LU, lu_unpack, linalg.lu and lstsq also run complex
+LU_DTYPES = DTYPES + [torch.complex64, torch.complex128]
 
 
 def rand(*shape, seed=0, dtype=torch.float32):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
+    wide = torch.complex128 if dtype.is_complex else torch.float64
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=wide).to(dtype)
+
+
+def scalar(t):
+    """A real scalar of t for backward (complex: the real and imaginary parts weighted apart)."""
+    return t.real.sum() + 0.5 * t.imag.sum() if t.is_complex() else t.sum()
 
 
 def close(a, b, dtype, scale=1.0):
@@ -224,7 +233,7 @@ def test_errors(ocl):
         torch.linalg.qr(torch.randn(3, 3, device=ocl))
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", LU_DTYPES)
 def test_lu_rectangular_unpack_and_linalg_lu(dtype):
     for shape in ((5, 3), (3, 5), (4, 4), (2, 6, 4), (0, 3), (3, 0), (2, 0, 0)):
         a = rand(*shape, dtype=dtype)
@@ -242,14 +251,14 @@ def test_lu_rectangular_unpack_and_linalg_lu(dtype):
     a = rand(5, 3, seed=2, dtype=dtype)
     ac, ao = a.clone().requires_grad_(), a.to("ocl").requires_grad_()
     _, l, u = torch.linalg.lu(ac)
-    (l.sum() + 2 * u.sum()).backward()
+    (scalar(l) + 2 * scalar(u)).backward()
     with torch_ocl.strict():
         _, l, u = torch.linalg.lu(ao)
-        (l.sum() + 2 * u.sum()).backward()
+        (scalar(l) + 2 * scalar(u)).backward()
     close(ao.grad, ac.grad, dtype, scale=10)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", LU_DTYPES)
 @pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
 def test_lstsq(driver, dtype):
     cases = [(rand(6, 4, dtype=dtype), rand(6, 2, seed=1, dtype=dtype)),
@@ -266,7 +275,7 @@ def test_lstsq(driver, dtype):
         ref = torch.linalg.lstsq(a, b, driver=driver)
         for g, r in zip(got, ref):
             assert g.shape == r.shape and g.dtype == r.dtype
-            if r.is_floating_point():
+            if r.is_floating_point() or r.is_complex():
                 close(g, r, dtype, scale=20)
             else:
                 assert torch.equal(g.cpu(), r)
@@ -274,9 +283,9 @@ def test_lstsq(driver, dtype):
     a, b = rand(5, 3, seed=6, dtype=dtype), rand(5, 2, seed=7, dtype=dtype)
     ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
     ao, bo = a.to("ocl").requires_grad_(), b.to("ocl").requires_grad_()
-    torch.linalg.lstsq(ac, bc, driver=driver).solution.sum().backward()
+    scalar(torch.linalg.lstsq(ac, bc, driver=driver).solution).backward()
     with torch_ocl.strict():
-        torch.linalg.lstsq(ao, bo, driver=driver).solution.sum().backward()
+        scalar(torch.linalg.lstsq(ao, bo, driver=driver).solution).backward()
     close(ao.grad, ac.grad, dtype, scale=20)
     close(bo.grad, bc.grad, dtype, scale=20)
 

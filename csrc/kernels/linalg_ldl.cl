@@ -1,17 +1,32 @@
 // LDL^T with Bunch-Kaufman pivoting (LAPACK sytf2, uplo = 'L') and its solve (sytrs), on
 // contiguous row-major (batch, n, n) matrices of which only the lower triangle is read. Unblocked,
-// for batches of small matrices. Macros from nn_common: T, ACC, LD, ST.
+// for batches of small matrices. Written once over kernels/linalg_scalar.cl: real (float,
+// double; hermitian is the same there) and complex, where herm = 0 is zsytf2/zsytrs (symmetric)
+// and herm = 1 zhetf2/zhetrs (Hermitian: a real diagonal, conjugated transposes). Pivots are
+// chosen on |re| + |im| (izamax / cabs1) as LAPACK's are.
 #define LS 256  // kRowLocal: launchRowGroups' work-group size
 
 // The element (i, j), i >= j, of the lower triangle of the n x n matrix a.
 #define A_(i, j) ((i) * n + (j))
 
-// The first index of the largest |x| over count elements x[first + t * stride] (BLAS i?amax).
-long iamax(__global const T* a, long first, long stride, long count) {
+#ifdef OCL_COMPLEX
+// LAPACK's (Fortran's) complex division: a zero divisor gives NaN, as on CPU.
+inline CT ldl_cdiv(CT a, CT b) {
+  return (b.x == 0 && b.y == 0) ? (CT)(NAN, NAN) : ocl_cdiv(a, b);
+}
+#define LDL_DIV(a, b) ldl_cdiv(a, b)
+#else
+#define LDL_DIV(a, b) ((a) / (b))
+#endif
+// x with its imaginary part dropped (a Hermitian diagonal element).
+#define LDL_REAL_PART(x) S_REAL(S_RE(x))
+
+// The first index of the largest |re| + |im| over count elements x[first + t * stride] (i?amax).
+long iamax(__global const E* a, long first, long stride, long count) {
   long best = 0;
-  ACC v = -1;
+  SR v = -1;
   for (long t = 0; t < count; ++t) {
-    const ACC x = fabs(LD(a, first + t * stride));
+    const SR x = S_ABS1(S_LD(a, first + t * stride));
     if (x > v) {
       v = x;
       best = t;
@@ -26,40 +41,44 @@ long iamax(__global const T* a, long first, long stride, long count) {
 // piv[k] = piv[k + 1] = -p, rows/columns k + 1 and p - 1 swapped with a 2x2 block at k. info:
 // the first (1-based) zero column found (D singular), 0 if none.
 __kernel void ldl_factor(__global char* ab, ulong aoff, __global char* pb, ulong poff,
-                         __global char* ib, ulong ioff, long n) {
+                         __global char* ib, ulong ioff, long n, int herm_arg) {
+  const int herm = S_IS_COMPLEX && herm_arg;
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
-  __global T* a = (__global T*)(ab + aoff) + g * n * n;
+  __global E* a = (__global E*)(ab + aoff) + g * n * n;
   __global int* piv = (__global int*)(pb + poff) + g * n;
   __local long s_kp;
   __local int s_kstep, s_skip, s_info;
   if (lid == 0) s_info = 0;
-  const ACC alpha = (ACC)((1 + sqrt(17.0)) / 8);
+  const SR alpha = (SR)((1 + sqrt(17.0)) / 8);
   long k = 0;
   while (k < n) {
     if (lid == 0) {
       int kstep = 1, skip = 0;
       long kp = k, imax = k;
-      const ACC absakk = fabs(LD(a, A_(k, k)));
-      ACC colmax = 0;
+      const SR absakk = herm ? fabs(S_RE(S_LD(a, A_(k, k)))) : S_ABS1(S_LD(a, A_(k, k)));
+      SR colmax = 0;
       if (k < n - 1) {
         imax = k + 1 + iamax(a, A_(k + 1, k), n, n - k - 1);
-        colmax = fabs(LD(a, A_(imax, k)));
+        colmax = S_ABS1(S_LD(a, A_(imax, k)));
       }
       if (max(absakk, colmax) == 0 || isnan(absakk)) {
         if (s_info == 0) s_info = (int)(k + 1);
         skip = 1;
+        if (herm) S_ST(a, A_(k, k), LDL_REAL_PART(S_LD(a, A_(k, k))));
       } else if (absakk < alpha * colmax) {
         // The largest off-diagonal |a| in row/column imax of the trailing matrix.
         long jmax = k + iamax(a, A_(imax, k), 1, imax - k);
-        ACC rowmax = fabs(LD(a, A_(imax, jmax)));
+        SR rowmax = S_ABS1(S_LD(a, A_(imax, jmax)));
         if (imax < n - 1) {
           jmax = imax + 1 + iamax(a, A_(imax + 1, imax), n, n - imax - 1);
-          rowmax = max(rowmax, fabs(LD(a, A_(jmax, imax))));
+          rowmax = max(rowmax, S_ABS1(S_LD(a, A_(jmax, imax))));
         }
+        const SR aii =
+            herm ? fabs(S_RE(S_LD(a, A_(imax, imax)))) : S_ABS1(S_LD(a, A_(imax, imax)));
         if (absakk >= alpha * colmax * (colmax / rowmax)) {
           kp = k;
-        } else if (fabs(LD(a, A_(imax, imax))) >= alpha * rowmax) {
+        } else if (aii >= alpha * rowmax) {
           kp = imax;
         } else {
           kp = imax;
@@ -84,57 +103,99 @@ __kernel void ldl_factor(__global char* ab, ulong aoff, __global char* pb, ulong
       if (kp != kk) {
         // Rows and columns kk and kp of the trailing matrix trade places (lower triangle).
         for (long t = kp + 1 + lid; t < n; t += LS) {
-          const ACC v = LD(a, A_(t, kk));
-          ST(a, A_(t, kk), LD(a, A_(t, kp)));
-          ST(a, A_(t, kp), v);
+          const S v = S_LD(a, A_(t, kk));
+          S_ST(a, A_(t, kk), S_LD(a, A_(t, kp)));
+          S_ST(a, A_(t, kp), v);
         }
         for (long t = kk + 1 + lid; t < kp; t += LS) {
-          const ACC v = LD(a, A_(t, kk));
-          ST(a, A_(t, kk), LD(a, A_(kp, t)));
-          ST(a, A_(kp, t), v);
+          const S v = S_LD(a, A_(t, kk));
+          const S w = S_LD(a, A_(kp, t));
+          S_ST(a, A_(t, kk), herm ? S_CONJ(w) : w);
+          S_ST(a, A_(kp, t), herm ? S_CONJ(v) : v);
         }
         if (lid == 0) {
-          const ACC v = LD(a, A_(kk, kk));
-          ST(a, A_(kk, kk), LD(a, A_(kp, kp)));
-          ST(a, A_(kp, kp), v);
+          if (herm) S_ST(a, A_(kp, kk), S_CONJ(S_LD(a, A_(kp, kk))));
+          const S v = S_LD(a, A_(kk, kk));
+          const S w = S_LD(a, A_(kp, kp));
+          S_ST(a, A_(kk, kk), herm ? LDL_REAL_PART(w) : w);
+          S_ST(a, A_(kp, kp), herm ? LDL_REAL_PART(v) : v);
           if (kstep == 2) {
-            const ACC w = LD(a, A_(k + 1, k));
-            ST(a, A_(k + 1, k), LD(a, A_(kp, k)));
-            ST(a, A_(kp, k), w);
+            if (herm) S_ST(a, A_(k, k), LDL_REAL_PART(S_LD(a, A_(k, k))));
+            const S u = S_LD(a, A_(k + 1, k));
+            S_ST(a, A_(k + 1, k), S_LD(a, A_(kp, k)));
+            S_ST(a, A_(kp, k), u);
           }
         }
+      } else if (herm && lid == 0) {
+        S_ST(a, A_(k, k), LDL_REAL_PART(S_LD(a, A_(k, k))));
+        if (kstep == 2) S_ST(a, A_(k + 1, k + 1), LDL_REAL_PART(S_LD(a, A_(k + 1, k + 1))));
       }
       barrier(CLK_GLOBAL_MEM_FENCE);
       if (kstep == 1) {
         const long m = n - k - 1;
-        const ACC d11 = 1 / LD(a, A_(k, k));
-        // A22 -= d11 x x^T (syr), then x *= d11.
-        for (long e = lid; e < m * m; e += LS) {
-          const long i = k + 1 + e / m, j = k + 1 + e % m;
-          if (i < j) continue;
-          const ACC t = -d11 * LD(a, A_(j, k));
-          ST(a, A_(i, j), LD(a, A_(i, j)) + LD(a, A_(i, k)) * t);
+        if (herm) {
+          const SR r1 = 1 / S_RE(S_LD(a, A_(k, k)));
+          // her: A22 -= r1 x x^H (the diagonal stays real), then x *= r1.
+          for (long e = lid; e < m * m; e += LS) {
+            const long i = k + 1 + e / m, j = k + 1 + e % m;
+            if (i < j) continue;
+            const S t = -r1 * S_CONJ(S_LD(a, A_(j, k)));
+            const S v = S_LD(a, A_(i, j)) + S_MUL(S_LD(a, A_(i, k)), t);
+            S_ST(a, A_(i, j), i == j ? LDL_REAL_PART(v) : v);
+          }
+          barrier(CLK_GLOBAL_MEM_FENCE);
+          for (long i = k + 1 + lid; i < n; i += LS) S_ST(a, A_(i, k), r1 * S_LD(a, A_(i, k)));
+        } else {
+          // syr: A22 -= r1 x x^T, then x *= r1, r1 = 1 / d.
+          const S r1 = LDL_DIV(S_REAL(1), S_LD(a, A_(k, k)));
+          for (long e = lid; e < m * m; e += LS) {
+            const long i = k + 1 + e / m, j = k + 1 + e % m;
+            if (i < j) continue;
+            const S t = -S_MUL(r1, S_LD(a, A_(j, k)));
+            S_ST(a, A_(i, j), S_LD(a, A_(i, j)) + S_MUL(S_LD(a, A_(i, k)), t));
+          }
+          barrier(CLK_GLOBAL_MEM_FENCE);
+          for (long i = k + 1 + lid; i < n; i += LS)
+            S_ST(a, A_(i, k), S_MUL(r1, S_LD(a, A_(i, k))));
         }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        for (long i = k + 1 + lid; i < n; i += LS) ST(a, A_(i, k), d11 * LD(a, A_(i, k)));
       } else if (k < n - 2) {
         const long m = n - k - 2;
-        const ACC d21r = LD(a, A_(k + 1, k));
-        const ACC d11 = LD(a, A_(k + 1, k + 1)) / d21r;
-        const ACC d22 = LD(a, A_(k, k)) / d21r;
-        const ACC d21 = (1 / (d11 * d22 - 1)) / d21r;
+        // The 2x2 block's inverse as LAPACK's: d (d11, -d21; -c21, d22), c21 = conj(d21) for
+        // Hermitian, d21 = 1 for symmetric.
+        S d21, d11, d22, d;
+        if (herm) {
+          const SR dd = S_ABS(S_LD(a, A_(k + 1, k)));
+          const SR e11 = S_RE(S_LD(a, A_(k + 1, k + 1))) / dd, e22 = S_RE(S_LD(a, A_(k, k))) / dd;
+          const SR tt = 1 / (e11 * e22 - 1);
+          d11 = S_REAL(e11);
+          d22 = S_REAL(e22);
+          d21 = S_LD(a, A_(k + 1, k)) / dd;
+          d = S_REAL(tt / dd);
+        } else {
+          const S r = S_LD(a, A_(k + 1, k));
+          d11 = LDL_DIV(S_LD(a, A_(k + 1, k + 1)), r);
+          d22 = LDL_DIV(S_LD(a, A_(k, k)), r);
+          const S t = LDL_DIV(S_REAL(1), S_MUL(d11, d22) - S_REAL(1));
+          d = LDL_DIV(t, r);
+          d21 = S_REAL(1);
+        }
+        const S c21 = herm ? S_CONJ(d21) : d21;
         for (long e = lid; e < m * m; e += LS) {
           const long i = k + 2 + e / m, j = k + 2 + e % m;
           if (i < j) continue;
-          const ACC wk = d21 * (d11 * LD(a, A_(j, k)) - LD(a, A_(j, k + 1)));
-          const ACC wkp1 = d21 * (d22 * LD(a, A_(j, k + 1)) - LD(a, A_(j, k)));
-          ST(a, A_(i, j), LD(a, A_(i, j)) - LD(a, A_(i, k)) * wk - LD(a, A_(i, k + 1)) * wkp1);
+          const S ajk = S_LD(a, A_(j, k)), ajk1 = S_LD(a, A_(j, k + 1));
+          const S wk = S_MUL(d, S_MUL(d11, ajk) - S_MUL(d21, ajk1));
+          const S wkp1 = S_MUL(d, S_MUL(d22, ajk1) - S_MUL(c21, ajk));
+          const S uk = herm ? S_CONJ(wk) : wk, ukp1 = herm ? S_CONJ(wkp1) : wkp1;
+          const S v = S_LD(a, A_(i, j)) - S_MUL(S_LD(a, A_(i, k)), uk) -
+                      S_MUL(S_LD(a, A_(i, k + 1)), ukp1);
+          S_ST(a, A_(i, j), herm && i == j ? LDL_REAL_PART(v) : v);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
         for (long j = k + 2 + lid; j < n; j += LS) {
-          const ACC ajk = LD(a, A_(j, k)), ajk1 = LD(a, A_(j, k + 1));
-          ST(a, A_(j, k), d21 * (d11 * ajk - ajk1));
-          ST(a, A_(j, k + 1), d21 * (d22 * ajk1 - ajk));
+          const S ajk = S_LD(a, A_(j, k)), ajk1 = S_LD(a, A_(j, k + 1));
+          S_ST(a, A_(j, k), S_MUL(d, S_MUL(d11, ajk) - S_MUL(d21, ajk1)));
+          S_ST(a, A_(j, k + 1), S_MUL(d, S_MUL(d22, ajk1) - S_MUL(c21, ajk)));
         }
       }
     }
@@ -144,63 +205,74 @@ __kernel void ldl_factor(__global char* ab, ulong aoff, __global char* pb, ulong
   if (lid == 0) ((__global int*)(ib + ioff))[g] = s_info;
 }
 
-// X with A X = B for A = L D L^T as ldl_factor leaves it, in place on x (batch, n, k), one work
-// item per (column c, matrix g) (LAPACK sytrs, uplo = 'L').
+// X with A X = B for A = L D L^T (L D L^H with herm) as ldl_factor leaves it, in place on x
+// (batch, n, k), one work item per (column c, matrix g) (LAPACK sytrs / hetrs, uplo = 'L').
 __kernel void ldl_solve(__global char* ab, ulong aoff, __global char* pb, ulong poff,
-                        __global char* xb, ulong xoff, long n, long k) {
+                        __global char* xb, ulong xoff, long n, long k, int herm_arg) {
+  const int herm = S_IS_COMPLEX && herm_arg;
   const long c = get_global_id(0), g = get_global_id(1);
   if (c >= k) return;
-  __global const T* a = (__global const T*)(ab + aoff) + g * n * n;
+  __global const E* a = (__global const E*)(ab + aoff) + g * n * n;
   __global const int* piv = (__global const int*)(pb + poff) + g * n;
-  __global T* x = (__global T*)(xb + xoff) + g * n * k;
-#define X_(i) x[(i) * k + c]
-#define SWAP_ROWS(r, s)               \
-  if ((r) != (s)) {                   \
-    const T sw = X_(r);               \
-    X_(r) = X_(s);                    \
-    X_(s) = sw;                       \
+  __global E* x = (__global E*)(xb + xoff) + g * n * k;
+#define X_(i) ((i) * k + c)
+#define SWAP_ROWS(r, s)              \
+  if ((r) != (s)) {                  \
+    const S sw = S_LD(x, X_(r));     \
+    S_ST(x, X_(r), S_LD(x, X_(s)));  \
+    S_ST(x, X_(s), sw);              \
   }
   // L D y = b.
   for (long j = 0; j < n;) {
     if (piv[j] > 0) {
       const long p = piv[j] - 1;
       SWAP_ROWS(j, p);
-      const ACC bj = LD(x, j * k + c);
-      for (long i = j + 1; i < n; ++i) ST(x, i * k + c, LD(x, i * k + c) - LD(a, A_(i, j)) * bj);
-      ST(x, j * k + c, bj * (1 / LD(a, A_(j, j))));
+      const S bj = S_LD(x, X_(j));
+      for (long i = j + 1; i < n; ++i)
+        S_ST(x, X_(i), S_LD(x, X_(i)) - S_MUL(S_LD(a, A_(i, j)), bj));
+      // times 1 / d, as LAPACK's scal
+      S_ST(x, X_(j), herm ? (1 / S_RE(S_LD(a, A_(j, j)))) * bj
+                          : S_MUL(bj, LDL_DIV(S_REAL(1), S_LD(a, A_(j, j)))));
       j += 1;
     } else {
       const long p = -piv[j] - 1;
       SWAP_ROWS(j + 1, p);
-      const ACC b0 = LD(x, j * k + c), b1 = LD(x, (j + 1) * k + c);
+      const S b0 = S_LD(x, X_(j)), b1 = S_LD(x, X_(j + 1));
       for (long i = j + 2; i < n; ++i)
-        ST(x, i * k + c, LD(x, i * k + c) - LD(a, A_(i, j)) * b0 - LD(a, A_(i, j + 1)) * b1);
-      const ACC akm1k = LD(a, A_(j + 1, j));
-      const ACC akm1 = LD(a, A_(j, j)) / akm1k, ak = LD(a, A_(j + 1, j + 1)) / akm1k;
-      const ACC denom = akm1 * ak - 1;
-      const ACC bkm1 = b0 / akm1k, bk = b1 / akm1k;
-      ST(x, j * k + c, (ak * bkm1 - bk) / denom);
-      ST(x, (j + 1) * k + c, (akm1 * bk - bkm1) / denom);
+        S_ST(x, X_(i),
+             S_LD(x, X_(i)) - S_MUL(S_LD(a, A_(i, j)), b0) - S_MUL(S_LD(a, A_(i, j + 1)), b1));
+      const S akm1k = S_LD(a, A_(j + 1, j));
+      const S lo = herm ? S_CONJ(akm1k) : akm1k;
+      const S akm1 = LDL_DIV(S_LD(a, A_(j, j)), lo);
+      const S ak = LDL_DIV(S_LD(a, A_(j + 1, j + 1)), akm1k);
+      const S denom = S_MUL(akm1, ak) - S_REAL(1);
+      const S bkm1 = LDL_DIV(b0, lo), bk = LDL_DIV(b1, akm1k);
+      S_ST(x, X_(j), LDL_DIV(S_MUL(ak, bkm1) - bk, denom));
+      S_ST(x, X_(j + 1), LDL_DIV(S_MUL(akm1, bk) - bkm1, denom));
       j += 2;
     }
   }
-  // L^T x = y.
+  // L^T x = y (L^H with herm).
   for (long j = n - 1; j >= 0;) {
     if (piv[j] > 0) {
-      ACC s = LD(x, j * k + c);
-      for (long i = j + 1; i < n; ++i) s -= LD(a, A_(i, j)) * LD(x, i * k + c);
-      ST(x, j * k + c, s);
+      S s = S_LD(x, X_(j));
+      for (long i = j + 1; i < n; ++i) {
+        const S l = S_LD(a, A_(i, j));
+        s -= S_MUL(herm ? S_CONJ(l) : l, S_LD(x, X_(i)));
+      }
+      S_ST(x, X_(j), s);
       const long p = piv[j] - 1;
       SWAP_ROWS(j, p);
       j -= 1;
     } else {
-      ACC s1 = LD(x, j * k + c), s0 = LD(x, (j - 1) * k + c);
+      S s1 = S_LD(x, X_(j)), s0 = S_LD(x, X_(j - 1));
       for (long i = j + 1; i < n; ++i) {
-        s1 -= LD(a, A_(i, j)) * LD(x, i * k + c);
-        s0 -= LD(a, A_(i, j - 1)) * LD(x, i * k + c);
+        const S l1 = S_LD(a, A_(i, j)), l0 = S_LD(a, A_(i, j - 1));
+        s1 -= S_MUL(herm ? S_CONJ(l1) : l1, S_LD(x, X_(i)));
+        s0 -= S_MUL(herm ? S_CONJ(l0) : l0, S_LD(x, X_(i)));
       }
-      ST(x, j * k + c, s1);
-      ST(x, (j - 1) * k + c, s0);
+      S_ST(x, X_(j), s1);
+      S_ST(x, X_(j - 1), s0);
       const long p = -piv[j] - 1;
       SWAP_ROWS(j, p);
       j -= 2;

@@ -14,6 +14,7 @@
 #include "aten/launch.h"
 
 #include <cmath>
+#include <complex>
 
 namespace torch_ocl::aten {
 namespace {
@@ -56,6 +57,34 @@ __kernel void range_k(__global char* db, ulong doff, long n, int mode, REAL a, R
   }
   if (mode == 2) v = pow(base, v);
   STORE_REAL(d, i, v);
+}
+
+// Complex logspace into the real view (re, im pairs): base^z = exp(z log(base)) for
+// z = a + step i (first half) or e - step (n - 1 - i), as CPU's; lb = log(base) as a complex.
+// exp(-inf + i NaN) is 0, as C99's cexp (base 0).
+__kernel void logspace_complex_k(__global char* db, ulong doff, long n, REAL ar, REAL ai, REAL sr,
+                                 REAL si, REAL er, REAL ei, REAL lr, REAL li) {
+  const long i = get_global_id(0);
+  if (i >= n) return;
+  __global ST* d = (__global ST*)(db + doff);
+  REAL zr, zi;
+  if (i < n / 2) {
+    zr = ar + sr * (REAL)i;
+    zi = ai + si * (REAL)i;
+  } else {
+    const REAL k = (REAL)(n - i - 1);
+    zr = er - sr * k;
+    zi = ei - si * k;
+  }
+  const REAL wr = zr * lr - zi * li, wi = zr * li + zi * lr;
+  REAL v = 0, w = 0;
+  if (!(isinf(wr) && wr < 0)) {
+    const REAL m = exp(wr);
+    v = m * cos(wi);
+    w = m * sin(wi);
+  }
+  STORE_REAL(d, 2 * i, v);
+  STORE_REAL(d, 2 * i + 1, w);
 }
 
 __kernel void arange_long_k(__global char* db, ulong doff, long n, long a, long step) {
@@ -182,14 +211,55 @@ void linspaceStub(at::TensorIterator& iter, const at::Scalar& start, const at::S
   intoOutput(iter, [&](const at::Tensor& d) { launchRange(d, kLinspace, a, step, e, 0, reduced); });
 }
 
+// Complex logspace as CPU's: start and end rounded to the dtype, the exponents in REAL.
+void logspaceComplex(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
+                     at::Tensor& result) {
+  if (steps == 0) return;
+  const c10::ScalarType rt = c10::toRealValueType(result.scalar_type());
+  const auto a0 = start.to<c10::complex<double>>(), e0 = end.to<c10::complex<double>>();
+  const std::complex<double> a(roundToDtype(a0.real(), rt), roundToDtype(a0.imag(), rt));
+  const std::complex<double> e(roundToDtype(e0.real(), rt), roundToDtype(e0.imag(), rt));
+  if (steps == 1) {
+    const std::complex<double> v = std::pow(std::complex<double>(base, 0), a);
+    result.fill_(c10::complex<double>(v.real(), v.imag()));
+    return;
+  }
+  at::Tensor r = result.is_contiguous() ? result : result.contiguous();
+  const std::complex<double> step = (e - a) / static_cast<double>(steps - 1);
+  const std::complex<double> lb = std::log(std::complex<double>(base, 0));
+  const c10::DeviceIndex idx = r.device().index();
+  checkDtypeSupported(r.scalar_type(), idx);
+  const bool dbl = realMath(idx);
+  cl_program prog = rangeProgram(idx, rt, dbl);
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, "logspace_complex_k");
+  cl_uint i = 0;
+  setArg(k, i, bufferOf(r));
+  setArg(k, i, static_cast<cl_long>(steps));
+  for (double v :
+       {a.real(), a.imag(), step.real(), step.imag(), e.real(), e.imag(), lb.real(), lb.imag()}) {
+    if (dbl)
+      setArg(k, i, static_cast<cl_double>(v));
+    else
+      setArg(k, i, static_cast<cl_float>(v));
+  }
+  launch1D(device(idx), currentQueue(idx), k, steps);
+  OCL_CATCH
+  if (!r.is_same(result)) result.copy_(r);
+}
+
 at::Tensor& logspaceOut(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
                         at::Tensor& result) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  if (at::isComplexType(result.scalar_type())) {
+  if (result.scalar_type() == at::kComplexHalf) {
     runFallback("aten::logspace", "out", {start, end, steps, base, result});
     return result;
   }
   if (result.numel() != steps) result.resize_({steps});
+  if (at::isComplexType(result.scalar_type())) {
+    logspaceComplex(start, end, steps, base, result);
+    return result;
+  }
   if (steps == 0) return result;
   at::Tensor r = result.is_contiguous() ? result : result.contiguous();
   const c10::ScalarType t = r.scalar_type();

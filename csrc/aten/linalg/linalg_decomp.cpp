@@ -1,7 +1,7 @@
 // QR (geqrf, linalg.qr, householder_product, ormqr), the symmetric eigensolver (linalg.eigh,
 // eigvalsh) and the SVD (linalg.svd, svdvals) on the device through the per-matrix kernels of
 // kernels/linalg_decomp.cl, for float32 and float64 (the dtypes CPU PyTorch has for them; 16-bit
-// gets CPU's error through the fallback), and for complex too (kernels/linalg_decomp_complex.cl:
+// gets CPU's error through the fallback), and for complex too (the same file's complex forms:
 // Hermitian Jacobi turns each pair's element real before rotating). Argument
 // checks and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
 // conventions, so R's signs, Q and the packed reflectors are CPU's. eigh is two-sided Jacobi,
@@ -22,31 +22,20 @@
 #include "aten/fallback.h"
 #include "aten/linalg/linalg_blocked.h"
 #include "aten/linalg/linalg_decomp.h"
+#include "aten/linalg/linalg_scalar.h"
 #include "aten/nn_common.h"
 #include "aten/structured.h"
 
 namespace torch_ocl::aten {
 
 char kLinalgDecompFamily;
-char kLinalgDecompComplexFamily;
 
-// Complex: geqrf, apply_reflectors, jacobi_svd and jacobi_eigh (linalg_decomp_complex.cl).
+// Real and complex programs of the one kernels/linalg_decomp.cl (its complex Jacobi kernels are
+// complex forms of their own).
 cl_kernel decompKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
-  const c10::ScalarType t = like.scalar_type();
-  if (c10::isComplexType(t)) {
-    checkDtypeSupported(t, idx);
-    cl_program prog = programs(idx).get({&kLinalgDecompComplexFamily, dtypeCode(t)}, [&] {
-      const std::string real = t == c10::kComplexDouble ? "double" : "float";
-      const std::string h = "typedef " + real + "2 CT;\ntypedef " + real + " CR;\n";
-      return rt::ProgramSource{std::string("linalg_decomp_complex<") + c10::toString(t) + ">",
-                               withPrelude(h + kernels::source("complex.cl") +
-                                           kernels::source("linalg_decomp_complex.cl")),
-                               ""};
-    });
-    return programs(idx).kernel(prog, name);
-  }
-  return programs(idx).kernel(nnProgram(idx, &kLinalgDecompFamily, "linalg_decomp.cl", t), name);
+  return programs(idx).kernel(
+      linalgScalarProgram(idx, &kLinalgDecompFamily, "linalg_decomp.cl", like.scalar_type()), name);
 }
 
 // One work group per matrix, of the smallest power of two >= the matrix's parallel extent in

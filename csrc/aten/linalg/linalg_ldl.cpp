@@ -1,8 +1,8 @@
 // linalg.ldl_factor(_ex) and linalg.ldl_solve on the device: LDL^T with Bunch-Kaufman pivoting as
 // LAPACK's sytrf computes it for CPU (the lower triangle, LAPACK's pivot encoding), and the
-// matching solve (sytrs), through the small-matrix kernels of kernels/linalg_ldl.cl (float32,
-// float64; hermitian is the same for real matrices) and kernels/linalg_ldl_complex.cl (complex:
-// zsytf2/zsytrs, or zhetf2/zhetrs with hermitian). Argument checks and output layouts come from
+// matching solve (sytrs), through the small-matrix kernels of kernels/linalg_ldl.cl, one source
+// for float32, float64 (hermitian is the same for real matrices) and complex (zsytf2/zsytrs, or
+// zhetf2/zhetrs with hermitian). Argument checks and output layouts come from
 // PyTorch's meta functions.
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
@@ -13,6 +13,7 @@
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/linalg/linalg_scalar.h"
 #include "aten/nn_common.h"
 #include "aten/structured.h"
 
@@ -20,24 +21,12 @@ namespace torch_ocl::aten {
 namespace {
 
 char kLinalgLdlFamily;
-char kLinalgLdlComplexFamily;
 
 cl_kernel ldlKernel(const at::Tensor& like, const char* name) {
-  const c10::DeviceIndex idx = like.device().index();
-  const c10::ScalarType t = like.scalar_type();
-  if (c10::isComplexType(t)) {
-    checkDtypeSupported(t, idx);
-    cl_program prog = programs(idx).get({&kLinalgLdlComplexFamily, dtypeCode(t)}, [&] {
-      const std::string real = t == c10::kComplexDouble ? "double" : "float";
-      const std::string h = "typedef " + real + "2 CT;\ntypedef " + real + " CR;\n";
-      return rt::ProgramSource{
-          std::string("linalg_ldl_complex<") + c10::toString(t) + ">",
-          withPrelude(h + kernels::source("complex.cl") + kernels::source("linalg_ldl_complex.cl")),
-          ""};
-    });
-    return programs(idx).kernel(prog, name);
-  }
-  return programs(idx).kernel(nnProgram(idx, &kLinalgLdlFamily, "linalg_ldl.cl", t), name);
+  return programs(like.device().index())
+      .kernel(linalgScalarProgram(like.device().index(), &kLinalgLdlFamily, "linalg_ldl.cl",
+                                  like.scalar_type()),
+              name);
 }
 
 bool ldlNative(const at::Tensor& t) {
@@ -63,9 +52,9 @@ void ldlFactorInto(Structured<at::meta::structured_linalg_ldl_factor_ex>& s, con
   const c10::DeviceIndex idx = A.device().index();
   OCL_TRY
   cl_kernel k = ldlKernel(work, "ldl_factor");
-  setArgs(k, bufferOf(work), bufferOf(piv), bufferOf(inf), static_cast<cl_long>(n));
-  cl_uint herm_arg = 7;  // after three (buffer, offset) pairs and n
-  if (work.is_complex()) setArg(k, herm_arg, static_cast<cl_int>(hermitian));
+  // hermitian is the same as symmetric for real matrices (the kernel ignores it there)
+  setArgs(k, bufferOf(work), bufferOf(piv), bufferOf(inf), static_cast<cl_long>(n),
+          static_cast<cl_int>(hermitian));
   launchRowGroups(idx, k, batch);
   OCL_CATCH
   LD.copy_(work);
@@ -120,9 +109,7 @@ void ldlSolveInto(Structured<at::meta::structured_linalg_ldl_solve>& s, const at
   OCL_TRY
   cl_kernel kern = ldlKernel(x, "ldl_solve");
   setArgs(kern, bufferOf(ld), bufferOf(piv), bufferOf(x), static_cast<cl_long>(n),
-          static_cast<cl_long>(k));
-  cl_uint herm_arg = 8;  // after three (buffer, offset) pairs, n and k
-  if (x.is_complex()) setArg(kern, herm_arg, static_cast<cl_int>(hermitian));
+          static_cast<cl_long>(k), static_cast<cl_int>(hermitian));
   const size_t local[2] = {64, 1};
   const size_t global[2] = {static_cast<size_t>((k + 63) / 64 * 64), static_cast<size_t>(nbatch)};
   launch2D(currentQueue(idx), kern, global, local);

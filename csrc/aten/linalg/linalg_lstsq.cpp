@@ -1,6 +1,7 @@
 // linalg.lstsq (every driver name CPU accepts), lu_unpack and linalg.lu on the device, from the
-// QR and SVD of linalg_decomp.cpp and the LU of linalg_small.cpp, for float32 and float64
-// (lu_unpack also float16/bfloat16, as on CPU; complex keeps the counted CPU fallback). Outputs
+// QR and SVD of linalg_decomp.cpp and the LU of linalg_small.cpp, for float32, float64 and
+// complex (lu_unpack also float16/bfloat16, as on CPU). Complex solves through Q^H and A^H where
+// the real forms use the transposes; residuals and singular values are real, as CPU's. Outputs
 // follow CPU's: gels solves through QR (full rank assumed, as LAPACK's), gelsy/gelsd/gelss through
 // the SVD with rank = #(s > rcond s_max) and the minimum-norm solution; rank for every driver but
 // gels, singular values for gelsd and gelss, residuals for m > n and a driver other than gelsy
@@ -25,6 +26,12 @@
 namespace torch_ocl::aten {
 namespace {
 
+// float32, float64 and the complex dtypes over them: what the QR, SVD and LU kernels take.
+bool lstsqNative(const at::Tensor& t) {
+  return decompNative(t) || t.scalar_type() == at::kComplexFloat ||
+         t.scalar_type() == at::kComplexDouble;
+}
+
 // ---- lu_unpack, linalg.lu --------------------------------------------------------------------
 // perm (..., m) int64 with row i of P^T A = row perm[i] of A, from LAPACK pivots (..., k).
 at::Tensor pivotsToPerm(const at::Tensor& pivots, int64_t m, const at::Tensor& like) {
@@ -39,7 +46,12 @@ at::Tensor pivotsToPerm(const at::Tensor& pivots, int64_t m, const at::Tensor& l
               "Did you properly pass the result of lu_factor?");
   const c10::DeviceIndex idx = like.device().index();
   OCL_TRY
-  cl_kernel kern = decompKernel(like, "pivots_to_perm");
+  // the real program has the (dtype-free) permutation kernel
+  cl_kernel kern = decompKernel(
+      like.is_complex()
+          ? at::empty({0}, like.options().dtype(c10::toRealValueType(like.scalar_type())))
+          : like,
+      "pivots_to_perm");
   setArgs(kern, bufferOrAny(piv, perm), bufferOf(perm), static_cast<cl_long>(m),
           static_cast<cl_long>(k), static_cast<cl_long>(batch));
   launchND(device(idx), currentQueue(idx), kern, static_cast<size_t>((batch + 63) / 64 * 64), 64);
@@ -73,7 +85,7 @@ void luUnpackCore(const at::Tensor& LU, const at::Tensor& pivots, bool unpack_da
 std::tuple<at::Tensor, at::Tensor, at::Tensor> luUnpack(const at::Tensor& LU,
                                                         const at::Tensor& pivots, bool unpack_data,
                                                         bool unpack_pivots) {
-  if (!nnFloating(LU.scalar_type())) {
+  if (!nnFloating(LU.scalar_type()) && !lstsqNative(LU)) {
     auto r = runFallback("aten::lu_unpack", "", {LU, pivots, unpack_data, unpack_pivots});
     return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
   }
@@ -89,7 +101,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> luUnpackOut(const at::Tensor& 
                                                               bool unpack_data, bool unpack_pivots,
                                                               at::Tensor& P, at::Tensor& L,
                                                               at::Tensor& U) {
-  if (!nnFloating(LU.scalar_type())) {
+  if (!nnFloating(LU.scalar_type()) && !lstsqNative(LU)) {
     runFallback("aten::lu_unpack", "out", {LU, pivots, unpack_data, unpack_pivots, P, L, U});
     return {P, L, U};
   }
@@ -114,7 +126,7 @@ void linalgLuCore(const at::Tensor& A, bool pivot, const at::Tensor& P, const at
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> linalgLu(const at::Tensor& A, bool pivot) {
-  if (!decompNative(A) || !pivot) {
+  if (!lstsqNative(A) || !pivot) {
     auto r = runFallback("aten::linalg_lu", "", {A, pivot});
     return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
   }
@@ -127,7 +139,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> linalgLu(const at::Tensor& A, boo
 std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalgLuOut(const at::Tensor& A, bool pivot,
                                                               at::Tensor& P, at::Tensor& L,
                                                               at::Tensor& U) {
-  if (!decompNative(A) || !pivot) {
+  if (!lstsqNative(A) || !pivot) {
     runFallback("aten::linalg_lu", "out", {A, pivot, P, L, U});
     return {P, L, U};
   }
@@ -160,7 +172,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> lstsqOut(
     const at::Tensor& input, const at::Tensor& other, std::optional<double> rcond,
     std::optional<c10::string_view> driver, at::Tensor& solution, at::Tensor& residuals,
     at::Tensor& rank, at::Tensor& singular_values) {
-  if (!decompNative(input) || !decompNative(other)) {
+  if (!lstsqNative(input) || !lstsqNative(other)) {
     runFallback("aten::linalg_lstsq", "out",
                 {input, other, rcond ? c10::IValue(*rcond) : c10::IValue(),
                  driver ? c10::IValue(std::string(*driver)) : c10::IValue(), solution, residuals,
@@ -184,26 +196,30 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> lstsqOut(
   checkSameDevice({input, other, solution, residuals, rank, singular_values});
   const std::string drv = lstsqDriver(driver);
   const int64_t m = input.size(-2), n = input.size(-1), k = std::min(m, n);
-  const double rc = rcond.has_value()
-                        ? *rcond
-                        : (input.scalar_type() == at::kDouble ? DBL_EPSILON : FLT_EPSILON) *
-                              static_cast<double>(std::max(m, n));
+  const c10::ScalarType real = c10::toRealValueType(input.scalar_type());
+  const double rc = rcond.has_value() ? *rcond
+                                      : (real == at::kDouble ? DBL_EPSILON : FLT_EPSILON) *
+                                            static_cast<double>(std::max(m, n));
   auto [b, A] = at::native::_linalg_broadcast_batch_dims(other_2d, input, /*name=*/nullptr);
   const auto batch = batchShape(A, 2);
-  at::Tensor x, res = at::empty({0}, input.options());
+  at::Tensor x, res = at::empty({0}, input.options().dtype(real));
   at::Tensor rk = at::empty({0}, input.options().dtype(at::kLong));
-  at::Tensor sv = at::empty({0}, input.options());
+  at::Tensor sv = at::empty({0}, input.options().dtype(real));
+  // |v|^2 summed over the rows: the residuals (real for complex v).
+  const auto sumSquares = [](const at::Tensor& v) {
+    return (v.is_complex() ? at::view_as_real(v.resolve_conj()).pow(2).sum(-1) : v.pow(2)).sum(-2);
+  };
   if (drv == "gels") {
-    if (m >= n) {  // x = R^-1 (Q^T b)[:n]
+    if (m >= n) {  // x = R^-1 (Q^H b)[:n]
       auto [a, tau] = geqrfDevice(A);
       at::Tensor qtb = b.contiguous().clone();
       applyReflectors(a, tau, qtb, /*forward=*/true);
       x = at::linalg_solve_triangular(a.narrow(-2, 0, n).triu(), qtb.narrow(-2, 0, n),
                                       /*upper=*/true);
-      if (m > n) res = qtb.narrow(-2, n, m - n).pow(2).sum(-2);
-    } else {  // A^T = Q R: x = Q R^-T b (the minimum-norm solution)
-      auto [a, tau] = geqrfDevice(A.mT());
-      const at::Tensor y = at::linalg_solve_triangular(a.narrow(-2, 0, m).triu().mT(), b,
+      if (m > n) res = sumSquares(qtb.narrow(-2, n, m - n));
+    } else {  // A^H = Q R: x = Q R^-H b (the minimum-norm solution)
+      auto [a, tau] = geqrfDevice(A.mH());
+      const at::Tensor y = at::linalg_solve_triangular(a.narrow(-2, 0, m).triu().mH(), b,
                                                        /*upper=*/false);
       std::vector<int64_t> zs = batch;
       zs.insert(zs.end(), {n, b.size(-1)});
@@ -218,10 +234,10 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> lstsqOut(
     const at::Tensor keep = S > smax * rc;
     rk = keep.sum(-1, /*keepdim=*/false, at::kLong);
     const at::Tensor sinv = at::where(keep, S.reciprocal(), at::zeros_like(S));
-    x = at::matmul(Vh.mT(), sinv.unsqueeze(-1) * at::matmul(U.mT(), b));
+    x = at::matmul(Vh.mH(), sinv.unsqueeze(-1) * at::matmul(U.mH(), b));
     if (drv != "gelsy") sv = S;
     if (m > n && drv != "gelsy" && rk.eq(n).all().item<bool>())
-      res = (at::matmul(A, x) - b).pow(2).sum(-2);
+      res = sumSquares(at::matmul(A, x) - b);
   }
   if (m == 0) x = x.zero_();
   if (dim_diff) x = x.squeeze(-1);

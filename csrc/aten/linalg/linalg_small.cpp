@@ -1,8 +1,9 @@
 // linalg.cholesky (linalg_cholesky_ex), linalg.solve_triangular and the forms built on them
 // (cholesky, cholesky_solve, cholesky_inverse, triangular_solve), and LU with partial pivoting
 // with what is built on it (lu_factor, lu_solve, solve, inv, det, slogdet) on the device through
-// the unblocked small-matrix kernels of kernels/linalg_small.cl (real floating dtypes) and
-// kernels/linalg_small_complex.cl (complex: A = L L^H, LAPACK's |re| + |im| pivoting). Argument
+// the unblocked small-matrix kernels of kernels/linalg_small.cl (real floating and complex
+// dtypes, one source over linalg_scalar.cl; complex: A = L L^H, LAPACK's |re| + |im|
+// pivoting). Argument
 // checks and output layouts are PyTorch's (meta functions, LinearAlgebraUtils.h). cholesky's info
 // is written on the device; linalg.cholesky reads it back to raise, as it does on CUDA.
 // Large LU, triangular solves and Cholesky run blocked over the GEMM (linalg_blocked.h, here).
@@ -23,6 +24,7 @@
 #include "aten/fallback.h"
 #include "aten/launch.h"
 #include "aten/linalg/linalg_blocked.h"
+#include "aten/linalg/linalg_scalar.h"
 #include "aten/nn_common.h"
 #include "aten/structured.h"
 
@@ -31,27 +33,14 @@ namespace {
 
 char kLinalgSmallFamily;
 
-char kLinalgSmallComplexFamily;
-
 cl_kernel smallKernel(const at::Tensor& like, const char* name) {
-  const c10::DeviceIndex idx = like.device().index();
-  const c10::ScalarType t = like.scalar_type();
-  if (c10::isComplexType(t)) {
-    checkDtypeSupported(t, idx);
-    cl_program prog = programs(idx).get({&kLinalgSmallComplexFamily, dtypeCode(t)}, [&] {
-      const std::string real = t == c10::kComplexDouble ? "double" : "float";
-      const std::string h = "typedef " + real + "2 CT;\ntypedef " + real + " CR;\n";
-      return rt::ProgramSource{std::string("linalg_small_complex<") + c10::toString(t) + ">",
-                               withPrelude(h + kernels::source("complex.cl") +
-                                           kernels::source("linalg_small_complex.cl")),
-                               ""};
-    });
-    return programs(idx).kernel(prog, name);
-  }
-  return programs(idx).kernel(nnProgram(idx, &kLinalgSmallFamily, "linalg_small.cl", t), name);
+  return programs(like.device().index())
+      .kernel(linalgScalarProgram(like.device().index(), &kLinalgSmallFamily, "linalg_small.cl",
+                                  like.scalar_type()),
+              name);
 }
 
-// Real floating and complex dtypes (complex through linalg_small_complex.cl).
+// Real floating and complex dtypes.
 bool realFloating(const at::Tensor& t) {
   return nnFloating(t.scalar_type()) || c10::isComplexType(t.scalar_type());
 }

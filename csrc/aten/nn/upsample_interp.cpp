@@ -1,7 +1,8 @@
 // Linear (upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d), bicubic
 // (upsample_bicubic2d) and antialiased (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa)
 // upsampling, forward and backward, with align_corners and scale factors, for
-// float/double/half/bfloat16; other dtypes take the counted CPU fallback. Shapes and checks come
+// float/double/half/bfloat16, and the 2-d forwards for uint8 as CPU's fixed-point path
+// (upsample_uint8.cpp); other dtypes take the counted CPU fallback. Shapes and checks come
 // from PyTorch's structured metas; scales are computed as CPU does (area_pixel_compute_scale in the
 // arithmetic type) and source indices and weights in upsample.cl follow CPU's helpers.
 #include <ATen/ATen.h>
@@ -21,6 +22,7 @@
 #include <torch/library.h>
 
 #include "aten/fallback.h"
+#include "aten/nn/upsample_uint8.h"
 #include "aten/structured.h"
 #include "aten/upsample_common.h"
 
@@ -102,6 +104,15 @@ void interpInto(bool backward, int spatial, Interp kind, const at::Tensor& small
 
 template <class Op, class... S>
 at::Tensor interpFwd(const at::Tensor& self, at::IntArrayRef output_size, bool align, S... scales) {
+  if (Op::kSpatial == 2 && self.scalar_type() == at::kByte) {  // CPU's int16 fixed-point path
+    Structured<typename Op::Fwd> s(Mode::kFunctional, nullptr);
+    s.meta(self, output_size, align, scales...);
+    const UpScales sc = upScales(scales...);
+    const bool cubic = Op::kKind == Interp::kCubic || Op::kKind == Interp::kAaCubic;
+    const bool aa = Op::kKind == Interp::kAaLinear || Op::kKind == Interp::kAaCubic;
+    resampleUint8(self, s.output(0), cubic, aa, align, sc[1], sc[2]);
+    return s.output(0);
+  }
   if (!nnFloating(self.scalar_type()))
     return runFallback(Op::kName, "", {self, output_size.vec(), align, scales...})[0].toTensor();
   Structured<typename Op::Fwd> s(Mode::kFunctional, nullptr);

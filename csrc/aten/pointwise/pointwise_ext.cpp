@@ -30,12 +30,14 @@
 #include <ATen/ops/fmin_meta.h>
 #include <ATen/ops/fmod_meta.h>
 #include <ATen/ops/frac_meta.h>
+#include <ATen/ops/gcd_meta.h>
 #include <ATen/ops/hardsigmoid_backward_meta.h>
 #include <ATen/ops/hardsigmoid_meta.h>
 #include <ATen/ops/heaviside_meta.h>
 #include <ATen/ops/hypot_meta.h>
 #include <ATen/ops/isneginf_meta.h>
 #include <ATen/ops/isposinf_meta.h>
+#include <ATen/ops/lcm_meta.h>
 #include <ATen/ops/lerp_meta.h>
 #include <ATen/ops/lgamma_meta.h>
 #include <ATen/ops/logaddexp2_meta.h>
@@ -395,6 +397,35 @@ const PointwiseOp kSignbit{"signbit", "signbit(a)", "a < (T)0", Domain::kAll, tr
 const PointwiseOp kNanToNum{
     "nan_to_num", "isnan(a) ? s0 : (a == (T)INFINITY ? s1 : (a == -(T)INFINITY ? s2 : a))", "a"};
 
+// gcd and lcm as CPU's calc_gcd and lcm kernel (C's integer promotions included: int8, int16 and
+// uint8 take |x| and lcm's product in int, so |-128| wraps back to -128 as it does there).
+const char* kGcdLcm = R"CLC(
+inline T ocl_gcd(T a, T b) {
+  a = (T)(a < (T)0 ? -a : a);
+  b = (T)(b < (T)0 ? -b : b);
+  while (a != (T)0) {
+    const T c = a;
+    a = (T)(b % a);
+    b = c;
+  }
+  return b;
+}
+inline T ocl_lcm(T a, T b) {
+  const T g = ocl_gcd(a, b);
+  if (g == (T)0) return (T)0;
+  // MIN / -1 would trap (CPU faults there); -a is what it wraps to.
+  const T q = ((T)-1 < (T)0 && g == (T)-1) ? (T)(-a) : (T)(a / g);
+  if (sizeof(T) < sizeof(int)) {
+    const int p = (int)q * (int)b;
+    return (T)(p < 0 ? -p : p);
+  }
+  const T p = (T)(q * b);
+  return (T)(p < (T)0 ? -p : p);
+}
+)CLC";
+const PointwiseOp kGcd{"gcd", "ocl_gcd(a, b)", nullptr, Domain::kInteger, false, kGcdLcm};
+const PointwiseOp kLcm{"lcm", "ocl_lcm(a, b)", nullptr, Domain::kInteger, false, kGcdLcm};
+
 // Two-operand math.
 const PointwiseOp kHypot{"hypot", "hypot(a, b)", nullptr, Domain::kFloating};
 const PointwiseOp kCopysign{"copysign", "copysign(a, b)", nullptr, Domain::kFloating};
@@ -465,6 +496,8 @@ OCL_BINARY_S(shl, at::meta::structured_bitwise_left_shift_Tensor, kShl, "bitwise
              "Tensor", "Tensor_out")
 OCL_BINARY_S(shr, at::meta::structured_bitwise_right_shift_Tensor, kShr, "bitwise_right_shift",
              "Tensor", "Tensor_out")
+OCL_BINARY_S(gcd, at::meta::structured_gcd, kGcd, "gcd", "", "out")
+OCL_BINARY_S(lcm, at::meta::structured_lcm, kLcm, "lcm", "", "out")
 OCL_BINARY_S(hypot, at::meta::structured_hypot, kHypot, "hypot", "", "out")
 OCL_BINARY_S(copysign, at::meta::structured_copysign_Tensor, kCopysign, "copysign", "Tensor", "out")
 OCL_BINARY_S(logaddexp, at::meta::structured_logaddexp, kLogaddexp, "logaddexp", "", "out")
@@ -959,6 +992,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logical_xor.out", TORCH_FN(logicalXorOut));
   m.impl("logical_not.out", TORCH_FN(logicalNotOut));
 
+  OCL_REG3(gcd, "gcd", "gcd_", "gcd.out")
+  OCL_REG3(lcm, "lcm", "lcm_", "lcm.out")
   OCL_REG3(hypot, "hypot", "hypot_", "hypot.out")
   OCL_REG3(copysign, "copysign.Tensor", "copysign_.Tensor", "copysign.out")
   m.impl("logaddexp", TORCH_FN(logaddexpFn));

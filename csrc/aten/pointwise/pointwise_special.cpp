@@ -481,7 +481,10 @@ at::Tensor renormImpl(Mode mode, at::Tensor* out, const at::Tensor& self, const 
   Structured<at::meta::structured_renorm> s(mode, out);
   s.meta(self, p, dim, maxnorm);
   const c10::ScalarType dtype = self.scalar_type();
-  if (!codegen::supports(kRenormFactor, dtype)) {
+  // Complex: the norms and their factor are real (CPU computes the factor in the norms' dtype
+  // and casts it into a complex tensor; multiplying by the real factor gives the same product).
+  const c10::ScalarType real = c10::toRealValueType(dtype);
+  if (dtype == c10::kComplexHalf || !codegen::supports(kRenormFactor, real)) {
     std::vector<c10::IValue> stack{self, p, dim, maxnorm};
     if (mode == Mode::kOut) stack.emplace_back(*out);
     return runFallback(mode == Mode::kInplace ? "aten::renorm_" : "aten::renorm",
