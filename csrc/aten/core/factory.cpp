@@ -61,13 +61,16 @@ at::Tensor emptyOutput(at::IntArrayRef sizes, at::IntArrayRef strides,
     return strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
   const c10::ScalarType t = options.dtype().toScalarType();
   checkDtypeSupported(t, d.index());
-  c10::OptionalDeviceGuard guard;
-  if (d.index() != currentDevice()) guard.reset_device(d);
   const auto keys = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
-  return strides.empty()
-             ? at::detail::empty_generic(sizes, deviceAllocator(), keys, t,
-                                         options.memory_format_opt())
-             : at::detail::empty_strided_generic(sizes, strides, deviceAllocator(), keys, t);
+  auto make = [&] {
+    return strides.empty()
+               ? at::detail::empty_generic(sizes, deviceAllocator(), keys, t,
+                                           options.memory_format_opt())
+               : at::detail::empty_strided_generic(sizes, strides, deviceAllocator(), keys, t);
+  };
+  if (d.index() == currentDevice()) return make();
+  c10::DeviceGuard guard(d);  // the allocator serves the current device
+  return make();
 }
 
 // As CPU and CUDA build it: no storage (the allocator hands out nullptr) and the ZeroTensor key,
