@@ -1,12 +1,8 @@
 // The device pieces of the blocked factorizations (aten/linalg/linalg_blocked.cpp): the panel
 // of a right-looking LU, the row swaps and triangular solve that follow it, and the inverses of
 // a triangular matrix's diagonal blocks; the trailing updates are GEMMs enqueued by the host. Written
-// once for real and complex element types through the macros the host puts before this source:
-//   E         the element type in memory (T for real, CT for complex)
-//   S, R      the arithmetic type and its real type (ACC, ACC / CT, CR)
-//   LDS, STS  load (as S) and store an element
-//   SMUL, SDIV, SABS1, SISZERO   a * b, a / b, |re| + |im| (LAPACK's pivot measure), a == 0
-//   SZERO, SONE                  0 and 1 as S
+// once for real and complex element types over kernels/linalg_scalar.cl's scalar layer (E, S, SR,
+// S_LD / S_ST, S_MUL, S_DIV, S_ABS1 (LAPACK's pivot measure), S_NONZERO, S_REAL).
 // Matrices are dense, row or column major (element (i, j) at i * rs + j * cs, m * n apart);
 // sizes, strides and offsets are arguments, never build options.
 // lu_panel's work-group size (kLuPanelLocal): few items keep the per-column barriers cheap on
@@ -33,7 +29,7 @@ __kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong w
   __global E* w = (__global E*)(wb + woff) + g * kb * m;
   __global int* piv = (__global int*)(pb + poff) + g * min(m, n);
   __global int* info = (__global int*)(ib + ioff) + g;
-  __local R best_v[PLS];
+  __local SR best_v[PLS];
   __local long best_i[PLS];
   __local int first_zero;
   if (lid == 0) first_zero = 0;
@@ -47,11 +43,11 @@ __kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong w
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   for (long j = 0; j < kb; ++j) {
     __global E* wj = w + j * mp;
-    R bv = -1;
+    SR bv = -1;
     long bi = j;
     for (long r0 = j; r0 < mp; r0 += PLS) {
       const long r = r0 + lid;
-      const R v = r < mp ? SABS1(LDS(wj, r)) : -1;
+      const SR v = r < mp ? S_ABS1(S_LD(wj, r)) : -1;
       if (v > bv) {
         bv = v;
         bi = r;
@@ -62,7 +58,7 @@ __kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong w
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = PLS / 2; s > 0; s >>= 1) {
       if (lid < s) {
-        const R ov = best_v[lid + s];
+        const SR ov = best_v[lid + s];
         const long oi = best_i[lid + s];
         if (ov > best_v[lid] || (ov == best_v[lid] && oi < best_i[lid])) {
           best_v[lid] = ov;
@@ -83,18 +79,18 @@ __kernel void lu_panel(__global char* ab, ulong aoff, __global char* wb, ulong w
         w[c * mp + p] = t;
       }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const S d = LDS(wj, j);
-    const int scale = !SISZERO(d);
+    const S d = S_LD(wj, j);
+    const int scale = S_NONZERO(d);
     for (long r0 = j + 1; r0 < mp; r0 += PLS) {
       const long r = r0 + lid;
       if (r >= mp) break;
-      S l = LDS(wj, r);
+      S l = S_LD(wj, r);
       if (scale) {
-        l = SDIV(l, d);
-        STS(wj, r, l);
+        l = S_DIV(l, d);
+        S_ST(wj, r, l);
       }
       for (long c = j + 1; c < kb; ++c)
-        STS(w + c * mp, r, LDS(w + c * mp, r) - SMUL(l, LDS(w + c * mp, j)));
+        S_ST(w + c * mp, r, S_LD(w + c * mp, r) - S_MUL(l, S_LD(w + c * mp, j)));
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
@@ -121,15 +117,15 @@ __kernel void lu_swap_solve(__global char* ab, ulong aoff, __global char* pb, ul
   for (long j = 0; j < kb; ++j) {
     const long r = k + j, p = piv[r] - 1;
     if (p == r) continue;
-    const S t = LDS(col, r * rs);
-    STS(col, r * rs, LDS(col, p * rs));
-    STS(col, p * rs, t);
+    const S t = S_LD(col, r * rs);
+    S_ST(col, r * rs, S_LD(col, p * rs));
+    S_ST(col, p * rs, t);
   }
   for (long r = 1; r < kb; ++r) {
-    S x = LDS(col, (k + r) * rs);
+    S x = S_LD(col, (k + r) * rs);
     for (long q = 0; q < r; ++q)
-      x -= SMUL(LDS(a, (k + r) * rs + (k + q) * cs), LDS(col, (k + q) * rs));
-    STS(col, (k + r) * rs, x);
+      x -= S_MUL(S_LD(a, (k + r) * rs + (k + q) * cs), S_LD(col, (k + q) * rs));
+    S_ST(col, (k + r) * rs, x);
   }
 }
 
@@ -146,9 +142,9 @@ __kernel void lu_swap_left(__global char* ab, ulong aoff, __global char* pb, ulo
   for (long r = (c / nb + 1) * nb; r < kmin; ++r) {
     const long p = piv[r] - 1;
     if (p == r) continue;
-    const S t = LDS(col, r * rs);
-    STS(col, r * rs, LDS(col, p * rs));
-    STS(col, p * rs, t);
+    const S t = S_LD(col, r * rs);
+    S_ST(col, r * rs, S_LD(col, p * rs));
+    S_ST(col, p * rs, t);
   }
 }
 
@@ -163,18 +159,18 @@ __kernel void trtri_blocks(__global char* ab, ulong aoff, __global char* db, ulo
   const long b0 = blk * nb, bs = min(nb, n - b0);
   __global const E* a = (__global const E*)(ab + aoff) + g * sa + b0 * (rs + cs);
   __global E* d = (__global E*)(db + doff) + (g * get_global_size(1) + blk) * nb * nb;
-  for (long i = bs; i < nb; ++i) STS(d, i * nb + c, SZERO);
+  for (long i = bs; i < nb; ++i) S_ST(d, i * nb + c, S_REAL(0));
   if (c >= bs) {
-    for (long i = 0; i < bs; ++i) STS(d, i * nb + c, SZERO);
-    STS(d, c * nb + c, SONE);
+    for (long i = 0; i < bs; ++i) S_ST(d, i * nb + c, S_REAL(0));
+    S_ST(d, c * nb + c, S_REAL(1));
     return;
   }
   for (long s = 0; s < bs; ++s) {
     const long i = upper ? bs - 1 - s : s;
     const long lo = upper ? i + 1 : 0, hi = upper ? bs : i;
-    S v = i == c ? SONE : SZERO;
-    for (long j = lo; j < hi; ++j) v -= SMUL(LDS(a, i * rs + j * cs), LDS(d, j * nb + c));
-    STS(d, i * nb + c, unit ? v : SDIV(v, LDS(a, i * (rs + cs))));
+    S v = i == c ? S_REAL(1) : S_REAL(0);
+    for (long j = lo; j < hi; ++j) v -= S_MUL(S_LD(a, i * rs + j * cs), S_LD(d, j * nb + c));
+    S_ST(d, i * nb + c, unit ? v : S_DIV(v, S_LD(a, i * (rs + cs))));
   }
 }
 
@@ -214,10 +210,10 @@ __kernel void larft_gram(__global char* sb, ulong soff, __global char* tb, ulong
   __global const E* s = (__global const E*)(sb + soff) + g * kb * kb;
   __global E* t = (__global E*)(tb + toff) + g * kb * kb;
   __global const E* tau = (__global const E*)(ub + uoff) + g * ldtau;
-  STS(t, r * kb + r, LDS(tau, r));
+  S_ST(t, r * kb + r, S_LD(tau, r));
   for (long i = r + 1; i < kb; ++i) {
-    S acc = SZERO;
-    for (long q = r; q < i; ++q) acc += SMUL(LDS(t, r * kb + q), LDS(s, q * kb + i));
-    STS(t, r * kb + i, SMUL(SZERO - LDS(tau, i), acc));
+    S acc = S_REAL(0);
+    for (long q = r; q < i; ++q) acc += S_MUL(S_LD(t, r * kb + q), S_LD(s, q * kb + i));
+    S_ST(t, r * kb + i, S_MUL(S_REAL(0) - S_LD(tau, i), acc));
   }
 }

@@ -1,5 +1,6 @@
 // One scalar vocabulary for the linear-algebra kernels that run on real and complex matrices
-// (linalg_small.cl, linalg_ldl.cl, linalg_decomp.cl), so that each algorithm is written once.
+// (linalg_small.cl, linalg_ldl.cl, linalg_decomp.cl, linalg_blocked.cl), so that each algorithm is
+// written once.
 // Real programs come with nn_common's T (storage), ACC (arithmetic), LD and ST; complex ones
 // define OCL_COMPLEX after typedef'ing CT (float2 / double2) and CR and placing
 // kernels/complex.cl. The complex operations are identities or plain arithmetic for real scalars.

@@ -14,13 +14,13 @@
 #include "aten/cl_types.h"
 #include "aten/launch.h"
 #include "aten/linalg/linalg_decomp.h"
+#include "aten/linalg/linalg_scalar.h"
 #include "aten/nn_common.h"
 
 namespace torch_ocl::aten {
 namespace {
 
 char kLinalgBlockedFamily;
-char kLinalgBlockedComplexFamily;
 
 // Measured on PoCL (2 shared cores): blocked LU is faster from order 48-64 up (batched: 1.6x at
 // 64, 9x at 128); a 16-wide panel beat 32 and 64 at 512 and 1024 (the panel kernel's per-column
@@ -39,35 +39,11 @@ constexpr int64_t kTrsmBlock = 64;
 constexpr int64_t kQrBlockedFrom = 96;
 constexpr int64_t kQrPanel = 32;
 
-const char* kRealMacros =
-    "#define E T\n#define S ACC\n#define R ACC\n#define LDS(p, i) LD(p, i)\n"
-    "#define STS(p, i, v) ST(p, i, v)\n#define SMUL(a, b) ((a) * (b))\n"
-    "#define SDIV(a, b) ((a) / (b))\n#define SABS1(a) fabs(a)\n#define SISZERO(a) ((a) == 0)\n"
-    "#define SZERO ((S)0)\n#define SONE ((S)1)\n";
-const char* kComplexMacros =
-    "#define E CT\n#define S CT\n#define R CR\n#define LDS(p, i) ((p)[i])\n"
-    "#define STS(p, i, v) ((p)[i] = (v))\n#define SMUL(a, b) ocl_cmul(a, b)\n"
-    "#define SDIV(a, b) ocl_cdiv(a, b)\n#define SABS1(a) (fabs((a).x) + fabs((a).y))\n"
-    "#define SISZERO(a) ((a).x == 0 && (a).y == 0)\n#define SZERO ((CT)(0, 0))\n"
-    "#define SONE ((CT)(1, 0))\n";
-
 cl_kernel blockedKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
-  const c10::ScalarType t = like.scalar_type();
-  if (c10::isComplexType(t)) {
-    checkDtypeSupported(t, idx);
-    cl_program prog = programs(idx).get({&kLinalgBlockedComplexFamily, dtypeCode(t)}, [&] {
-      const std::string real = t == c10::kComplexDouble ? "double" : "float";
-      const std::string h = "typedef " + real + "2 CT;\ntypedef " + real + " CR;\n";
-      return rt::ProgramSource{std::string("linalg_blocked<") + c10::toString(t) + ">",
-                               withPrelude(h + kernels::source("complex.cl") + kComplexMacros +
-                                           kernels::source("linalg_blocked.cl")),
-                               ""};
-    });
-    return programs(idx).kernel(prog, name);
-  }
   return programs(idx).kernel(
-      nnProgram(idx, &kLinalgBlockedFamily, "linalg_blocked.cl", t, kRealMacros), name);
+      linalgScalarProgram(idx, &kLinalgBlockedFamily, "linalg_blocked.cl", like.scalar_type()),
+      name);
 }
 
 bool blockedDtype(c10::ScalarType t) {
