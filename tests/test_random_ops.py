@@ -207,3 +207,29 @@ def test_random_like_factories_are_native():
                   torch.bernoulli(torch.full((5,), 0.5, device="ocl"))):
             assert t.device.type == "ocl"
     assert torch.randint_like(x, 0, 5).cpu().max() <= 4
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_randn_and_rand(dtype):
+    # As CPU: real and imaginary parts drawn as reals, a normal's each with half the variance.
+    if dtype == torch.complex128 and not torch.ocl.get_device_properties(0).fp64:
+        pytest.skip("no cl_khr_fp64")
+    with torch_ocl.strict():
+        z = torch.randn(200_000, dtype=dtype, device="ocl")
+        assert z.dtype == dtype and z.device.type == "ocl"
+        parts = torch.view_as_real(z).cpu().double()
+        assert abs(parts.mean().item()) < 0.01
+        assert abs(parts[:, 0].var().item() - 0.5) < 0.01
+        assert abs(parts[:, 1].var().item() - 0.5) < 0.01
+        assert abs((z.abs() ** 2).mean().item() - 1.0) < 0.02  # E|z|^2 = 1, as CPU's randn
+        n = torch.empty(1000, 3, dtype=dtype, device="ocl")[:, 1].normal_(2.0, 4.0)  # strided
+        parts = torch.view_as_real(n).cpu().double()
+        assert abs(parts.mean().item() - 2.0) < 0.3 and abs(parts.std().item() - 4 / 2 ** 0.5) < 0.3
+        u = torch.rand(100_000, dtype=dtype, device="ocl")
+        parts = torch.view_as_real(u).cpu()
+        assert parts.min().item() >= 0 and parts.max().item() < 1
+        assert abs(parts.double().mean().item() - 0.5) < 0.01
+        torch.manual_seed(5)
+        a = torch.randn(64, dtype=dtype, device="ocl")
+        torch.manual_seed(5)
+        assert torch.equal(a.cpu(), torch.randn(64, dtype=dtype, device="ocl").cpu())

@@ -12,6 +12,7 @@
 #include "aten/ops.h"
 #include "integration/generator.h"
 
+#include <cmath>
 #include <functional>
 #include <mutex>
 
@@ -80,6 +81,12 @@ cl_program randomProgram(c10::DeviceIndex idx, c10::ScalarType t) {
 at::Tensor& draw(at::Tensor& self, Dist dist, double p0, double p1,
                  std::optional<at::Generator> gen) {
   const c10::ScalarType t = self.scalar_type();
+  if (c10::isComplexType(t)) {
+    // As CPU: the real and imaginary parts drawn as reals, a normal's with half the variance.
+    at::Tensor parts = at::view_as_real(self);
+    draw(parts, dist, p0, dist == Dist::kNormal ? p1 / std::sqrt(2.0) : p1, std::move(gen));
+    return self;
+  }
   TORCH_CHECK(at::isFloatingType(t), dist == Dist::kUniform ? "uniform_" : "normal_",
               " expects a floating point tensor on ocl, got ", t);
   if (self.numel() == 0) return self;
