@@ -104,3 +104,31 @@ def test_whole_training_step_tracks_eager_and_cpu_for_several_steps(mode):
             torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5, msg=f"step {i}")
     for (name, p), q in zip(cpu_model.named_parameters(), comp_model.parameters()):
         torch.testing.assert_close(q.detach().cpu(), p.detach(), atol=2e-5, rtol=2e-5, msg=name)
+
+
+def test_hoisted_power_follows_a_changing_step_count():
+    """beta ** step with both operands the same for every element (AdamW's bias corrections)
+    is computed by the wrapper per call and passed to the kernel: it must follow the 0-d CPU
+    step tensor as it changes between calls, special values included."""
+
+    def f(x, step):
+        return x * (1 - 0.999 ** step) + 0.9 ** step + (-2.0) ** step
+
+    x = torch.randn(300)
+    ox = x.to("ocl")
+    with torch_ocl.strict():
+        cf = torch.compile(f)
+        for step in (1.0, 2.0, 3.0, 10.0, 0.0, -1.0, 1000.0, 2.5):
+            s = torch.tensor(step)  # an optimizer's step: a 0-d CPU float tensor
+            got = cf(ox, s)
+            torch.testing.assert_close(got.cpu(), f(x, s), atol=1e-6, rtol=1e-6, equal_nan=True)
+    src = "\n".join(open(m.__file__).read() for m in _generated_modules())
+    assert "ocl_pow_f32(" in src, "the uniform powers were not computed by the wrapper"
+
+
+def _generated_modules():
+    import sys
+
+    return [m for name, m in list(sys.modules.items())
+            if getattr(m, "__file__", None) and "torchinductor" in str(m.__file__)
+            and hasattr(m, "call")]
