@@ -259,7 +259,8 @@ class OclOverrides(OpOverrides):
         cse = getattr(getattr(V, "kernel", None), "cse", None)
         if (isinstance(val, (int, float)) and not isinstance(val, bool) and math.isfinite(val)
                 and hasattr(cse, "uniform_literals")):
-            cse.uniform_literals[lit] = repr(float(val) if dtype is not None and dtype.is_floating_point else int(val))
+            floating = dtype is not None and dtype.is_floating_point
+            cse.uniform_literals[lit] = repr(float(val) if floating else int(val))
         return lit
 
     @staticmethod
@@ -350,7 +351,8 @@ class OclOverrides(OpOverrides):
                 # work item, pow stops PoCL's vectorization and ocl_pow_float's loop of
                 # squarings runs scalar in a combo kernel: small GPT's compiled AdamW took
                 # ~200 us of device time per step this way, ~30 us hoisted.
-                return V.kernel.hoist("float", f"ocl_pow_f32({uniform[str(a)]}, {uniform[str(b)]})")
+                host = f"ocl_pow_f32({uniform[str(a)]}, {uniform[str(b)]})"
+                return V.kernel.hoist("float", host)
             return f"ocl_pow_float({a}, {b})"
         return f"((long)pown((float)({a}), (int)({b})))"
 

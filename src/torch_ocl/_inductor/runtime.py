@@ -17,14 +17,13 @@ def pow_f32(a: float, b: float) -> float:
     Python's math.pow raises."""
     a = _f32(a)
     b = _f32(b)
+    odd = math.isfinite(b) and b == int(b) and int(b) % 2 == 1
     try:
         return math.pow(a, b)
     except OverflowError:  # |result| beyond double: +-inf, negative only for an odd power
-        odd = b == int(b) and int(b) % 2 == 1
         return -math.inf if (a < 0 and odd) else math.inf
     except ValueError:  # 0 ** negative (+-inf), negative ** non-integral (nan)
         if a == 0:
-            odd = b == int(b) and int(b) % 2 == 1
             return -math.inf if (math.copysign(1.0, a) < 0 and odd) else math.inf
         return math.nan
 
