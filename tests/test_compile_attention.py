@@ -55,6 +55,12 @@ def test_cross_attention_of_other_lengths_as_products():
     assert "_fused_attention_overrideable_backward.default(" not in code
 
 
+def test_attention_beyond_the_memory_cap_keeps_the_fused_kernels():
+    with ocl_config.patch(sdpa_math_max_bytes=136 * 136 * 4 * 4 - 1):  # B * H = 4 heads
+        code = check(136, 136, True, 128 * 128)
+    assert "_fused_attention_overrideable.default(" in code
+
+
 def test_short_attention_keeps_the_fused_kernels():
     code = check(24, 24, True, 128 * 128)
     assert "_fused_attention_overrideable.default(" in code

@@ -40,7 +40,11 @@ def _applies(q, k, v, bias, dropout_p) -> bool:
         return False
     if dropout_p != 0.0 or (bias is not None and bias.numel() != 0):
         return False
-    return q.size(2) * k.size(2) >= config.sdpa_math_min_scores
+    scores = q.size(2) * k.size(2)
+    # The products path holds all scores of the batch at once (the fused kernels do not):
+    # beyond config.sdpa_math_max_bytes of them, the fused kernels stay.
+    held = q.size(0) * q.size(1) * scores * q.element_size()
+    return config.sdpa_math_min_scores <= scores and held <= config.sdpa_math_max_bytes
 
 
 def _probabilities(q, k, is_causal, scale, lse=None):
