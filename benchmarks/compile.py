@@ -19,6 +19,8 @@ gradient clipping as nanoGPT's train.py does.
                                                      # CPU tensors, in a fresh process
                                            [--infer] # also inference rows
                                            [--breakdown]  # device kernel time per step
+                                           [--sdpa-fused] # also a step with attention as
+                                                          # the eager fused kernels
                                            [--fused-mm MACS]  # also a step with small products
                                                               # lowered as fused reductions
                                            [--rounds N]  # interleaved repeats, best median
@@ -266,6 +268,9 @@ def main() -> int:
     ap.add_argument("--fused-mm", type=int, default=None, metavar="MACS",
                     help="also the whole step with products up to MACS multiply-adds lowered "
                          "as fused reductions (config.small_mm_max_macs)")
+    ap.add_argument("--sdpa-fused", action="store_true",
+                    help="also the whole step with attention kept as calls of the eager fused "
+                         "kernels (config.sdpa_math_min_scores=0)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="measure every form this many times, interleaved; report the best")
     args = ap.parse_args()
@@ -294,6 +299,11 @@ def main() -> int:
 
                 with ocl_config.patch(small_mm_max_macs=args.fused_mm):
                     best("step_fused_mm", "step", args.steps, args.small)
+            if args.sdpa_fused:
+                from torch_ocl._inductor import config as ocl_config
+
+                with ocl_config.patch(sdpa_math_min_scores=0):
+                    best("step_sdpa_fused", "step", args.steps, args.small)
         if args.cpu:  # eager and Inductor's C++ backend on CPU tensors, same cores
             r["cpu"] = cpu_in_fresh_process(name, args.small, args.steps, max(args.rounds, 2))
         if not args.no_cold:
@@ -348,6 +358,10 @@ def main() -> int:
                   f"AOT-autograd cache hits, {r['warm_program_disk_hits']} programs from our "
                   f"disk cache, {r['warm_program_builds']} built from source "
                   f"(cold: {r['cold_program_builds']})")
+        if "step_sdpa_fused" in r:
+            f = r["step_sdpa_fused"]
+            print(f"{'':<8}step with attention as the eager fused kernels: {f['step_ms']:.2f} ms "
+                  f"({e['step_ms'] / f['step_ms']:.2f}x), {f['launches_per_step']:.0f} launches")
         if "step_fused_mm" in r:
             f = r["step_fused_mm"]
             print(f"{'':<8}step with products <= {args.fused_mm} MACs fused: {f['step_ms']:.2f} ms "
