@@ -6,10 +6,21 @@ reported apart. Prints JSON, then a short table.
 Two compiled forms: "compiled" compiles the model's forward (so its backward; loss outside the
 model, clipping and the optimizer stay eager), "step" compiles the whole training step
 (``torch.compile(step)``: forward and loss, backward, clipping and the optimizer step, with
-Dynamo's graph break at ``backward()``).
+Dynamo's graph break at ``backward()``). "infer" rows (``--infer``; always for nanogpt) time the
+model's forward under ``torch.no_grad()`` in eval mode, eager against ``torch.compile``.
+
+Models: the example workloads (mlp, cnn, gpt, minilm; ``--small`` for their small sizes) and
+``nanogpt``, nanoGPT's shakespeare-char model (6 layers, 6 heads, 384 wide, block 256, vocab
+65, no dropout; batch ``--nanogpt-batch``, default 4 on a CPU device), trained with AdamW and
+gradient clipping as nanoGPT's train.py does.
 
     .venv/bin/python benchmarks/compile.py [--models mlp,gpt] [--steps 10] [--small] [--no-cold]
-                                           [--cpu]   # also Inductor's C++ backend on CPU tensors
+                                           [--cpu]   # also eager and Inductor's C++ backend on
+                                                     # CPU tensors, in a fresh process
+                                           [--infer] # also inference rows
+                                           [--breakdown]  # device kernel time per step
+                                           [--sdpa-fused] # also a step with attention as
+                                                          # the eager fused kernels
                                            [--fused-mm MACS]  # also a step with small products
                                                               # lowered as fused reductions
                                            [--rounds N]  # interleaved repeats, best median
@@ -35,7 +46,40 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 
+def nanogpt_workload(device: str, batch: int):
+    """nanoGPT's shakespeare-char configuration (config/train_shakespeare_char.py: n_layer 6,
+    n_head 6, n_embd 384, block_size 256, vocab 65), dropout off so eager and compiled draw
+    nothing; AdamW (lr 1e-3, betas 0.9/0.99, weight decay 0.1) with clipping at 1.0."""
+    from examples._workload import Workload, cycle
+    from examples.gpt import GPT, GPTConfig, token_stream
+
+    cfg = GPTConfig(vocab=65, block=256, layers=6, heads=6, embd=384, dropout=0.0)
+    torch.manual_seed(0)
+    model = GPT(cfg).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.99), weight_decay=0.1)
+    batches = [(x.to(device), y.to(device))
+               for x, y in token_stream(cfg.vocab, cfg.block, batch, 2, 0)]
+    next_batch = cycle(batches)
+    model.train()
+
+    def step() -> torch.Tensor:
+        x, y = next_batch()
+        opt.zero_grad(set_to_none=True)
+        loss = model(x, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss.detach()
+
+    return Workload("nanogpt", "train", batch * cfg.block, model, step)
+
+
+NANOGPT_BATCH = 4
+
+
 def workload(name: str, small: bool, device: str = "ocl"):
+    if name == "nanogpt":
+        return nanogpt_workload(device, NANOGPT_BATCH)
     mod = importlib.import_module(f"examples.{name}")
     kw = {"small": small}
     if "dropout" in mod.workload.__code__.co_varnames:
@@ -58,11 +102,38 @@ def compile_step(step):
     return torch.compile(step)
 
 
-def measure(name: str, compiled, steps: int, small: bool, device: str = "ocl") -> dict:
+def inference_step(w, compiled: bool):
+    """The model's forward on one batch of its training step, under no_grad in eval mode (the
+    arguments are those of the step's first forward; a GPT gets no targets, so it returns
+    logits)."""
+    captured = []
+    handle = w.model.register_forward_pre_hook(
+        lambda mod, args, kwargs: captured.append((args, kwargs)), with_kwargs=True)
+    try:
+        w.step()
+    finally:
+        handle.remove()
+    args, kwargs = captured[0]
+    if type(w.model).__name__ == "GPT":
+        args = args[:1]
+    w.model.eval()
+    fwd = torch.compile(w.model) if compiled else w.model
+
+    def step():
+        with torch.no_grad():
+            return fwd(*args, **kwargs)
+
+    return step
+
+
+def measure(name: str, compiled, steps: int, small: bool, device: str = "ocl",
+            infer: bool = False) -> dict:
     torch._dynamo.reset()
     w = workload(name, small, device)
     step = w.step
-    if compiled == "step":
+    if infer and w.kind == "train":  # (an inference workload's step is a forward already)
+        step = inference_step(w, bool(compiled))
+    elif compiled == "step":
         step = compile_step(w.step)
     elif compiled:
         # torch.compile of the model's forward (and so its backward); the optimizer stays eager.
@@ -86,7 +157,60 @@ def measure(name: str, compiled, steps: int, small: bool, device: str = "ocl") -
         "first_step_s": first,
         "step_ms": statistics.median(times) * 1e3,
         "launches_per_step": statistics.median(launches),
+        **({"device_ms_per_step": device_time_ms(step, device)} if BREAKDOWN else {}),
     }
+
+
+BREAKDOWN = False
+
+
+def device_time_ms(step, device: str, steps: int = 3) -> float:
+    """Kernel time per step on the device (torch.profiler's PrivateUse1 events: every kernel,
+    copy and fill our runtime enqueues), for the breakdown of a step into device and host."""
+    if device != "ocl":
+        return float("nan")
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.PrivateUse1]) as p:
+        for _ in range(steps):
+            step()
+        sync(device)
+    total_us = sum(e.time_range.end - e.time_range.start for e in p.events()
+                   if e.device_type != torch.autograd.DeviceType.CPU)
+    return total_us / steps / 1e3
+
+
+def cpu_in_fresh_process(name: str, small: bool, steps: int, rounds: int) -> dict:
+    """Eager and compiled (Inductor's C++ backend) steps on CPU tensors, in a process of their
+    own with ``OMP_WAIT_POLICY=PASSIVE`` (unless set already).
+
+    Why: in the benchmark's process the CPU rows ran 10-400x slower, at random (138 ms for a
+    0.6 ms mlp step; small GPT's eager CPU step 80-1000 ms against 3-6 ms). The cause is
+    libgomp's default active wait: PyTorch's OpenMP team of 2 threads spins at every barrier,
+    and on a 2-core machine shared with PoCL's worker threads (pinned one per core by
+    torch-ocl's POCL_AFFINITY=1 default) and other processes, a spinning thread holds the core
+    its partner needs. It shows without torch-ocl too, only less often; with the passive policy
+    (threads sleep at barriers) the same steps take their normal time. libgomp reads the
+    variable when it loads, with ``import torch``, hence the fresh process."""
+    code = (
+        "import json, os, sys, torch\n"
+        f"sys.argv = ['x']; sys.path.insert(0, {ROOT!r})\n"
+        "from benchmarks.compile import measure\n"
+        "out = {'threads': torch.get_num_threads()}\n"
+        f"for _ in range({rounds}):\n"
+        "    for key, form in (('cpu_eager', False), ('cpu_compiled', True), ('cpu_step', 'step')):\n"
+        f"        m = measure({name!r}, form, {steps}, {small!r}, 'cpu')\n"
+        "        if key not in out or m['step_ms'] < out[key]['step_ms']: out[key] = m\n"
+        "out['loadavg'] = os.getloadavg()[0]\n"
+        "out['omp_wait_policy'] = os.environ.get('OMP_WAIT_POLICY')\n"
+        "print('CPUJSON', json.dumps(out))\n"
+    )
+    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        if line.startswith("CPUJSON"):
+            return json.loads(line[len("CPUJSON"):])
+    raise RuntimeError(r.stderr[-2000:])
 
 
 def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dict:
@@ -128,38 +252,60 @@ def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dic
 
 
 def main() -> int:
+    global BREAKDOWN, NANOGPT_BATCH
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="mlp,gpt")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--no-cold", action="store_true")
-    ap.add_argument("--cpu", action="store_true", help="also torch.compile on CPU tensors")
+    ap.add_argument("--cpu", action="store_true",
+                    help="also eager and torch.compile on CPU tensors (a fresh process)")
+    ap.add_argument("--infer", action="store_true",
+                    help="also inference (no_grad forward, eval mode), eager and compiled")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also the device kernel time per step (torch.profiler)")
+    ap.add_argument("--nanogpt-batch", type=int, default=NANOGPT_BATCH)
     ap.add_argument("--fused-mm", type=int, default=None, metavar="MACS",
                     help="also the whole step with products up to MACS multiply-adds lowered "
                          "as fused reductions (config.small_mm_max_macs)")
+    ap.add_argument("--sdpa-fused", action="store_true",
+                    help="also the whole step with attention kept as calls of the eager fused "
+                         "kernels (config.sdpa_math_min_scores=0)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="measure every form this many times, interleaved; report the best")
     args = ap.parse_args()
-    results = {"device": torch.ocl.get_device_name(0), "small": args.small, "models": {}}
+    BREAKDOWN, NANOGPT_BATCH = args.breakdown, args.nanogpt_batch
+    results = {"device": torch.ocl.get_device_name(0), "small": args.small,
+               "pocl_affinity": os.environ.get("POCL_AFFINITY", "1 (torch-ocl's default)"),
+               "loadavg_start": os.getloadavg()[0], "models": {}}
     for name in args.models.split(","):
         r: dict = {}
 
-        def best(key, *a):  # the lowest median over the rounds (others' load only adds time)
-            m = measure(name, *a)
+        def best(key, *a, **kw):  # the lowest median over the rounds (others' load only adds time)
+            m = measure(name, *a, **kw)
             if key not in r or m["step_ms"] < r[key]["step_ms"]:
                 r[key] = {**m, "first_step_s": r.get(key, m)["first_step_s"]}
 
+        infer = args.infer or name == "nanogpt"
         for _ in range(args.rounds):  # interleaved: eager and compiled see the same load
             best("eager", False, args.steps, args.small)
             best("compiled", True, args.steps, args.small)
             best("step", "step", args.steps, args.small)
+            if infer:
+                best("infer_eager", False, args.steps, args.small, infer=True)
+                best("infer_compiled", True, args.steps, args.small, infer=True)
             if args.fused_mm is not None:
                 from torch_ocl._inductor import config as ocl_config
 
                 with ocl_config.patch(small_mm_max_macs=args.fused_mm):
                     best("step_fused_mm", "step", args.steps, args.small)
-        if args.cpu:  # Inductor's C++ backend on CPU tensors, same cores
-            r["cpu_compiled"] = measure(name, True, args.steps, args.small, "cpu")
+            if args.sdpa_fused:
+                from torch_ocl._inductor import config as ocl_config
+
+                with ocl_config.patch(sdpa_math_min_scores=0):
+                    best("step_sdpa_fused", "step", args.steps, args.small)
+        if args.cpu:  # eager and Inductor's C++ backend on CPU tensors, same cores
+            r["cpu"] = cpu_in_fresh_process(name, args.small, args.steps, max(args.rounds, 2))
         if not args.no_cold:
             with tempfile.TemporaryDirectory() as d:
                 cold = compile_time_in_fresh_process(name, args.small, d)
@@ -171,11 +317,14 @@ def main() -> int:
                 r["warm_program_disk_hits"] = warm.get("program_disk_hits", 0)
                 r["warm_program_builds"] = warm.get("program_builds", 0)
         results["models"][name] = r
+    results["loadavg_end"] = os.getloadavg()[0]
     print(json.dumps(results, indent=2))
-    print(f"\n{results['device']} ({'small' if args.small else 'default'} models)")
+    print(f"\n{results['device']} ({'small' if args.small else 'default'} models; "
+          f"POCL_AFFINITY={results['pocl_affinity']}; load average "
+          f"{results['loadavg_start']:.1f} -> {results['loadavg_end']:.1f})")
     print(f"{'model':<8}{'eager ms':>10}{'compiled ms':>13}{'speedup':>9}"
           f"{'step ms':>9}{'speedup':>9}"
-          f"{'launches e/c/s':>17}{'cold s':>8}{'warm s':>8}{'cpu-compiled ms':>17}")
+          f"{'launches e/c/s':>17}{'cold s':>8}{'warm s':>8}")
     for name, r in results["models"].items():
         e, c, st = r["eager"], r["compiled"], r["step"]
         print(f"{name:<8}{e['step_ms']:>10.2f}{c['step_ms']:>13.2f}"
@@ -183,14 +332,36 @@ def main() -> int:
               f"{e['step_ms'] / st['step_ms']:>8.2f}x"
               f"{e['launches_per_step']:>7.0f}/{c['launches_per_step']:.0f}"
               f"/{st['launches_per_step']:<5.0f}"
-              f"{r.get('cold_compile_s', float('nan')):>8.1f}{r.get('warm_compile_s', float('nan')):>8.1f}"
-              f"{r.get('cpu_compiled', {}).get('step_ms', float('nan')):>17.2f}")
+              f"{r.get('cold_compile_s', float('nan')):>8.1f}"
+              f"{r.get('warm_compile_s', float('nan')):>8.1f}")
+        if "device_ms_per_step" in st:
+            print(f"{'':<8}device kernel time per step: eager {e['device_ms_per_step']:.2f} ms "
+                  f"({e['device_ms_per_step'] / e['step_ms']:.0%} of the step), compiled step "
+                  f"{st['device_ms_per_step']:.2f} ms "
+                  f"({st['device_ms_per_step'] / st['step_ms']:.0%})")
+        if "infer_eager" in r:
+            ie, ic = r["infer_eager"], r["infer_compiled"]
+            print(f"{'':<8}inference: eager {ie['step_ms']:.2f} ms, compiled {ic['step_ms']:.2f} "
+                  f"ms ({ie['step_ms'] / ic['step_ms']:.2f}x), launches "
+                  f"{ie['launches_per_step']:.0f}/{ic['launches_per_step']:.0f}")
+        if "cpu" in r:
+            cp = r["cpu"]
+            print(f"{'':<8}CPU tensors ({cp['threads']} threads, fresh process, "
+                  f"OMP_WAIT_POLICY={cp['omp_wait_policy']}, load "
+                  f"{cp['loadavg']:.1f}): eager {cp['cpu_eager']['step_ms']:.2f} ms, compiled "
+                  f"{cp['cpu_compiled']['step_ms']:.2f} ms, step {cp['cpu_step']['step_ms']:.2f} "
+                  f"ms; ocl compiled step / CPU compiled step "
+                  f"{st['step_ms'] / cp['cpu_step']['step_ms']:.2f}")
         if "cold_compile_s" in r:
             print(f"{'':<8}warm/cold {r['warm_compile_s'] / r['cold_compile_s']:.0%}; warm process: "
                   f"{r['warm_fxgraph_cache_hits']} FX-graph and {r['warm_aot_autograd_cache_hits']} "
                   f"AOT-autograd cache hits, {r['warm_program_disk_hits']} programs from our "
                   f"disk cache, {r['warm_program_builds']} built from source "
                   f"(cold: {r['cold_program_builds']})")
+        if "step_sdpa_fused" in r:
+            f = r["step_sdpa_fused"]
+            print(f"{'':<8}step with attention as the eager fused kernels: {f['step_ms']:.2f} ms "
+                  f"({e['step_ms'] / f['step_ms']:.2f}x), {f['launches_per_step']:.0f} launches")
         if "step_fused_mm" in r:
             f = r["step_fused_mm"]
             print(f"{'':<8}step with products <= {args.fused_mm} MACs fused: {f['step_ms']:.2f} ms "

@@ -347,6 +347,22 @@ def test_float_pow_integral_and_general_exponents():
         torch.testing.assert_close(g.cpu(), e, atol=1e-6, rtol=2e-6, equal_nan=True)
 
 
+def test_float_pow_of_optimizer_step_counts_within_one_ulp():
+    """beta ** step as AdamW computes it (integral float exponents up to 10^5, bases near 1 and
+    negative ones): the compiled pow (exp2/log2 in double) within 1 ulp of the exact result."""
+    base = torch.tensor([0.9, 0.95, 0.99, 0.999, 0.9999, 1.0001, -0.5, -1.01, 2.0, 1e-3])
+    steps = torch.cat([torch.arange(1.0, 200.0), torch.tensor([1023.0, 4096.0, 12345.0, 1e5])])
+    steps = torch.cat([steps, -steps[:20]])
+
+    def f(b, e):
+        return torch.pow(b[:, None], e[None, :])
+
+    with torch_ocl.strict():
+        got = torch.compile(f)(*to_ocl(base, steps)).cpu()
+    exact = torch.pow(base.double()[:, None], steps.double()[None, :]).float()
+    torch.testing.assert_close(got, exact, atol=0, rtol=1.2e-7, equal_nan=True)
+
+
 def test_dynamic_shapes_compile_once():
     def f(x, w):
         return torch.softmax(x @ w, -1) * x.sum(-1, keepdim=True)

@@ -30,6 +30,10 @@ def register_dynamo() -> None:
 
     ocl_backend.__name__ = "ocl"
     register_backend(ocl_backend, name="ocl")
+    # Before AOTAutograd traces the first graph (register_inductor comes later, at codegen).
+    from .attention import register_when_inductor_loads
+
+    register_when_inductor_loads()
 
 
 def _codegen_hash() -> str:
@@ -40,7 +44,8 @@ def _codegen_hash() -> str:
 
     h = hashlib.sha256(_C._prelude_source().encode())
     here = pathlib.Path(__file__).parent
-    for name in ("codegen.py", "opencl.py", "runtime.py", "device_op_overrides.py", "lowering.py"):
+    for name in ("codegen.py", "opencl.py", "runtime.py", "device_op_overrides.py", "lowering.py",
+                 "attention.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()
 

@@ -55,6 +55,17 @@ class OclCSE(CSE):
     def __init__(self, *args, **kwargs):
         self._next_type = "__auto_type "
         super().__init__(*args, **kwargs)
+        # Variables whose value is the same in every work item and known to the wrapper:
+        # name -> the Python expression of that value (a literal, a by-value argument's
+        # ``.item()``). uniform_literals: OpenCL C literal -> Python literal (ops.constant).
+        self.uniform: dict[str, str] = {}
+        self.uniform_literals: dict[str, str] = {}
+
+    def generate(self, buffer, expr, *args, **kwargs):
+        var = super().generate(buffer, expr, *args, **kwargs)
+        if isinstance(expr, str) and expr in self.uniform_literals:
+            self.uniform[str(var)] = self.uniform_literals[expr]
+        return var
 
     @property
     def prefix(self) -> str:
@@ -106,6 +117,9 @@ class OclKernel(SIMDKernel):
         self.outside_loop_vars: OrderedSet[Any] = OrderedSet()
         self.reducing = self.numels.get("r0_", sympy.S.One) != 1
         self.serial_results: dict[str, str] = {}
+        # Values computed once by the wrapper and passed by value: (type, parameter name, Python
+        # expression), after the numels (hoist()).
+        self.hoisted: list[tuple[str, str, str]] = []
         self.rblock = self._rblock()
         self.uses_lanes = False  # a float sum split into config.sum_lanes accumulators (rblock 1)
         # Index variables: 32-bit where Inductor proves every index fits (its
@@ -159,7 +173,9 @@ class OclKernel(SIMDKernel):
             # A 0-d CPU tensor (a Python number Dynamo wrapped, an optimizer's step count):
             # passed by value, as Inductor does for Triton; never read from host memory.
             compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
-            return self.cse.generate(self.loads, var, dtype=compute)
+            result = self.cse.generate(self.loads, var, dtype=compute)
+            self.cse.uniform[str(result)] = f"{name}.item()"
+            return result
         index = self.prepare_indexing(index)
         _check_buffer_dtype(name, dtype)
         line = _info(dtype)["load"].replace("@P", var).replace("@I", self.index_to_str(index))
@@ -487,6 +503,16 @@ class OclKernel(SIMDKernel):
             out.append((f"{tree.prefix}numel", tree.numel))
         return out
 
+    def hoist(self, ctype: str, host_expr: str) -> str:
+        """A parameter that the wrapper computes as ``host_expr`` (Python, over the graph's
+        values) before the launch; returns its name, for use in the kernel's code."""
+        for t, n, e in self.hoisted:
+            if e == host_expr and t == ctype:
+                return n
+        name = f"hoisted{len(self.hoisted)}"
+        self.hoisted.append((ctype, name, host_expr))
+        return name
+
     def _params(self) -> list[tuple[str, str]]:
         """(declared type, name) of every kernel parameter, in call order."""
         params = []
@@ -505,6 +531,7 @@ class OclKernel(SIMDKernel):
             params.append(("long", inner))
         for numel_name, _ in self._numel_args():
             params.append(("long", numel_name))
+        params += [(t, n) for t, n, _ in self.hoisted]
         return params
 
     def _ptr_fixes(self) -> list[str]:
@@ -543,7 +570,9 @@ class OclKernel(SIMDKernel):
         if as_function:
             assert self.flat
             params.append("const long xindex_wide")
-            code.writeline(f"static void {name}(")
+            # Inlined at every call: a shared function called from several branches was left
+            # out of line, and a call per work item stops PoCL from vectorizing the work group.
+            code.writeline(f"static inline __attribute__((always_inline)) void {name}(")
         else:
             code.splice(_KERNEL_HELPERS)
             code.writeline(f"__kernel void {name or 'KERNEL_NAME'}(")
@@ -586,6 +615,9 @@ class OclKernel(SIMDKernel):
             numels[numel_name] = self.pexpr(V.graph.sizevars.simplify(numel))
             args.append(numels[numel_name])
             types.append(int)
+        for _, _, expr in self.hoisted:
+            args.append(expr)
+            types.append(float)
         return args, types, numels["xnumel"]
 
     def call_kernel(self, name: str, node: Any = None, deallocate_ws: bool = True) -> None:
@@ -777,6 +809,12 @@ class OclWrapperCodegen(PythonWrapperCodegen):
     def write_header(self) -> None:
         super().write_header()
         self.imports.writeline("from torch_ocl._inductor.runtime import async_compile_ocl")
+        self.imports.writeline("from torch_ocl._inductor.runtime import pow_f32 as ocl_pow_f32")
+        import torch._inductor.config as inductor_config
+
+        if inductor_config.triton.cudagraphs:  # part of the FX-graph cache key
+            self.imports.writeline("from torch_ocl._inductor.runtime import no_graph_replay")
+            self.imports.writeline("no_graph_replay()")
 
     def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True,
                                      **kwargs):

@@ -25,6 +25,12 @@ small_mm_max_macs: int = 32_768
 # addmm on ocl as an extern mm plus a generated bias add (which fuses into the consumer) rather
 # than our eager addmm (a bias copy kernel, then the GEMM).
 unfuse_addmm_bias: bool = True
+# Attention with at least this many scores (L * S) per head compiles as batched products and
+# fused softmax kernels (attention.py) instead of calls of the eager fused attention kernels;
+# 0 keeps the eager kernels. nanoGPT's 256 x 256 on PoCL: see docs/compile.md.
+sdpa_math_min_scores: int = 128 * 128
+# ... while the scores of the whole batch (B * H * L * S elements) fit in this many bytes.
+sdpa_math_max_bytes: int = 256 << 20
 # Hash of the code generator and the prelude: a changed generator never reuses a cached graph.
 codegen_hash: str = ""
 

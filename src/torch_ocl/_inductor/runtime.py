@@ -3,9 +3,36 @@
 from __future__ import annotations
 
 import functools
+import math
+import struct as _struct
 from concurrent.futures import ThreadPoolExecutor
 
 from .. import _C
+
+
+def pow_f32(a: float, b: float) -> float:
+    """float32 ``a ** b`` of the generated kernels (ocl_pow_float), computed once by the
+    wrapper where both operands are the same for every work item: the operands rounded to
+    float32, the power in double (the argument binding rounds it to float), IEEE results where
+    Python's math.pow raises."""
+    a = _f32(a)
+    b = _f32(b)
+    odd = math.isfinite(b) and b == int(b) and int(b) % 2 == 1
+    try:
+        return math.pow(a, b)
+    except OverflowError:  # |result| beyond double: +-inf, negative only for an odd power
+        return -math.inf if (a < 0 and odd) else math.inf
+    except ValueError:  # 0 ** negative (+-inf), negative ** non-integral (nan)
+        if a == 0:
+            return -math.inf if (math.copysign(1.0, a) < 0 and odd) else math.inf
+        return math.nan
+
+
+def _f32(x: float) -> float:
+    try:
+        return _struct.unpack("f", _struct.pack("f", x))[0]
+    except OverflowError:  # finite beyond float's range: rounds to infinity
+        return math.copysign(math.inf, x)
 
 
 def _build(source: str, name: str, device: int):
@@ -30,3 +57,19 @@ def async_compile_ocl(source: str, name: str, device: int = 0):
     if threads > 1:
         return _pool(threads).submit(_build, source, name, device)
     return _build(source, name, device)
+
+
+@functools.cache
+def no_graph_replay() -> None:
+    """Called by a generated module compiled with Inductor's CUDA graphs on (``mode=
+    "reduce-overhead"``): ocl has no graph replay, so the graph runs kernel by kernel as in the
+    default mode (Inductor itself skips CUDA graphs for a non-CUDA device without a word). Says
+    so once per process."""
+    import warnings
+
+    warnings.warn(
+        'torch.compile(mode="reduce-overhead") on ocl: graph replay (CUDA graphs) is not '
+        "implemented for ocl; the compiled graphs run kernel by kernel, as in the default "
+        "mode (results are the same)",
+        stacklevel=2,
+    )
