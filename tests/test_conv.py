@@ -183,12 +183,67 @@ def test_conv_errors_match_cpu():
     assert out.shape == (1, 4, 3, 3)
 
 
-def test_integer_conv_falls_back_honestly():
-    x, w = torch.randint(-3, 4, (1, 2, 4, 4)), torch.randint(-3, 4, (3, 2, 2, 2))
+INT_CASES = {
+    "conv1d_groups_stride": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, groups=2),
+                             [(2, 4, 11), (6, 2, 3), (6,)]),
+    "conv2d_dil_pad": (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2)),
+                       [(2, 3, 7, 9), (5, 3, 3, 2), (5,)]),
+    "depthwise2d": (lambda x, w, b: F.conv2d(x, w, b, groups=3, padding=1),
+                    [(2, 3, 6, 5), (6, 1, 3, 3), (6,)]),
+    "conv3d": (lambda x, w, b: F.conv3d(x, w, b, padding=(1, 0, 1), stride=(1, 2, 1)),
+               [(2, 3, 4, 5, 6), (4, 3, 2, 3, 2), (4,)]),
+    "conv_transpose1d": (lambda x, w, b: F.conv_transpose1d(x, w, b, stride=3, output_padding=2),
+                         [(2, 4, 5), (4, 3, 3), (3,)]),
+    "conv_transpose2d_groups": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2),
+        [(2, 4, 5, 6), (4, 3, 3, 3), (6,)]),
+    "conv_transpose3d": (lambda x, w, b: F.conv_transpose3d(x, w, b, stride=(2, 1, 1)),
+                         [(1, 2, 3, 4, 3), (2, 3, 2, 2, 2), (3,)]),
+}
+
+
+@pytest.mark.parametrize("case", list(INT_CASES))
+def test_int64_conv_native(case):
+    # Integer convolutions run natively (im2col in int64, the integer GEMM): exact against CPU,
+    # large values included (products wrap around as CPU's do), channels_last input too.
+    fn, shapes = INT_CASES[case]
+    g = torch.Generator().manual_seed(3)
+    ts = [torch.randint(-50, 50, s, generator=g, dtype=torch.int64) for s in shapes]
+    ts[0][0].view(-1)[0] = 2**40
     torch_ocl.reset_fallback_report()
-    out = F.conv2d(x.to("ocl"), w.to("ocl"))
-    torch.testing.assert_close(out.cpu(), F.conv2d(x, w), rtol=0, atol=0)
-    assert any(r["op"].startswith("aten::convolution") for r in torch_ocl.fallback_report(False))
+    with torch_ocl.strict():
+        out = fn(*[t.to("ocl") for t in ts])
+        if ts[0].dim() == 4:
+            cl = fn(ts[0].to("ocl").contiguous(memory_format=torch.channels_last),
+                    *[t.to("ocl") for t in ts[1:]])
+    assert torch_ocl.fallback_report(False) == []
+    assert out.dtype == torch.int64
+    torch.testing.assert_close(out.cpu(), fn(*ts), rtol=0, atol=0)
+    if ts[0].dim() == 4:
+        torch.testing.assert_close(cl.cpu(), fn(*ts), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.complex64, torch.complex128])
+def test_unfold_dtypes_native(dtype):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 6, 7, generator=g, dtype=torch.float64)
+    if dtype == torch.bool:
+        x = x > 0
+    elif dtype.is_complex:
+        x = torch.complex(x, torch.randn(2, 3, 6, 7, generator=g, dtype=torch.float64)).to(dtype)
+    views = {"plain": lambda t: t, "transposed": lambda t: t.transpose(2, 3),
+             "unbatched": lambda t: t[0]}
+    if dtype.is_complex:
+        views["conj"] = lambda t: t.conj()
+    kw = dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    for name, v in views.items():
+        with torch_ocl.strict():
+            out = F.unfold(v(x.to("ocl")), **kw)
+        assert out.dtype == dtype
+        torch.testing.assert_close(out.cpu(), F.unfold(v(x), **kw), rtol=0, atol=0, msg=name)
+    with torch_ocl.strict():
+        empty = F.unfold(x[:0].to("ocl"), 2)
+    assert empty.shape == F.unfold(x[:0], 2).shape
 
 
 class SmallCNN(torch.nn.Module):

@@ -4,7 +4,7 @@
 // backend choice for a device it does not know is ConvBackend::Overrideable:
 // convolution_overrideable and convolution_backward_overrideable (shapes are already checked
 // there). Every convolution is seen as 3-D here (1-D and 2-D ones get unit depth and height);
-// integer dtypes go through the counted CPU fallback of aten::convolution.
+// integer dtypes run the same kernels (an integer GEMM that accumulates in the dtype).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -209,9 +209,12 @@ void fromGroupMajor(const at::Tensor& src, const at::Tensor& dst) {
   dst.view({nb, g, cg, -1}).copy_(src.view({g, cg, nb, -1}).permute({2, 0, 1, 3}));
 }
 
+// Floating dtypes, and integers (not bool) as CPU PyTorch computes them: im2col in the dtype and
+// the matrix engine's integer GEMM (tiled, accumulating in the dtype, wrapping as CPU does).
 bool native(const at::Tensor& input, const at::Tensor& weight) {
-  return nnFloating(input.scalar_type()) && input.dim() >= 3 && input.dim() <= 5 &&
-         weight.scalar_type() == input.scalar_type();
+  const c10::ScalarType t = input.scalar_type();
+  return (nnFloating(t) || (nnInteger(t) && gemmSupports(t))) && input.dim() >= 3 &&
+         input.dim() <= 5 && weight.scalar_type() == t;
 }
 
 Dims3 kernelDims(const at::Tensor& w) {
@@ -453,7 +456,21 @@ Params blockParams(at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArr
 
 at::Tensor im2colOp(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef dilation,
                     at::IntArrayRef padding, at::IntArrayRef stride) {
-  if (!nnFloating(self.scalar_type()))
+  const c10::ScalarType t = self.scalar_type();
+  // im2col only moves elements (zeros in the padding): bool runs as its bytes, complex64 as
+  // 8-byte words (0 is 0 + 0j), complex128 as its real and imaginary parts.
+  if (t == at::kBool)
+    return im2colOp(self.view(at::kByte), kernel, dilation, padding, stride).view(at::kBool);
+  if (t == at::kComplexFloat)
+    return im2colOp(self.resolve_conj().resolve_neg().view(at::kLong), kernel, dilation, padding, stride)
+        .view(at::kComplexFloat);
+  if (t == at::kComplexDouble) {
+    const at::Tensor parts = at::view_as_real(self.resolve_conj().resolve_neg());
+    const at::Tensor re = im2colOp(parts.select(-1, 0), kernel, dilation, padding, stride);
+    const at::Tensor im = im2colOp(parts.select(-1, 1), kernel, dilation, padding, stride);
+    return at::complex(re, im);
+  }
+  if (!nnFloating(t) && !nnInteger(t))
     return runFallback("aten::im2col", "",
                        {self, kernel.vec(), dilation.vec(), padding.vec(), stride.vec()})[0]
         .toTensor();
