@@ -731,6 +731,9 @@ bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols, int64_t rows) {
          (sb[1] % 1024 != 0 || rows < 1024);
 }
 
+// The shortest K for which cpuTileGemm computes out^T instead of packing a wide B.
+constexpr int64_t kSwapMinK = 256;
+
 // K blocks of gemm_6x64_kblocks (<= KBMAX in gemm_cpu.cl), and its row tiles per work item
 // (<= RT; 6 and 8 measured no better for 64 to 640 rows, and read B more often).
 constexpr int64_t kKBlock = 128, kRowTiles = 11;
@@ -765,8 +768,11 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   const bool direct = cpuTileReadsBInPlace(b, m, n);
   // A packed B costs K x N; when C has fewer rows than columns, out^T = b^T @ a^T packs a^T
   // (K x M) instead, e.g. linear's x @ W^T at batch 64. (The swapped call has rows >= columns,
-  // so it never swaps back.)
-  if (!direct && n < m)
+  // so it never swaps back.) It then stores C transposed, 6 floats per cache line, which costs
+  // more than the packing saves when K is short: a weight gradient's (64x512)^T @ 64x784 ran
+  // 236 GFLOP/s unswapped, 160 swapped (best reps, 2 AVX-512 cores); x @ W^T with K = 784
+  // 189 swapped, 145 unswapped.
+  if (!direct && n < m && k >= kSwapMinK)
     return cpuTileGemm(out.transpose(-1, -2), b.transpose(-1, -2), a.transpose(-1, -2), alpha, beta,
                        transposed(epi));
   cl_program prog = cpuTileProgram(idx, t, epilogueCode(epi));
@@ -887,6 +893,10 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   // panel leaves the L2 cache and every tile streams it from memory again (the weight gradient of
   // a convolution, K = batch * pixels), where the BLAS's K blocking wins.
   if (rows >= 16 && cpuTileReadsBInPlace(b, cols, rows)) return GemmProvider::kCpuTile;
+  // A short K (a linear layer's weight gradient dY^T @ X, K = the batch): the BLAS's packing
+  // costs as much as its arithmetic there, our kernel packs only the K x N panels of B (best reps,
+  // (64x512)^T @ 64x784: host_blas 196, cpu_tile 236 GFLOP/s).
+  if (k <= 96 && rows >= 16 && cols >= 64) return GemmProvider::kCpuTile;
   if (k > 2048) return p;
   if (work >= 134217728.0 /* 512^3 */) return GemmProvider::kCpuTile;
   return p;
