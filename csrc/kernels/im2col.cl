@@ -74,77 +74,94 @@ __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb,
 // Direct depthwise convolution (one input channel per group, O = C * mult output channels):
 // no columns and no GEMM. w is the contiguous (O, 1, KH, KW) weight, g the input's geometry
 // (N, C, H, W, strides) with the output size (OH, OW); y and go are contiguous (N, O, OH, OW).
+// Work items run along the output row (dimension 0), so drivers that vectorise across work items
+// read the input row contiguously, and the only division left is per (n, o).
+// Global size (OW, OH, N * O), the first two rounded up to the work group, local (., ., 1).
 __kernel void depthwise_fwd(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
                             __global const char* wb, ulong woff, ConvGeom g, long O) {
-  const long gid = get_global_id(0);
-  if (gid >= g.N * O * g.OH * g.OW) return;
-  const long ow = gid % g.OW, oh = (gid / g.OW) % g.OH, o = (gid / (g.OW * g.OH)) % O;
-  const long n = gid / (g.OW * g.OH * O), c = o / (O / g.C);
+  // (n, o) from the group id: uniform over the work group (local size 1 there).
+  const long ow = get_global_id(0), oh = get_global_id(1), no = get_group_id(2);
+  if (ow >= g.OW || oh >= g.OH) return;  // the grid rounded up
+  const long o = no % O, n = no / O, c = o / (O / g.C);
   __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
   __global const T* w = (__global const T*)(wb + woff) + o * g.KH * g.KW;
+  const long h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
   ACC s = 0;
   for (long ki = 0; ki < g.KH; ++ki) {
-    const long h = oh * g.sh - g.ph + ki * g.dh;
+    const long h = h0 + ki * g.dh;
     if (h < 0 || h >= g.H) continue;
+    __global const T* xr = x + h * g.sy;
     for (long kj = 0; kj < g.KW; ++kj) {
-      const long wc = ow * g.sw - g.pw + kj * g.dw;
-      if (wc < 0 || wc >= g.W) continue;
-      s += LD(x, h * g.sy + wc * g.sx) * LD(w, ki * g.KW + kj);
+      const long wc = w0 + kj * g.dw;
+      if (wc >= 0 && wc < g.W) s += LD(xr, wc * g.sx) * LD(w, ki * g.KW + kj);
     }
   }
-  ST((__global T*)(yb + yoff), gid, s);
+  ST((__global T*)(yb + yoff), (no * g.OH + oh) * g.OW + ow, s);
 }
 
 // grad_input (contiguous (N, C, H, W)): gathers the outputs that read each input element.
+// Global size (W, H, N * C), the first two rounded up to the work group, local (., ., 1).
 __kernel void depthwise_bwd_input(__global char* gib, ulong gioff, __global const char* gob,
                                   ulong gooff, __global const char* wb, ulong woff, ConvGeom g,
                                   long O) {
-  const long gid = get_global_id(0);
-  if (gid >= g.N * g.C * g.H * g.W) return;
-  const long wc = gid % g.W, h = (gid / g.W) % g.H, c = (gid / (g.W * g.H)) % g.C;
-  const long n = gid / (g.W * g.H * g.C), mult = O / g.C;
-  __global const T* go = (__global const T*)(gob + gooff);
-  __global const T* w = (__global const T*)(wb + woff);
+  const long wc = get_global_id(0), h = get_global_id(1), nc = get_group_id(2);
+  if (wc >= g.W || h >= g.H) return;
+  const long c = nc % g.C, n = nc / g.C, mult = O / g.C;
+  const bool unit = g.sh == 1 && g.sw == 1;  // no divisions in the common case
   ACC s = 0;
   for (long m = 0; m < mult; ++m) {
     const long o = c * mult + m;
+    __global const T* go = (__global const T*)(gob + gooff) + (n * O + o) * g.OH * g.OW;
+    __global const T* w = (__global const T*)(wb + woff) + o * g.KH * g.KW;
     for (long ki = 0; ki < g.KH; ++ki) {
       const long hh = h + g.ph - ki * g.dh;
-      if (hh < 0 || hh % g.sh != 0 || hh / g.sh >= g.OH) continue;
+      if (hh < 0 || !(unit || hh % g.sh == 0)) continue;
+      const long oh = unit ? hh : hh / g.sh;
+      if (oh >= g.OH) continue;
       for (long kj = 0; kj < g.KW; ++kj) {
         const long ww = wc + g.pw - kj * g.dw;
-        if (ww < 0 || ww % g.sw != 0 || ww / g.sw >= g.OW) continue;
-        s += LD(go, ((n * O + o) * g.OH + hh / g.sh) * g.OW + ww / g.sw) *
-             LD(w, (o * g.KH + ki) * g.KW + kj);
+        if (ww < 0 || !(unit || ww % g.sw == 0)) continue;
+        const long ow = unit ? ww : ww / g.sw;
+        if (ow < g.OW) s += LD(go, oh * g.OW + ow) * LD(w, ki * g.KW + kj);
       }
     }
   }
-  ST((__global T*)(gib + gioff), gid, s);
+  ST((__global T*)(gib + gioff), (nc * g.H + h) * g.W + wc, s);
 }
 
-// grad_weight (contiguous (O, 1, KH, KW)): one work item per weight, a fixed-order sum.
+// grad_weight (contiguous (O, 1, KH, KW)): one work group of DW_LOCAL items per weight; item t
+// sums the output rows t, t + DW_LOCAL, ... (each along the row), then a tree in local memory:
+// a fixed order. Global size O * KH * KW * DW_LOCAL, local DW_LOCAL.
+#define DW_LOCAL 64
 __kernel void depthwise_bwd_weight(__global char* gwb, ulong gwoff, __global const char* gob,
                                    ulong gooff, __global const char* xb, ulong xoff, ConvGeom g,
                                    long O) {
-  const long gid = get_global_id(0);
-  if (gid >= O * g.KH * g.KW) return;
-  const long kj = gid % g.KW, ki = (gid / g.KW) % g.KH, o = gid / (g.KW * g.KH);
+  const long wid = get_group_id(0);
+  const int t = (int)get_local_id(0);
+  const long kj = wid % g.KW, ki = (wid / g.KW) % g.KH, o = wid / (g.KW * g.KH);
   const long c = o / (O / g.C);
-  __global const T* go = (__global const T*)(gob + gooff);
-  __global const T* x = (__global const T*)(xb + xoff);
+  __local ACC part[DW_LOCAL];
   ACC s = 0;
-  for (long n = 0; n < g.N; ++n)
-    for (long oh = 0; oh < g.OH; ++oh) {
-      const long h = oh * g.sh - g.ph + ki * g.dh;
-      if (h < 0 || h >= g.H) continue;
-      for (long ow = 0; ow < g.OW; ++ow) {
-        const long wc = ow * g.sw - g.pw + kj * g.dw;
-        if (wc < 0 || wc >= g.W) continue;
-        s += LD(go, ((n * O + o) * g.OH + oh) * g.OW + ow) *
-             LD(x, n * g.sn + c * g.sc + h * g.sy + wc * g.sx);
-      }
+  const long rows = g.N * g.OH;
+  for (long q = t; q < rows; q += DW_LOCAL) {
+    const long n = q / g.OH, oh = q % g.OH;
+    const long h = oh * g.sh - g.ph + ki * g.dh;
+    if (h < 0 || h >= g.H) continue;
+    __global const T* go = (__global const T*)(gob + gooff) + ((n * O + o) * g.OH + oh) * g.OW;
+    __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc + h * g.sy;
+    const long w0 = kj * g.dw - g.pw;
+    for (long ow = 0; ow < g.OW; ++ow) {
+      const long wc = ow * g.sw + w0;
+      if (wc >= 0 && wc < g.W) s += LD(go, ow) * LD(x, wc * g.sx);
     }
-  ST((__global T*)(gwb + gwoff), gid, s);
+  }
+  part[t] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int hs = DW_LOCAL / 2; hs > 0; hs >>= 1) {
+    if (t < hs) part[t] += part[t + hs];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (t == 0) ST((__global T*)(gwb + gwoff), wid, part[0]);
 }
 
 // 3-D convolutions: the same column layout with a depth axis, (C, KD, KH, KW, N, OD, OH, OW),

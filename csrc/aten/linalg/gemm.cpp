@@ -899,6 +899,11 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   if (k <= 96 && rows >= 16 && cols >= 64) return GemmProvider::kCpuTile;
   if (k > 2048) return p;
   if (work >= 134217728.0 /* 512^3 */) return GemmProvider::kCpuTile;
+  // A batch of small products (a grouped convolution's per-sample GEMMs, 16 x 144 @ 144 x 784):
+  // the BLAS runs them one after the other, each too small to share between its threads; our
+  // kernel takes the whole batch in one launch.
+  if (out.dim() == 3 && out.size(0) > 1 && rows * cols * k < 8388608 /* 203^3 */ && cols >= 32)
+    return GemmProvider::kCpuTile;
   return p;
 }
 
