@@ -10,8 +10,9 @@ GEMM shapes (M x K @ K x N): 512^3, 1024^3, 2048^3, and the MLP's training shape
 read transposed). GFLOP/s = 2*M*N*K / median time (each rep finished before timing stops); the
 "best" columns use the fastest rep instead (what a quieter machine gives).
 Ratios: ours / CPU PyTorch (target >= 0.7) and ours / raw CLBlast (target >= 1). Conv: a small CNN
-layer (1->32 and 32->64 channels, 3x3, 28x28, batch 64) and a ResNet-style 3x3 64->64 layer on
-56x56 (batch 8), forward + backward (input and weight gradients) time, ratio = CPU time / ours
+layer (1->32 and 32->64 channels, 3x3, 28x28, batch 64), a ResNet-style 3x3 64->64 layer on
+56x56 (batch 8), a grouped (4 groups), a depthwise and a stride-2 transposed layer, forward +
+backward (input and weight gradients) time, ratio = CPU time / ours
 (target >= 0.5). CPU PyTorch runs in a child process without torch-ocl loaded (our BLAS threads
 keep spinning for a while after a call and would slow CPU PyTorch's OpenMP threads in the same
 process), asked for one figure at a time: --rounds rounds of (CPU, ours) back to back per shape,
@@ -90,8 +91,8 @@ def cpu_figures(reps, shapes):
         c = torch.empty(m, n)
         out["gemm"][f"{m}x{k}x{n}{lay}"] = 2.0 * m * n * k / median_time(
             lambda: torch.mm(a, b, out=c), reps, lambda: None) / 1e9
-    for name, nb, cin, cout, hw in CONV_LAYERS:
-        out["conv"][name] = conv_times("cpu", nb, cin, cout, hw, reps, lambda: None)
+    for name, *layer in CONV_LAYERS:
+        out["conv"][name] = conv_times("cpu", *layer[:4], reps, lambda: None, *layer[4:])
     return out
 
 
@@ -136,8 +137,8 @@ def cpu_server(reps):
             ts = rep_times(lambda: torch.mm(a, b, out=c), reps, lambda: None)
             r = [2.0 * m * n * k / statistics.median(ts) / 1e9, 2.0 * m * n * k / min(ts) / 1e9]
         else:
-            name, nb, cin, cout, hw = next(x for x in CONV_LAYERS if x[0] == q["layer"])
-            r = conv_times("cpu", nb, cin, cout, hw, reps, lambda: None)
+            name, *layer = next(x for x in CONV_LAYERS if x[0] == q["layer"])
+            r = conv_times("cpu", *layer[:4], reps, lambda: None, *layer[4:])
         print(json.dumps(r), flush=True)
 
 
@@ -193,26 +194,42 @@ def gemm_rows(dev, sync, reps, shapes, providers, cpu, rounds=1):
     return rows
 
 
+# (name, batch, in channels, out channels, size, groups, transposed)
 CONV_LAYERS = [
-    ("cnn conv1 1->32 3x3 28x28 b64", 64, 1, 32, 28),
-    ("cnn conv2 32->64 3x3 26x26 b64", 64, 32, 64, 26),
-    ("resnet 64->64 3x3 56x56 b8", 8, 64, 64, 56),
+    ("cnn conv1 1->32 3x3 28x28 b64", 64, 1, 32, 28, 1, False),
+    ("cnn conv2 32->64 3x3 26x26 b64", 64, 32, 64, 26, 1, False),
+    ("resnet 64->64 3x3 56x56 b8", 8, 64, 64, 56, 1, False),
+    ("grouped 64->64 g4 3x3 28x28 b16", 16, 64, 64, 28, 4, False),
+    ("depthwise 64 3x3 28x28 b16", 16, 64, 64, 28, 64, False),
+    ("transposed 64->32 s2 14x14 b16", 16, 64, 32, 14, 1, True),
 ]
 
 
-def conv_times(where, nb, cin, cout, hw, reps, sync):
-    """(forward ms, forward+backward ms) of a 3x3 conv2d on `where`."""
+def conv_times(where, nb, cin, cout, hw, reps, sync, groups=1, transposed=False):
+    """(forward ms, forward+backward ms) of a 3x3 conv2d (or a stride-2 conv_transpose2d) on
+    `where`."""
     g = torch.Generator().manual_seed(0)
-    pad = 1 if cin == cout else 0
+    pad = 1 if cin == cout or groups > 1 else 0
     x = torch.randn(nb, cin, hw, hw, generator=g).to(where).requires_grad_(True)
-    w = (torch.randn(cout, cin, 3, 3, generator=g) * 0.1).to(where).requires_grad_(True)
-    go = torch.ones_like(torch.nn.functional.conv2d(x, w, padding=pad))
+    if transposed:
+        w = (torch.randn(cin, cout // groups, 3, 3, generator=g) * 0.1).to(where)
+    else:
+        w = (torch.randn(cout, cin // groups, 3, 3, generator=g) * 0.1).to(where)
+    w.requires_grad_(True)
+
+    def conv():
+        if transposed:
+            return torch.nn.functional.conv_transpose2d(x, w, stride=2, padding=1,
+                                                        output_padding=1, groups=groups)
+        return torch.nn.functional.conv2d(x, w, padding=pad, groups=groups)
+
+    go = torch.ones_like(conv())
 
     def fwd():
-        torch.nn.functional.conv2d(x, w, padding=pad)
+        conv()
 
     def fwd_bwd():
-        out = torch.nn.functional.conv2d(x, w, padding=pad)
+        out = conv()
         torch.autograd.grad(out, (x, w), go)
 
     return median_time(fwd, reps, sync) * 1e3, median_time(fwd_bwd, reps, sync) * 1e3
@@ -220,7 +237,7 @@ def conv_times(where, nb, cin, cout, hw, reps, sync):
 
 def conv_rows(dev, sync, reps, cpu, rounds=1):
     rows = []
-    for name, nb, cin, cout, hw in CONV_LAYERS:
+    for name, *layer in CONV_LAYERS:
         row = {"layer": name}
         cpu_r, ours_r = [], []
         for _ in range(rounds):
@@ -229,7 +246,7 @@ def conv_rows(dev, sync, reps, cpu, rounds=1):
                 time.sleep(SETTLE_S)
             else:
                 cpu_r.append(cpu["conv"][name])
-            ours_r.append(conv_times(dev, nb, cin, cout, hw, reps, sync))
+            ours_r.append(conv_times(dev, *layer[:4], reps, sync, *layer[4:]))
             time.sleep(SETTLE_S if isinstance(cpu, CpuChild) else 0)
         row["cpu_fwd_ms"] = statistics.median(r[0] for r in cpu_r)
         row["cpu_fwd_bwd_ms"] = statistics.median(r[1] for r in cpu_r)
