@@ -235,6 +235,12 @@ def test_auto_choice_and_doctor_names_provider(untuned):
         assert _C._last_gemm_provider() == "cpu_tile"
         torch.mm(torch.randn(64, 784, device=DEV), torch.randn(512, 784, device=DEV).t())
         assert _C._last_gemm_provider() == "host_blas"
+        # A short K (a linear layer's weight gradient) and a batch of small products (a grouped
+        # convolution's) take cpu_tile.
+        torch.mm(torch.randn(64, 512, device=DEV).t(), torch.randn(64, 784, device=DEV))
+        assert _C._last_gemm_provider() == "cpu_tile"
+        torch.bmm(torch.randn(8, 16, 144, device=DEV), torch.randn(8, 144, 784, device=DEV))
+        assert _C._last_gemm_provider() == "cpu_tile"
         assert _C._gemm_shape_rule(0)
     from torch_ocl.cli import doctor
     report = doctor.doctor(run_self_test=False)
@@ -488,3 +494,25 @@ def test_tuning_table_measured_stored_and_followed(tmp_path, monkeypatch):
         _C._set_gemm_tuning_enabled(True)
         monkeypatch.undo()
         _C._gemm_tuning_reload()
+
+
+@pytest.mark.parametrize("k", [1, 64, 255, 256, 300])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_cpu_tile_packed_b_short_and_long_k(k, dtype):
+    # cpu_tile with a packed B and fewer rows than columns: for K < 256 it packs B and stores C
+    # in place, from 256 on it computes C^T (packing A^T) and stores transposed; both against CPU,
+    # with an epilogue bias, strict mode.
+    g = torch.Generator().manual_seed(k)
+    a = torch.randn(k, 70, generator=g).to(dtype).t()  # (70 x k), transposed
+    b = torch.randn(k, 200, generator=g).to(dtype)  # 200 columns: not whole panels
+    bias = torch.randn(200, generator=g).to(dtype)
+    ref = torch.addmm(bias.float(), a.float(), b.float())
+    _C._set_gemm_provider("cpu_tile")
+    try:
+        with torch_ocl.strict():
+            out = torch.addmm(bias.to(DEV), a.t().contiguous().to(DEV).t(), b.to(DEV))
+        assert _C._last_gemm_provider() == "cpu_tile"
+    finally:
+        _C._set_gemm_provider("auto")
+    rtol, atol = _tol(dtype)
+    torch.testing.assert_close(out.cpu().float(), ref, rtol=rtol, atol=atol * max(1, k ** 0.5))

@@ -919,8 +919,9 @@ std::string gemmShapeRule(c10::DeviceIndex idx) {
       forced().load() == GemmProvider::kHostBlas)
     return "";
   return "float32 runs cpu_tile instead of host_blas when it reads B in place (unit column "
-         "stride, columns a multiple of 64, 16 rows or more), and from 512^3 multiply-adds up "
-         "for K <= 2048";
+         "stride, columns a multiple of 64, 16 rows or more), for K <= 96, for batches of small "
+         "products (below 203^3 multiply-adds each), and from 512^3 multiply-adds up for K <= "
+         "2048";
 }
 
 void setForcedGemmProvider(GemmProvider p) {
