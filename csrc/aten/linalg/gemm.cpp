@@ -897,6 +897,13 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   // costs as much as its arithmetic there, our kernel packs only the K x N panels of B (best reps,
   // (64x512)^T @ 64x784: host_blas 196, cpu_tile 236 GFLOP/s).
   if (k <= 96 && rows >= 16 && cols >= 64) return GemmProvider::kCpuTile;
+  // Skinny products (the MLP's batch of 64 against its weights, every transposed form): the
+  // BLAS splits them statically between threads that spin while they wait, and collapses when
+  // another process takes a core (median of 60 reps at load 6-7, GFLOP/s host_blas / cpu_tile:
+  // 64x784 @ (512x784)^T 114/166, 64x512 @ (784x512)^T 20/167, 64x784 @ 784x512 112/224; best
+  // reps 188/203, 185/237, 198/273); our kernel's work groups are shared out dynamically.
+  if (k <= 2048 && std::min(rows, cols) <= 96 && std::max(rows, cols) >= 64)
+    return GemmProvider::kCpuTile;
   if (k > 2048) return p;
   if (work >= 134217728.0 /* 512^3 */) return GemmProvider::kCpuTile;
   // A batch of small products (a grouped convolution's per-sample GEMMs, 16 x 144 @ 144 x 784):
@@ -919,9 +926,9 @@ std::string gemmShapeRule(c10::DeviceIndex idx) {
       forced().load() == GemmProvider::kHostBlas)
     return "";
   return "float32 runs cpu_tile instead of host_blas when it reads B in place (unit column "
-         "stride, columns a multiple of 64, 16 rows or more), for K <= 96, for batches of small "
-         "products (below 203^3 multiply-adds each), and from 512^3 multiply-adds up for K <= "
-         "2048";
+         "stride, columns a multiple of 64, 16 rows or more), for K <= 96, for skinny products "
+         "(96 rows or columns at most, K <= 2048), for batches of small products (below 203^3 "
+         "multiply-adds each), and from 512^3 multiply-adds up for K <= 2048";
 }
 
 void setForcedGemmProvider(GemmProvider p) {
@@ -1061,8 +1068,13 @@ void gemmBatchSum(const at::Tensor& out, const at::Tensor& a_in, const at::Tenso
   }
   if (nbatch == 1) return gemm(out, a.select(0, 0), b.select(0, 0), alpha, beta);
   const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
-  if (chooseProvider(out, a, b) == GemmProvider::kHostBlas && blasWritable(out) &&
-      fitsInt({nbatch})) {
+  // The host BLAS adds the products up in place; the other providers write them all first and
+  // then sum them. Unless forced otherwise, a device with the host BLAS keeps it here.
+  GemmProvider p = chooseProvider(out, a, b);
+  if (forced().load(std::memory_order_relaxed) == GemmProvider::kAuto &&
+      supports(GemmProvider::kHostBlas, out.device().index(), out.scalar_type()))
+    p = GemmProvider::kHostBlas;
+  if (p == GemmProvider::kHostBlas && blasWritable(out) && fitsInt({nbatch})) {
     const BlasOperand A = blasOperand(a), B = blasOperand(b);
     if (hostBlasShapeOk(out, A, B)) {
       t_last = GemmProvider::kHostBlas;
