@@ -74,94 +74,99 @@ __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb,
 // Direct depthwise convolution (one input channel per group, O = C * mult output channels):
 // no columns and no GEMM. w is the contiguous (O, 1, KH, KW) weight, g the input's geometry
 // (N, C, H, W, strides) with the output size (OH, OW); y and go are contiguous (N, O, OH, OW).
-// Work items run along the output row (dimension 0), so drivers that vectorise across work items
-// read the input row contiguously, and the only division left is per (n, o).
-// Global size (OW, OH, N * O), the first two rounded up to the work group, local (., ., 1).
+// Row blocks: one work item per (output row, 64 columns of it) accumulates the taps into a row
+// of 64 private sums (the inner loop runs along the row, which compilers vectorise), with the
+// (n, o) division once per item. Global size (ceil(OW / 64), OH, N * O).
+#define DW_ROW 64
 __kernel void depthwise_fwd(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
                             __global const char* wb, ulong woff, ConvGeom g, long O) {
-  // (n, o) from the group id: uniform over the work group (local size 1 there).
-  const long ow = get_global_id(0), oh = get_global_id(1), no = get_group_id(2);
-  if (ow >= g.OW || oh >= g.OH) return;  // the grid rounded up
+  const long ob = get_global_id(0), oh = get_global_id(1), no = get_global_id(2);
   const long o = no % O, n = no / O, c = o / (O / g.C);
   __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
   __global const T* w = (__global const T*)(wb + woff) + o * g.KH * g.KW;
-  const long h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
-  ACC s = 0;
+  const long ow0 = ob * DW_ROW;
+  const int jn = (int)min((long)DW_ROW, g.OW - ow0);
+  ACC acc[DW_ROW];
+  for (int j = 0; j < DW_ROW; ++j) acc[j] = 0;
   for (long ki = 0; ki < g.KH; ++ki) {
-    const long h = h0 + ki * g.dh;
+    const long h = oh * g.sh - g.ph + ki * g.dh;
     if (h < 0 || h >= g.H) continue;
     __global const T* xr = x + h * g.sy;
     for (long kj = 0; kj < g.KW; ++kj) {
-      const long wc = w0 + kj * g.dw;
-      if (wc >= 0 && wc < g.W) s += LD(xr, wc * g.sx) * LD(w, ki * g.KW + kj);
+      const ACC wv = LD(w, ki * g.KW + kj);
+      const long wbase = ow0 * g.sw - g.pw + kj * g.dw;
+      for (int j = 0; j < jn; ++j) {
+        const long wc = wbase + j * g.sw;
+        if (wc >= 0 && wc < g.W) acc[j] += LD(xr, wc * g.sx) * wv;
+      }
     }
   }
-  ST((__global T*)(yb + yoff), (no * g.OH + oh) * g.OW + ow, s);
+  __global T* y = (__global T*)(yb + yoff) + (no * g.OH + oh) * g.OW + ow0;
+  for (int j = 0; j < jn; ++j) ST(y, j, acc[j]);
 }
 
-// grad_input (contiguous (N, C, H, W)): gathers the outputs that read each input element.
-// Global size (W, H, N * C), the first two rounded up to the work group, local (., ., 1).
+// grad_input (contiguous (N, C, H, W)) in row blocks, as depthwise_fwd: one work item per
+// (input row, 64 columns of it). Global size (ceil(W / 64), H, N * C).
 __kernel void depthwise_bwd_input(__global char* gib, ulong gioff, __global const char* gob,
                                   ulong gooff, __global const char* wb, ulong woff, ConvGeom g,
                                   long O) {
-  const long wc = get_global_id(0), h = get_global_id(1), nc = get_group_id(2);
-  if (wc >= g.W || h >= g.H) return;
+  const long wb0 = get_global_id(0), h = get_global_id(1), nc = get_global_id(2);
   const long c = nc % g.C, n = nc / g.C, mult = O / g.C;
-  const bool unit = g.sh == 1 && g.sw == 1;  // no divisions in the common case
-  ACC s = 0;
+  const long w0 = wb0 * DW_ROW;
+  const int jn = (int)min((long)DW_ROW, g.W - w0);
+  ACC acc[DW_ROW];
+  for (int j = 0; j < DW_ROW; ++j) acc[j] = 0;
   for (long m = 0; m < mult; ++m) {
     const long o = c * mult + m;
     __global const T* go = (__global const T*)(gob + gooff) + (n * O + o) * g.OH * g.OW;
     __global const T* w = (__global const T*)(wb + woff) + o * g.KH * g.KW;
     for (long ki = 0; ki < g.KH; ++ki) {
       const long hh = h + g.ph - ki * g.dh;
-      if (hh < 0 || !(unit || hh % g.sh == 0)) continue;
-      const long oh = unit ? hh : hh / g.sh;
-      if (oh >= g.OH) continue;
+      if (hh < 0 || hh % g.sh != 0 || hh / g.sh >= g.OH) continue;
+      __global const T* gor = go + (hh / g.sh) * g.OW;
       for (long kj = 0; kj < g.KW; ++kj) {
-        const long ww = wc + g.pw - kj * g.dw;
-        if (ww < 0 || !(unit || ww % g.sw == 0)) continue;
-        const long ow = unit ? ww : ww / g.sw;
-        if (ow < g.OW) s += LD(go, oh * g.OW + ow) * LD(w, ki * g.KW + kj);
+        const ACC wv = LD(w, ki * g.KW + kj);
+        // The outputs ow of this tap that read columns w0 .. w0 + jn - 1: ow * sw = w + pw -
+        // kj * dw, scattered into the private row (no division per element).
+        const long num = w0 + g.pw - kj * g.dw, num_hi = num + jn - 1;
+        if (num_hi < 0) continue;
+        const long lo = num <= 0 ? 0 : (num + g.sw - 1) / g.sw;
+        const long hi = min(g.OW - 1, num_hi / g.sw);
+        for (long ow = lo; ow <= hi; ++ow) acc[ow * g.sw - num] += LD(gor, ow) * wv;
       }
     }
   }
-  ST((__global T*)(gib + gioff), (nc * g.H + h) * g.W + wc, s);
+  __global T* gi = (__global T*)(gib + gioff) + (nc * g.H + h) * g.W + w0;
+  for (int j = 0; j < jn; ++j) ST(gi, j, acc[j]);
 }
 
-// grad_weight (contiguous (O, 1, KH, KW)): one work group of DW_LOCAL items per weight; item t
-// sums the output rows t, t + DW_LOCAL, ... (each along the row), then a tree in local memory:
-// a fixed order. Global size O * KH * KW * DW_LOCAL, local DW_LOCAL.
-#define DW_LOCAL 64
-__kernel void depthwise_bwd_weight(__global char* gwb, ulong gwoff, __global const char* gob,
-                                   ulong gooff, __global const char* xb, ulong xoff, ConvGeom g,
-                                   long O) {
-  const long wid = get_group_id(0);
-  const int t = (int)get_local_id(0);
-  const long kj = wid % g.KW, ki = (wid / g.KW) % g.KH, o = wid / (g.KW * g.KH);
-  const long c = o / (O / g.C);
-  __local ACC part[DW_LOCAL];
-  ACC s = 0;
-  const long rows = g.N * g.OH;
-  for (long q = t; q < rows; q += DW_LOCAL) {
-    const long n = q / g.OH, oh = q % g.OH;
+// grad_weight, first pass: partial sums over one output row each, part[(n * OH + oh)][o][tap]
+// (taps KH * KW, in ACC: float for 16-bit floats), each tap's sum running along the row; a sum over the first dimension (fixed
+// order) finishes it. Global size (OH, O, N).
+__kernel void depthwise_bwd_weight_rows(__global char* pb, ulong poff, __global const char* gob,
+                                        ulong gooff, __global const char* xb, ulong xoff,
+                                        ConvGeom g, long O) {
+  const long oh = get_global_id(0), o = get_global_id(1), n = get_global_id(2);
+  const long c = o / (O / g.C), taps = g.KH * g.KW;
+  __global const T* go = (__global const T*)(gob + gooff) + ((n * O + o) * g.OH + oh) * g.OW;
+  __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
+  __global ACC* part = (__global ACC*)(pb + poff) + ((n * g.OH + oh) * O + o) * taps;
+  for (long ki = 0; ki < g.KH; ++ki) {
     const long h = oh * g.sh - g.ph + ki * g.dh;
-    if (h < 0 || h >= g.H) continue;
-    __global const T* go = (__global const T*)(gob + gooff) + ((n * O + o) * g.OH + oh) * g.OW;
-    __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc + h * g.sy;
-    const long w0 = kj * g.dw - g.pw;
-    for (long ow = 0; ow < g.OW; ++ow) {
-      const long wc = ow * g.sw + w0;
-      if (wc >= 0 && wc < g.W) s += LD(go, ow) * LD(x, wc * g.sx);
+    const bool row_in = h >= 0 && h < g.H;
+    __global const T* xr = x + (row_in ? h : 0) * g.sy;
+    for (long kj = 0; kj < g.KW; ++kj) {
+      ACC s = 0;
+      if (row_in) {
+        // The outputs whose tap (ki, kj) reads a column inside the row.
+        const long off = kj * g.dw - g.pw;  // wc = ow * sw + off
+        const long lo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+        const long hi = min(g.OW - 1, (g.W - 1 - off) < 0 ? -1 : (g.W - 1 - off) / g.sw);
+        for (long ow = lo; ow <= hi; ++ow) s += LD(go, ow) * LD(xr, (ow * g.sw + off) * g.sx);
+      }
+      part[ki * g.KW + kj] = s;
     }
   }
-  part[t] = s;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int hs = DW_LOCAL / 2; hs > 0; hs >>= 1) {
-    if (t < hs) part[t] += part[t + hs];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  if (t == 0) ST((__global T*)(gwb + gwoff), wid, part[0]);
 }
 
 // 3-D convolutions: the same column layout with a depth axis, (C, KD, KH, KW, N, OD, OH, OW),

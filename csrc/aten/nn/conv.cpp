@@ -104,33 +104,33 @@ ConvGeom3 geometry3(const at::Tensor& vol, at::IntArrayRef k, at::IntArrayRef c,
   return g;
 }
 
-// Direct depthwise kernels (see im2col.cl): out, two inputs, the input's geometry and O, on a
-// 3-D grid (depthwise_fwd, depthwise_bwd_input) or one work group per weight
-// (depthwise_bwd_weight).
-constexpr size_t kDepthwiseLocal = 64;  // DW_LOCAL in im2col.cl
-constexpr size_t kDepthwiseRow = 16;    // work items along a row per work group
+// Direct depthwise kernels (see im2col.cl): out, two inputs, the input's geometry and O.
+// depthwise_fwd and depthwise_bwd_input take one work item per (row, 64 columns of it) of a
+// `grid` (columns, rows, N * channels); depthwise_bwd_weight_rows one per output row (grid (OH,
+// O, N)), writing partial sums. Measured on PoCL (2 cores), 16 x 64 x 28 x 28, 3x3: forward 15.8
+// -> 1.5 ms, input gradient 43.7 -> 1.9 ms (multiplier 2, stride 2: 28.6 -> 1.4 ms) against one
+// work item per element.
+constexpr int64_t kDepthwiseRow = 64;  // DW_ROW in im2col.cl
 
 void launchDepthwise(const char* name, const at::Tensor& out, const at::Tensor& a,
                      const at::Tensor& b, const ConvGeom& g, int64_t o,
                      std::array<int64_t, 3> grid) {
   if (grid[0] * grid[1] * grid[2] == 0) return;
   const c10::DeviceIndex idx = out.device().index();
-  cl_program prog = nnProgram(idx, &kIm2colFamily, "im2col.cl", out.scalar_type());
+  // The inputs' dtype: the weight gradient's partial sums are float for 16-bit inputs.
+  cl_program prog = nnProgram(idx, &kIm2colFamily, "im2col.cl", a.scalar_type());
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, name);
   setArgs(k, bufferOf(out), bufferOf(a), bufferOf(b), g, static_cast<cl_long>(o));
-  if (std::string(name) == "depthwise_bwd_weight") {
-    launchND(device(idx), currentQueue(idx), k, static_cast<size_t>(grid[0]) * kDepthwiseLocal,
-             kDepthwiseLocal);
+  if (std::string(name) == "depthwise_bwd_weight_rows") {
+    const size_t global[3] = {static_cast<size_t>(grid[0]), static_cast<size_t>(grid[1]),
+                              static_cast<size_t>(grid[2])};
+    const size_t local[3] = {1, 1, 1};
+    launchKernel(currentQueue(idx), k, 3, global, local);
   } else {
-    // A fixed local size (one program build per dtype; PoCL compiles again for every new one):
-    // the grid rounded up to it, the kernels skip the items past its edges. Work groups of
-    // 16 x 16 x 1 items (PoCL's cost per work group dominated with 16 x 1 x 1), the third
-    // dimension one (n, channel) per work group, so its divisions happen once per group.
-    const size_t local[3] = {kDepthwiseRow, 16, 1};
-    size_t global[3];
-    for (int d = 0; d < 3; ++d)
-      global[d] = (static_cast<size_t>(grid[d]) + local[d] - 1) / local[d] * local[d];
+    const size_t global[3] = {static_cast<size_t>((grid[0] + kDepthwiseRow - 1) / kDepthwiseRow),
+                              static_cast<size_t>(grid[1]), static_cast<size_t>(grid[2])};
+    const size_t local[3] = {1, 1, 1};
     launchKernel(currentQueue(idx), k, 3, global, local);
   }
   OCL_CATCH
@@ -357,8 +357,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
       launchDepthwise("depthwise_bwd_input", gi, goc, wc, geom, w.size(0),
                       {x2.size(3), x2.size(2), n * x2.size(1)});
     if (mask[1]) {
-      gw_r = at::empty(w.sizes(), w.options());
-      launchDepthwise("depthwise_bwd_weight", gw_r, goc, x2, geom, w.size(0), {gw_r.numel(), 1, 1});
+      // Partial sums per output row (in the accumulation dtype for 16-bit floats), then their
+      // sum over the rows.
+      const int64_t o = w.size(0), taps = k[1] * k[2];
+      const c10::ScalarType t = goc.scalar_type();
+      const bool reduced = t == at::kHalf || t == at::kBFloat16;
+      const at::Tensor part =
+          at::empty({n * c[1], o, taps}, goc.options().dtype(reduced ? at::kFloat : t));
+      launchDepthwise("depthwise_bwd_weight_rows", part, goc, x2, geom, o, {c[1], o, n});
+      gw_r = n * c[1] == 0 ? at::zeros(w.sizes(), w.options()) : part.sum(0).to(t).view(w.sizes());
     }
   } else if (!transposed) {
     const int64_t og = w.size(0) / g, cg = x.size(1) / g;
