@@ -44,30 +44,34 @@ __kernel void im2col(__global char* colb, ulong coloff, __global const char* xb,
 // Column (row r = (c * KH + ki) * KW + kj, sample n, pixel l) at r * cs_k + n * cs_n + l: the
 // (C*KH*KW, N, L) layout im2col writes (cs_k = N * L, cs_n = L) or a per-sample (N, C*KH*KW, L)
 // one (cs_n = C*KH*KW * L, cs_k = L).
+#define COL_ROW 64
 __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb, ulong coloff,
                      ConvGeom g, long cs_n, long cs_k) {
   const long h = get_global_id(0), nc = get_global_id(1);
   const long c = nc % g.C, n = nc / g.C;
   __global T* im = (__global T*)(imb + imoff) + (nc * g.H + h) * g.W;
   __global const T* colc = (__global const T*)(colb + coloff) + c * g.KH * g.KW * cs_k + n * cs_n;
-  const bool unit = g.sh == 1 && g.sw == 1;  // no divisions in the common case
-  for (long w = 0; w < g.W; ++w) {
-    ACC s = 0;
+  // The row in blocks of COL_ROW private sums; per tap (ki, kj) the column entries ow whose
+  // image column falls in the block, scattered by range (no division per element). Each element
+  // still adds its taps in (ki, kj) order.
+  for (long w0 = 0; w0 < g.W; w0 += COL_ROW) {
+    const int jn = (int)min((long)COL_ROW, g.W - w0);
+    ACC acc[COL_ROW];
+    for (int j = 0; j < COL_ROW; ++j) acc[j] = 0;
     for (long ki = 0; ki < g.KH; ++ki) {
       const long hh = h + g.ph - ki * g.dh;
-      if (hh < 0 || !(unit || hh % g.sh == 0)) continue;
-      const long oh = unit ? hh : hh / g.sh;
-      if (oh >= g.OH) continue;
-      __global const T* crow = colc + ki * g.KW * cs_k + oh * g.OW;
+      if (hh < 0 || hh % g.sh != 0 || hh / g.sh >= g.OH) continue;
+      __global const T* crow = colc + ki * g.KW * cs_k + (hh / g.sh) * g.OW;
       for (long kj = 0; kj < g.KW; ++kj) {
-        const long ww = w + g.pw - kj * g.dw;
-        if (ww < 0 || !(unit || ww % g.sw == 0)) continue;
-        const long ow = unit ? ww : ww / g.sw;
-        if (ow >= g.OW) continue;
-        s += LD(crow, kj * cs_k + ow);
+        const long num = w0 + g.pw - kj * g.dw, num_hi = num + jn - 1;
+        if (num_hi < 0) continue;
+        const long lo = num <= 0 ? 0 : (num + g.sw - 1) / g.sw;
+        const long hi = min(g.OW - 1, num_hi / g.sw);
+        __global const T* cr = crow + kj * cs_k;
+        for (long ow = lo; ow <= hi; ++ow) acc[ow * g.sw - num] += LD(cr, ow);
       }
     }
-    ST(im, w, s);
+    for (int j = 0; j < jn; ++j) ST(im, w0 + j, acc[j]);
   }
 }
 
