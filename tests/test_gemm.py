@@ -520,3 +520,28 @@ def test_cpu_tile_packed_b_short_and_long_k(k, dtype):
         _C._set_gemm_provider("auto")
     rtol, atol = _tol(dtype)
     torch.testing.assert_close(out.cpu().float(), ref, rtol=rtol, atol=atol * max(1, k ** 0.5))
+
+
+@pytest.mark.parametrize("cols", [1, 63, 100, 784])
+def test_cpu_tile_reads_padded_rows_in_place(cols):
+    # B's rows padded to whole 64-column panels inside its storage (as a convolution's columns
+    # are): cpu_tile reads the partial last panel in place; the lanes past N never reach C. The
+    # padding holds NaN, so a lane that leaked would show. A view whose padding would run past
+    # the storage's end is packed instead; both against CPU.
+    padded = (cols + 63) // 64 * 64
+    g = torch.Generator().manual_seed(cols)
+    store = torch.full((3, 40, padded), float("nan"))
+    store[:, :, :cols] = torch.randn(3, 40, cols, generator=g)
+    a = torch.randn(3, 17, 40, generator=g)
+    tight = torch.randn(40, cols, generator=g)
+    _C._set_gemm_provider("cpu_tile")
+    try:
+        with torch_ocl.strict():
+            b_dev = store.to(DEV)[:, :, :cols]
+            out = torch.bmm(a.to(DEV), b_dev)
+            out2 = torch.mm(a[0].to(DEV), tight.to(DEV)[:, :cols])
+        assert _C._last_gemm_provider() == "cpu_tile"
+    finally:
+        _C._set_gemm_provider("auto")
+    torch.testing.assert_close(out.cpu(), torch.bmm(a, store[:, :, :cols]), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(out2.cpu(), a[0] @ tight, rtol=1e-4, atol=1e-4)

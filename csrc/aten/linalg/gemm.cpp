@@ -719,16 +719,23 @@ void tiledGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
 
 constexpr int64_t kTm = 6, kTn = 64;
 
-// B is already a float panel matrix: unit column stride, whole panels, and a row stride that is not
-// a multiple of 4 KB (that one thrashes the caches).
 // B is already a float panel matrix: unit column stride and whole panels. A row stride that is a
 // multiple of 4 KB maps the rows of a panel onto a few cache sets: the k-blocked kernel below
 // still reads such a B in place for fewer than 1024 rows of C, beyond that a packed copy pays
 // for itself (1024^3: 250 packed / 179 in place; 64x1024 @ 1024x1024: 130 / 273 GFLOP/s).
+// Columns that are not whole panels are read in place too when every row is padded to whole
+// panels inside the storage (a convolution's columns): the lanes past N feed accumulators that
+// are never stored.
 bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols, int64_t rows) {
   const auto sb = elemStrides(b);
-  return b.scalar_type() == at::kFloat && sb[2] == 1 && cols % kTn == 0 &&
-         (sb[1] % 1024 != 0 || rows < 1024);
+  if (b.scalar_type() != at::kFloat || sb[2] != 1 || !(sb[1] % 1024 != 0 || rows < 1024))
+    return false;
+  if (cols % kTn == 0) return true;
+  const int64_t padded = (cols + kTn - 1) / kTn * kTn, k = b.size(-2);
+  const int64_t batches = b.dim() == 3 ? b.size(0) : 1;
+  if (sb[0] < 0 || sb[1] < padded || k == 0 || !b.has_storage()) return false;
+  const int64_t end = b.storage_offset() + (batches - 1) * sb[0] + (k - 1) * sb[1] + padded;
+  return end * static_cast<int64_t>(sizeof(float)) <= static_cast<int64_t>(b.storage().nbytes());
 }
 
 // The shortest K for which cpuTileGemm computes out^T instead of packing a wide B.

@@ -169,11 +169,17 @@ int64_t prod(const Dims3& d) {
 
 // Columns of `vol` (nb, C, Di, Hi, Wi): per sample (nb, C*K, L), each sample's columns one
 // matrix whose rows (c, kd, kh, kw) put group g's Cg*K rows together; K = KD*KH*KW, L = OD*OH*OW.
-at::Tensor im2col(const at::Tensor& vol, const Dims3& k, const Dims3& c, const Params& p) {
+// With pad_rows (float32), each row is allocated with L rounded up to 64 and the result is a view
+// of the first L: the matrix engine's cpu_tile then reads the columns in place as whole panels
+// instead of packing a copy (28 x 28 outputs: L = 784).
+at::Tensor im2col(const at::Tensor& vol, const Dims3& k, const Dims3& c, const Params& p,
+                  bool pad_rows = false) {
   const int64_t ck = vol.size(1) * prod(k), nb = vol.size(0), l = prod(c);
-  at::Tensor col = at::empty({nb, ck, l}, vol.options());
+  const int64_t lp = pad_rows && vol.scalar_type() == at::kFloat ? (l + 63) / 64 * 64 : l;
+  at::Tensor col = at::empty({nb, ck, lp}, vol.options());
+  if (lp != l) col = col.narrow(2, 0, l);
   if (col.numel() == 0) return col;
-  const cl_long cs_n = ck * l, cs_k = l;
+  const cl_long cs_n = ck * lp, cs_k = lp;
   const int64_t rows = ck * nb;
   if (flat(vol, k[0], c[0], p)) {
     const at::Tensor image = vol.select(2, 0);
@@ -309,7 +315,7 @@ at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
       const int64_t step = batchChunk(n, x.size(1) * kk * l, x.element_size());
       for (int64_t n0 = 0; n0 < n; n0 += step) {
         const int64_t nb = std::min(step, n - n0);
-        const at::Tensor col = im2col(x.narrow(0, n0, nb), k, c, p);
+        const at::Tensor col = im2col(x.narrow(0, n0, nb), k, c, p, /*pad_rows=*/true);
         groupedGemm(out.narrow(0, n0, nb).view({nb, g, og, l}), w_r, col.view({nb, g, cg * kk, l}),
                     fused_bias ? *bias : at::Tensor());
       }
@@ -377,7 +383,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
       if (mask[1]) {
         // dW[j] = sum over samples of grad_output[n][j] (Og x L) @ columns[n][j]^T, accumulated
         // in place over the chunks.
-        const at::Tensor col = im2col(x.narrow(0, n0, nb), k, c, p).view({nb, g, cg * kk, l});
+        const at::Tensor col =
+            im2col(x.narrow(0, n0, nb), k, c, p, /*pad_rows=*/true).view({nb, g, cg * kk, l});
         const bool first = !gw_r.defined();
         if (first) gw_r = at::empty({g, og, cg * kk}, w.options());
         groupedGemmSum(gw_r, go4, col.transpose(2, 3), !first);
@@ -397,8 +404,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
       const int64_t nb = std::min(step, n - n0);
       // The transposed convolution's adjoint is an ordinary one over grad_output: its columns
       // at the input's positions, (nb, G, Cout_g*K, In).
-      const at::Tensor col =
-          im2col(go.narrow(0, n0, nb), k, in, p).view({nb, g, cout_g * kk, l_in});
+      const at::Tensor col = im2col(go.narrow(0, n0, nb), k, in, p, /*pad_rows=*/true)
+                                 .view({nb, g, cout_g * kk, l_in});
       if (mask[0]) groupedGemm(gi.narrow(0, n0, nb).view({nb, g, cin_g, l_in}), w_r, col);
       if (mask[1]) {
         const bool first = !gw_r.defined();
