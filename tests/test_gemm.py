@@ -228,8 +228,8 @@ def test_auto_choice_and_doctor_names_provider(untuned):
         assert _C._host_blas_info()["available"], _C._host_blas_info()["error"]
         assert provs["Float"] == "host_blas"
         assert provs["Half"] == "cpu_tile"
-        # The measured shape rule: large products, in-place B and skinny products go to cpu_tile,
-        # mid-sized packed shapes and long K stay on the BLAS.
+        # The measured shape rule: large products and in-place B go to cpu_tile, the MLP's packed
+        # shapes, mid-sized ones and long K stay on the BLAS.
         _C._set_gemm_provider("auto")
         torch.mm(torch.randn(512, 512, device=DEV), torch.randn(512, 512, device=DEV))
         assert _C._last_gemm_provider() == "cpu_tile"
@@ -237,12 +237,9 @@ def test_auto_choice_and_doctor_names_provider(untuned):
         assert _C._last_gemm_provider() == "host_blas"
         torch.mm(torch.randn(64, 4096, device=DEV), torch.randn(4096, 100, device=DEV))
         assert _C._last_gemm_provider() == "host_blas"  # a long K: the BLAS blocks it
-        # Skinny products (the MLP's batch against its weights), a short K (a linear layer's
-        # weight gradient) and a batch of small products (a grouped convolution's) take cpu_tile.
         torch.mm(torch.randn(64, 784, device=DEV), torch.randn(512, 784, device=DEV).t())
-        assert _C._last_gemm_provider() == "cpu_tile"
-        torch.mm(torch.randn(64, 512, device=DEV).t(), torch.randn(64, 784, device=DEV))
-        assert _C._last_gemm_provider() == "cpu_tile"
+        assert _C._last_gemm_provider() == "host_blas"  # the MLP's packed shapes
+        # A batch of small products (a grouped convolution's per-sample GEMMs) takes cpu_tile.
         torch.bmm(torch.randn(8, 16, 144, device=DEV), torch.randn(8, 144, 784, device=DEV))
         assert _C._last_gemm_provider() == "cpu_tile"
         assert _C._gemm_shape_rule(0)

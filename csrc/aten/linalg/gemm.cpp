@@ -900,17 +900,6 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   // panel leaves the L2 cache and every tile streams it from memory again (the weight gradient of
   // a convolution, K = batch * pixels), where the BLAS's K blocking wins.
   if (rows >= 16 && cpuTileReadsBInPlace(b, cols, rows)) return GemmProvider::kCpuTile;
-  // A short K (a linear layer's weight gradient dY^T @ X, K = the batch): the BLAS's packing
-  // costs as much as its arithmetic there, our kernel packs only the K x N panels of B (best reps,
-  // (64x512)^T @ 64x784: host_blas 196, cpu_tile 236 GFLOP/s).
-  if (k <= 96 && rows >= 16 && cols >= 64) return GemmProvider::kCpuTile;
-  // Skinny products (the MLP's batch of 64 against its weights, every transposed form): the
-  // BLAS splits them statically between threads that spin while they wait, and collapses when
-  // another process takes a core (median of 60 reps at load 6-7, GFLOP/s host_blas / cpu_tile:
-  // 64x784 @ (512x784)^T 114/166, 64x512 @ (784x512)^T 20/167, 64x784 @ 784x512 112/224; best
-  // reps 188/203, 185/237, 198/273); our kernel's work groups are shared out dynamically.
-  if (k <= 2048 && std::min(rows, cols) <= 96 && std::max(rows, cols) >= 64)
-    return GemmProvider::kCpuTile;
   if (k > 2048) return p;
   if (work >= 134217728.0 /* 512^3 */) return GemmProvider::kCpuTile;
   // A batch of small products (a grouped convolution's per-sample GEMMs, 16 x 144 @ 144 x 784):
@@ -933,9 +922,9 @@ std::string gemmShapeRule(c10::DeviceIndex idx) {
       forced().load() == GemmProvider::kHostBlas)
     return "";
   return "float32 runs cpu_tile instead of host_blas when it reads B in place (unit column "
-         "stride, columns a multiple of 64, 16 rows or more), for K <= 96, for skinny products "
-         "(96 rows or columns at most, K <= 2048), for batches of small products (below 203^3 "
-         "multiply-adds each), and from 512^3 multiply-adds up for K <= 2048";
+         "stride, columns a multiple of 64, or rows padded to whole panels; 16 rows or more), for "
+         "batches of small products (below 203^3 multiply-adds each), and from 512^3 "
+         "multiply-adds up for K <= 2048";
 }
 
 void setForcedGemmProvider(GemmProvider p) {
