@@ -1,10 +1,12 @@
 // Convolutions (1-D, 2-D and 3-D, transposed or not, any stride/padding/dilation/groups)
-// through im2col/col2im (vol2col/col2vol for a real depth axis) kernels and batched GEMMs of the
-// matrix engine. PyTorch routes every PrivateUse1 convolution through at::_convolution, whose
-// backend choice for a device it does not know is ConvBackend::Overrideable:
-// convolution_overrideable and convolution_backward_overrideable (shapes are already checked
-// there). Every convolution is seen as 3-D here (1-D and 2-D ones get unit depth and height);
-// integer dtypes run the same kernels (an integer GEMM that accumulates in the dtype).
+// through per-sample im2col/col2im (vol2col/col2vol for a real depth axis) kernels and batched
+// GEMMs of the matrix engine, one per group (over the samples) or per sample (over the groups);
+// 2-D depthwise ones through direct row-blocked kernels. PyTorch routes every PrivateUse1
+// convolution through at::_convolution, whose backend choice for a device it does not know is
+// ConvBackend::Overrideable: convolution_overrideable and convolution_backward_overrideable (shapes
+// are already checked there). Every convolution is seen as 3-D here (1-D and 2-D ones get unit
+// depth and height); integer dtypes run the same kernels (an integer GEMM that accumulates in the
+// dtype).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -107,9 +109,9 @@ ConvGeom3 geometry3(const at::Tensor& vol, at::IntArrayRef k, at::IntArrayRef c,
 // Direct depthwise kernels (see im2col.cl): out, two inputs, the input's geometry and O.
 // depthwise_fwd and depthwise_bwd_input take one work item per (row, 64 columns of it) of a
 // `grid` (columns, rows, N * channels); depthwise_bwd_weight_rows one per output row (grid (OH,
-// O, N)), writing partial sums. Measured on PoCL (2 cores), 16 x 64 x 28 x 28, 3x3: forward 15.8
-// -> 1.5 ms, input gradient 43.7 -> 1.9 ms (multiplier 2, stride 2: 28.6 -> 1.4 ms) against one
-// work item per element.
+// O, N)), writing partial sums. Measured on PoCL (2 cores), 16 x 64 x 28 x 28, 3x3, against one
+// work item per element (best of 30, alternating processes): forward 6.1-7.5 -> 1.6 ms, input
+// gradient 18.9-21.1 -> 1.1 ms, weight gradient (a work group per weight) 6.1 -> 2.2 ms.
 constexpr int64_t kDepthwiseRow = 64;  // DW_ROW in im2col.cl
 
 void launchDepthwise(const char* name, const at::Tensor& out, const at::Tensor& a,
@@ -122,17 +124,12 @@ void launchDepthwise(const char* name, const at::Tensor& out, const at::Tensor& 
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, name);
   setArgs(k, bufferOf(out), bufferOf(a), bufferOf(b), g, static_cast<cl_long>(o));
-  if (std::string(name) == "depthwise_bwd_weight_rows") {
-    const size_t global[3] = {static_cast<size_t>(grid[0]), static_cast<size_t>(grid[1]),
-                              static_cast<size_t>(grid[2])};
-    const size_t local[3] = {1, 1, 1};
-    launchKernel(currentQueue(idx), k, 3, global, local);
-  } else {
-    const size_t global[3] = {static_cast<size_t>((grid[0] + kDepthwiseRow - 1) / kDepthwiseRow),
-                              static_cast<size_t>(grid[1]), static_cast<size_t>(grid[2])};
-    const size_t local[3] = {1, 1, 1};
-    launchKernel(currentQueue(idx), k, 3, global, local);
-  }
+  const bool row_blocks = std::string(name) != "depthwise_bwd_weight_rows";
+  const size_t global[3] = {
+      static_cast<size_t>(row_blocks ? (grid[0] + kDepthwiseRow - 1) / kDepthwiseRow : grid[0]),
+      static_cast<size_t>(grid[1]), static_cast<size_t>(grid[2])};
+  const size_t local[3] = {1, 1, 1};
+  launchKernel(currentQueue(idx), k, 3, global, local);
   OCL_CATCH
 }
 
@@ -211,11 +208,14 @@ void col2im(const at::Tensor& col, const at::Tensor& vol, const Dims3& k, const 
   }
 }
 
-// Samples per chunk: one chunk's columns near 4 MiB, so that im2col's output is still in the
-// caches when the GEMM reads it (measured on PoCL, 2 cores: the CNN's 32->64 layer at batch 64
-// ran its forward in 9.7 ms with 4 MiB chunks, 24.6 ms with 128 MiB ones); at least one sample.
-int64_t batchChunk(int64_t n, int64_t col_elems_per_sample, int64_t elem_size) {
-  const int64_t budget = int64_t{4} << 20;
+// Samples per chunk: one chunk's columns near `mib` MiB (at least one sample). The forward and
+// the input gradient take 4 MiB, so that the columns are still in the caches when the next
+// kernel reads them; the weight gradient, one host-BLAS batch sum per chunk on PoCL, 128 MiB
+// (best of 16, load 1.2, 2 cores: the CNN's 32->64 layer at batch 64, 4 / 128 MiB: forward 9.9 /
+// 10.7 ms, input gradient 7.6 / 9.2, weight gradient 13.4 / 12.3; ResNet 64->64 on 56 x 56 at
+// batch 8: 11.5 / 13.7, 9.0 / 11.0, 15.1 / 12.2).
+int64_t batchChunk(int64_t n, int64_t col_elems_per_sample, int64_t elem_size, int64_t mib = 4) {
+  const int64_t budget = mib << 20;
   const int64_t per = std::max<int64_t>(1, col_elems_per_sample * elem_size);
   return std::max<int64_t>(1, std::min<int64_t>(n, budget / per));
 }
@@ -376,23 +376,28 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
   } else if (!transposed) {
     const int64_t og = w.size(0) / g, cg = x.size(1) / g;
     const at::Tensor w_r = w.reshape({g, og, cg * kk});
-    const int64_t step = batchChunk(n, x.size(1) * kk * l, x.element_size());
-    for (int64_t n0 = 0; n0 < n; n0 += step) {
-      const int64_t nb = std::min(step, n - n0);
-      const at::Tensor go4 = byGroup(go.narrow(0, n0, nb), g);  // (nb, G, Og, L)
-      if (mask[1]) {
-        // dW[j] = sum over samples of grad_output[n][j] (Og x L) @ columns[n][j]^T, accumulated
-        // in place over the chunks.
+    const int64_t col_elems = x.size(1) * kk * l;
+    if (mask[1]) {
+      // dW[j] = sum over samples of grad_output[n][j] (Og x L) @ columns[n][j]^T, accumulated
+      // in place over the chunks.
+      const int64_t step = batchChunk(n, col_elems, x.element_size(), 128);
+      for (int64_t n0 = 0; n0 < n; n0 += step) {
+        const int64_t nb = std::min(step, n - n0);
         const at::Tensor col =
             im2col(x.narrow(0, n0, nb), k, c, p, /*pad_rows=*/true).view({nb, g, cg * kk, l});
         const bool first = !gw_r.defined();
         if (first) gw_r = at::empty({g, og, cg * kk}, w.options());
-        groupedGemmSum(gw_r, go4, col.transpose(2, 3), !first);
+        groupedGemmSum(gw_r, byGroup(go.narrow(0, n0, nb), g), col.transpose(2, 3), !first);
       }
-      if (mask[0]) {
-        // Columns[n][j] (Cg*K x L) = W[j]^T @ grad_output[n][j], added up into grad_input.
+    }
+    if (mask[0]) {
+      // Columns[n][j] (Cg*K x L) = W[j]^T @ grad_output[n][j], added up into grad_input.
+      const int64_t step = batchChunk(n, col_elems, x.element_size());
+      for (int64_t n0 = 0; n0 < n; n0 += step) {
+        const int64_t nb = std::min(step, n - n0);
         at::Tensor gcol = at::empty({nb, x.size(1) * kk, l}, x.options());
-        groupedGemm(gcol.view({nb, g, cg * kk, l}), w_r.transpose(1, 2), go4);
+        groupedGemm(gcol.view({nb, g, cg * kk, l}), w_r.transpose(1, 2),
+                    byGroup(go.narrow(0, n0, nb), g));
         col2im(gcol, gi.narrow(0, n0, nb), k, c, p);
       }
     }
