@@ -4,11 +4,15 @@ conv2d layers forward+backward against CPU PyTorch, all in one run.
 
     python benchmarks/gemm.py [--device 0] [--reps 7] [--quick] [--json out.json]
 
-GEMM shapes (M x K @ K x N): 512^3, 1024^3, 2048^3, 64x784 @ 784x512 and 64x512 @ 512x512 (the
-MLP's training shapes). GFLOP/s = 2*M*N*K / median time (each rep finished before timing stops).
+GEMM shapes (M x K @ K x N): 512^3, 1024^3, 2048^3, and the MLP's training shapes: 64x784 @
+784x512 and 64x512 @ 512x512 (forward), 64x784 @ (512x784)^T (linear's x @ W^T), (64x512)^T @
+64x784 (a weight gradient, K = 64) and 64x512 @ (784x512)^T (an input gradient through W^T
+read transposed). GFLOP/s = 2*M*N*K / median time (each rep finished before timing stops); the
+"best" columns use the fastest rep instead (what a quieter machine gives).
 Ratios: ours / CPU PyTorch (target >= 0.7) and ours / raw CLBlast (target >= 1). Conv: a small CNN
-layer (1->32 and 32->64 channels, 3x3, 28x28, batch 64) and a ResNet-style 3x3 64->64 layer on
-56x56 (batch 8), forward + backward (input and weight gradients) time, ratio = CPU time / ours
+layer (1->32 and 32->64 channels, 3x3, 28x28, batch 64), a ResNet-style 3x3 64->64 layer on
+56x56 (batch 8), a grouped (4 groups), a depthwise and a stride-2 transposed layer, forward +
+backward (input and weight gradients) time, ratio = CPU time / ours
 (target >= 0.5). CPU PyTorch runs in a child process without torch-ocl loaded (our BLAS threads
 keep spinning for a while after a call and would slow CPU PyTorch's OpenMP threads in the same
 process), asked for one figure at a time: --rounds rounds of (CPU, ours) back to back per shape,
@@ -36,7 +40,7 @@ if "--cpu-only" not in sys.argv:  # the CPU child runs without torch-ocl (and it
 PROVIDERS = ["host_blas", "cpu_tile", "clblast", "tiled"]
 
 
-def median_time(fn, reps: int, sync) -> float:
+def rep_times(fn, reps: int, sync) -> list:
     fn()
     sync()
     times = []
@@ -45,19 +49,50 @@ def median_time(fn, reps: int, sync) -> float:
         fn()
         sync()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return times
+
+
+def median_time(fn, reps: int, sync) -> float:
+    return statistics.median(rep_times(fn, reps, sync))
+
+
+# (M, K, N, layout): layout "nn" is A (M x K) @ B (K x N); "nt" reads B as the transpose of a
+# row-major N x K matrix, "tn" reads A as the transpose of a row-major K x M one.
+BIG = [(512, 512, 512, "nn"), (1024, 1024, 1024, "nn")]
+TRAIN = [(64, 784, 512, "nn"), (64, 512, 512, "nn"), (64, 784, 512, "nt"), (512, 64, 784, "tn"),
+         (64, 512, 784, "nt")]
+
+
+def shape_name(m, k, n, layout):
+    a = f"({k}x{m})^T" if layout[0] == "t" else f"{m}x{k}"
+    b = f"({n}x{k})^T" if layout[1] == "t" else f"{k}x{n}"
+    return f"{a} @ {b}"
+
+
+def operands(m, k, n, layout, g):
+    a = torch.randn(k, m, generator=g).t() if layout[0] == "t" else torch.randn(m, k, generator=g)
+    b = torch.randn(n, k, generator=g).t() if layout[1] == "t" else torch.randn(k, n, generator=g)
+    return a, b
+
+
+def on_device(t, dev):
+    """t's copy on dev with the same (transposed) layout."""
+    if t.is_contiguous():
+        return t.to(dev)
+    return t.t().contiguous().to(dev).t()
 
 
 def cpu_figures(reps, shapes):
     """CPU PyTorch's mm GFLOP/s per shape and conv2d times, measured in this process."""
     g = torch.Generator().manual_seed(0)
     out = {"gemm": {}, "conv": {}}
-    for m, k, n in shapes:
-        a, b, c = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g), torch.empty(m, n)
-        out["gemm"][f"{m}x{k}x{n}"] = 2.0 * m * n * k / median_time(
+    for m, k, n, lay in shapes:
+        a, b = operands(m, k, n, lay, g)
+        c = torch.empty(m, n)
+        out["gemm"][f"{m}x{k}x{n}{lay}"] = 2.0 * m * n * k / median_time(
             lambda: torch.mm(a, b, out=c), reps, lambda: None) / 1e9
-    for name, nb, cin, cout, hw in CONV_LAYERS:
-        out["conv"][name] = conv_times("cpu", nb, cin, cout, hw, reps, lambda: None)
+    for name, *layer in CONV_LAYERS:
+        out["conv"][name] = conv_times("cpu", *layer[:4], reps, lambda: None, *layer[4:])
     return out
 
 
@@ -95,16 +130,15 @@ def cpu_server(reps):
     for line in sys.stdin:
         q = json.loads(line)
         if q["kind"] == "gemm":
-            m, k, n = q["shape"]
-            if (m, k, n) not in cache:
-                cache[(m, k, n)] = (torch.randn(m, k, generator=g), torch.randn(k, n, generator=g),
-                                    torch.empty(m, n))
-            a, b, c = cache[(m, k, n)]
-            r = 2.0 * m * n * k / median_time(lambda: torch.mm(a, b, out=c), reps,
-                                              lambda: None) / 1e9
+            m, k, n, lay = q["shape"]
+            if (m, k, n, lay) not in cache:
+                cache[(m, k, n, lay)] = (*operands(m, k, n, lay, g), torch.empty(m, n))
+            a, b, c = cache[(m, k, n, lay)]
+            ts = rep_times(lambda: torch.mm(a, b, out=c), reps, lambda: None)
+            r = [2.0 * m * n * k / statistics.median(ts) / 1e9, 2.0 * m * n * k / min(ts) / 1e9]
         else:
-            name, nb, cin, cout, hw = next(x for x in CONV_LAYERS if x[0] == q["layer"])
-            r = conv_times("cpu", nb, cin, cout, hw, reps, lambda: None)
+            name, *layer = next(x for x in CONV_LAYERS if x[0] == q["layer"])
+            r = conv_times("cpu", *layer[:4], reps, lambda: None, *layer[4:])
         print(json.dumps(r), flush=True)
 
 
@@ -116,27 +150,35 @@ SETTLE_S = 0.2
 def gemm_rows(dev, sync, reps, shapes, providers, cpu, rounds=1):
     rows = []
     g = torch.Generator().manual_seed(0)
-    for m, k, n in shapes:
-        a_c = torch.randn(m, k, generator=g)
-        b_c = torch.randn(k, n, generator=g)
-        a, b, c = a_c.to(dev), b_c.to(dev), torch.empty(m, n, device=dev)
+    for m, k, n, lay in shapes:
+        a_c, b_c = operands(m, k, n, lay, g)
+        a, b, c = on_device(a_c, dev), on_device(b_c, dev), torch.empty(m, n, device=dev)
         flops = 2.0 * m * n * k
-        row = {"shape": f"{m}x{k} @ {k}x{n}"}
-        row["raw_clblast_gflops"] = flops / statistics.median(_C._raw_sgemm(a, b, c, reps)) / 1e9
+        row = {"shape": shape_name(m, k, n, lay)}
+        # Raw CLBlast takes row-major operands: the same shape, not transposed.
+        a_r, b_r = a_c.contiguous().to(dev), b_c.contiguous().to(dev)
+        row["raw_clblast_gflops"] = flops / statistics.median(_C._raw_sgemm(a_r, b_r, c, reps)) / 1e9
         _C._set_gemm_provider("auto")
         # Rounds of (CPU PyTorch, then ours) back to back; the figures are medians over rounds.
-        cpu_r, ours_r = [], []
+        cpu_r, ours_r, cpu_best, ours_best = [], [], [], []
         for _ in range(rounds):
             if isinstance(cpu, CpuChild):
-                cpu_r.append(cpu.ask({"kind": "gemm", "shape": [m, k, n]}))
+                med, best = cpu.ask({"kind": "gemm", "shape": [m, k, n, lay]})
                 time.sleep(SETTLE_S)
             else:
-                cpu_r.append(cpu["gemm"][f"{m}x{k}x{n}"])
-            ours_r.append(flops / median_time(lambda: torch.mm(a, b, out=c), reps, sync) / 1e9)
+                med = best = cpu["gemm"][f"{m}x{k}x{n}{lay}"]
+            cpu_r.append(med)
+            cpu_best.append(best)
+            ts = rep_times(lambda: torch.mm(a, b, out=c), reps, sync)
+            ours_r.append(flops / statistics.median(ts) / 1e9)
+            ours_best.append(flops / min(ts) / 1e9)
             time.sleep(SETTLE_S if isinstance(cpu, CpuChild) else 0)
         row["cpu_torch_gflops"] = statistics.median(cpu_r)
         row["ours_gflops"] = statistics.median(ours_r)
+        row["cpu_torch_best_gflops"] = max(cpu_best)
+        row["ours_best_gflops"] = max(ours_best)
         row["ratio_vs_cpu_per_round"] = [o / c_ for o, c_ in zip(ours_r, cpu_r)]
+        row["ratio_best"] = row["ours_best_gflops"] / row["cpu_torch_best_gflops"]
         row["ours_provider"] = _C._last_gemm_provider()
         for p in providers:
             _C._set_gemm_provider(p)
@@ -152,26 +194,42 @@ def gemm_rows(dev, sync, reps, shapes, providers, cpu, rounds=1):
     return rows
 
 
+# (name, batch, in channels, out channels, size, groups, transposed)
 CONV_LAYERS = [
-    ("cnn conv1 1->32 3x3 28x28 b64", 64, 1, 32, 28),
-    ("cnn conv2 32->64 3x3 26x26 b64", 64, 32, 64, 26),
-    ("resnet 64->64 3x3 56x56 b8", 8, 64, 64, 56),
+    ("cnn conv1 1->32 3x3 28x28 b64", 64, 1, 32, 28, 1, False),
+    ("cnn conv2 32->64 3x3 26x26 b64", 64, 32, 64, 26, 1, False),
+    ("resnet 64->64 3x3 56x56 b8", 8, 64, 64, 56, 1, False),
+    ("grouped 64->64 g4 3x3 28x28 b16", 16, 64, 64, 28, 4, False),
+    ("depthwise 64 3x3 28x28 b16", 16, 64, 64, 28, 64, False),
+    ("transposed 64->32 s2 14x14 b16", 16, 64, 32, 14, 1, True),
 ]
 
 
-def conv_times(where, nb, cin, cout, hw, reps, sync):
-    """(forward ms, forward+backward ms) of a 3x3 conv2d on `where`."""
+def conv_times(where, nb, cin, cout, hw, reps, sync, groups=1, transposed=False):
+    """(forward ms, forward+backward ms) of a 3x3 conv2d (or a stride-2 conv_transpose2d) on
+    `where`."""
     g = torch.Generator().manual_seed(0)
-    pad = 1 if cin == cout else 0
+    pad = 1 if cin == cout or groups > 1 else 0
     x = torch.randn(nb, cin, hw, hw, generator=g).to(where).requires_grad_(True)
-    w = (torch.randn(cout, cin, 3, 3, generator=g) * 0.1).to(where).requires_grad_(True)
-    go = torch.ones_like(torch.nn.functional.conv2d(x, w, padding=pad))
+    if transposed:
+        w = (torch.randn(cin, cout // groups, 3, 3, generator=g) * 0.1).to(where)
+    else:
+        w = (torch.randn(cout, cin // groups, 3, 3, generator=g) * 0.1).to(where)
+    w.requires_grad_(True)
+
+    def conv():
+        if transposed:
+            return torch.nn.functional.conv_transpose2d(x, w, stride=2, padding=1,
+                                                        output_padding=1, groups=groups)
+        return torch.nn.functional.conv2d(x, w, padding=pad, groups=groups)
+
+    go = torch.ones_like(conv())
 
     def fwd():
-        torch.nn.functional.conv2d(x, w, padding=pad)
+        conv()
 
     def fwd_bwd():
-        out = torch.nn.functional.conv2d(x, w, padding=pad)
+        out = conv()
         torch.autograd.grad(out, (x, w), go)
 
     return median_time(fwd, reps, sync) * 1e3, median_time(fwd_bwd, reps, sync) * 1e3
@@ -179,7 +237,7 @@ def conv_times(where, nb, cin, cout, hw, reps, sync):
 
 def conv_rows(dev, sync, reps, cpu, rounds=1):
     rows = []
-    for name, nb, cin, cout, hw in CONV_LAYERS:
+    for name, *layer in CONV_LAYERS:
         row = {"layer": name}
         cpu_r, ours_r = [], []
         for _ in range(rounds):
@@ -188,7 +246,7 @@ def conv_rows(dev, sync, reps, cpu, rounds=1):
                 time.sleep(SETTLE_S)
             else:
                 cpu_r.append(cpu["conv"][name])
-            ours_r.append(conv_times(dev, nb, cin, cout, hw, reps, sync))
+            ours_r.append(conv_times(dev, *layer[:4], reps, sync, *layer[4:]))
             time.sleep(SETTLE_S if isinstance(cpu, CpuChild) else 0)
         row["cpu_fwd_ms"] = statistics.median(r[0] for r in cpu_r)
         row["cpu_fwd_bwd_ms"] = statistics.median(r[1] for r in cpu_r)
@@ -212,6 +270,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3,
                     help="rounds of (CPU PyTorch, ours) back to back per shape; medians over "
                          "rounds (default 3)")
+    ap.add_argument("--train-only", action="store_true",
+                    help="only the MLP's training GEMM shapes")
+    ap.add_argument("--no-conv", action="store_true", help="skip the convolutions")
+    ap.add_argument("--conv-only", action="store_true", help="skip the GEMMs")
     ap.add_argument("--cpu-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cpu-server", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--shapes", help=argparse.SUPPRESS)
@@ -225,9 +287,9 @@ def main() -> int:
     dev = torch.device("ocl", args.device)
     props = torch.ocl.get_device_properties(args.device)
     sync = lambda: torch.ocl.synchronize(args.device)  # noqa: E731
-    shapes = [(512, 512, 512), (1024, 1024, 1024), (64, 784, 512), (64, 512, 512)]
-    if not args.quick:
-        shapes.insert(2, (2048, 2048, 2048))
+    shapes = ([] if args.train_only else list(BIG)) + TRAIN
+    if not args.quick and not args.train_only:
+        shapes.insert(2, (2048, 2048, 2048, "nn"))
     providers = [] if args.quick else PROVIDERS
     cpu = cpu_figures(args.reps, shapes) if args.cpu_in_process else CpuChild(args.reps)
     rounds = args.rounds if isinstance(cpu, CpuChild) else 1
@@ -239,8 +301,9 @@ def main() -> int:
         "gemm_providers": _C._gemm_providers(args.device),
         "cpu_torch_measured": "in this process" if args.cpu_in_process
         else f"in a child process, {rounds} rounds interleaved with ours",
-        "gemm": gemm_rows(dev, sync, args.reps, shapes, providers, cpu, rounds),
-        "conv": conv_rows(dev, sync, args.reps, cpu, rounds),
+        "gemm": [] if args.conv_only else gemm_rows(dev, sync, args.reps, shapes, providers, cpu,
+                                                    rounds),
+        "conv": [] if args.no_conv else conv_rows(dev, sync, args.reps, cpu, rounds),
     }
     if isinstance(cpu, CpuChild):
         cpu.close()
@@ -248,15 +311,18 @@ def main() -> int:
     print(f"{res['date']}, median of {args.reps}; providers {res['gemm_providers']}; CPU PyTorch "
           f"on {res['torch_threads']} threads, {res['cpu_torch_measured']}\n")
     cols = [p for p in PROVIDERS if any(f"{p}_gflops" in r for r in res["gemm"])]
-    print(f"{'fp32 GEMM GFLOP/s':<22}{'ours':>8}{'cpu mm':>8}{'CLBlast':>8}"
-          + "".join(f"{p:>10}" for p in cols) + f"{'/cpu':>7}{'/clblast':>9}  (ours = provider)")
+    print(f"{'fp32 GEMM GFLOP/s':<30}{'ours':>7}{'cpu mm':>7}{'CLBlast':>8}"
+          + "".join(f"{p:>10}" for p in cols) + f"{'/cpu':>6}{'best':>6}{'/cpu':>6}"
+          f"{'/clblast':>9}  (ours = provider)")
     for r in res["gemm"]:
-        print(f"{r['shape']:<22}{r['ours_gflops']:>8.1f}{r['cpu_torch_gflops']:>8.1f}"
+        print(f"{r['shape']:<30}{r['ours_gflops']:>7.1f}{r['cpu_torch_gflops']:>7.1f}"
               f"{r['raw_clblast_gflops']:>8.1f}"
               + "".join(f"{r.get(p + '_gflops', float('nan')):>10.1f}" for p in cols)
-              + f"{r['ratio_vs_cpu']:>7.2f}{r['ratio_vs_clblast']:>9.2f}  ({r['ours_provider']}; "
+              + f"{r['ratio_vs_cpu']:>6.2f}{r['ours_best_gflops']:>6.0f}{r['ratio_best']:>6.2f}"
+              f"{r['ratio_vs_clblast']:>9.2f}  ({r['ours_provider']}; "
               + "/cpu per round " + " ".join(f"{x:.2f}" for x in r["ratio_vs_cpu_per_round"])
               + ")")
+    print("best: ours at its fastest rep, and its ratio to CPU PyTorch's fastest rep")
     print("targets: /cpu >= 0.7, /clblast >= 1\n")
     print(f"{'conv2d (ms)':<34}{'cpu fwd':>9}{'ocl fwd':>9}{'ratio':>7}{'cpu f+b':>9}"
           f"{'ocl f+b':>9}{'ratio':>7}")

@@ -183,12 +183,67 @@ def test_conv_errors_match_cpu():
     assert out.shape == (1, 4, 3, 3)
 
 
-def test_integer_conv_falls_back_honestly():
-    x, w = torch.randint(-3, 4, (1, 2, 4, 4)), torch.randint(-3, 4, (3, 2, 2, 2))
+INT_CASES = {
+    "conv1d_groups_stride": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, groups=2),
+                             [(2, 4, 11), (6, 2, 3), (6,)]),
+    "conv2d_dil_pad": (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2)),
+                       [(2, 3, 7, 9), (5, 3, 3, 2), (5,)]),
+    "depthwise2d": (lambda x, w, b: F.conv2d(x, w, b, groups=3, padding=1),
+                    [(2, 3, 6, 5), (6, 1, 3, 3), (6,)]),
+    "conv3d": (lambda x, w, b: F.conv3d(x, w, b, padding=(1, 0, 1), stride=(1, 2, 1)),
+               [(2, 3, 4, 5, 6), (4, 3, 2, 3, 2), (4,)]),
+    "conv_transpose1d": (lambda x, w, b: F.conv_transpose1d(x, w, b, stride=3, output_padding=2),
+                         [(2, 4, 5), (4, 3, 3), (3,)]),
+    "conv_transpose2d_groups": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2),
+        [(2, 4, 5, 6), (4, 3, 3, 3), (6,)]),
+    "conv_transpose3d": (lambda x, w, b: F.conv_transpose3d(x, w, b, stride=(2, 1, 1)),
+                         [(1, 2, 3, 4, 3), (2, 3, 2, 2, 2), (3,)]),
+}
+
+
+@pytest.mark.parametrize("case", list(INT_CASES))
+def test_int64_conv_native(case):
+    # Integer convolutions run natively (im2col in int64, the integer GEMM): exact against CPU,
+    # large values included (products wrap around as CPU's do), channels_last input too.
+    fn, shapes = INT_CASES[case]
+    g = torch.Generator().manual_seed(3)
+    ts = [torch.randint(-50, 50, s, generator=g, dtype=torch.int64) for s in shapes]
+    ts[0][0].view(-1)[0] = 2**40
     torch_ocl.reset_fallback_report()
-    out = F.conv2d(x.to("ocl"), w.to("ocl"))
-    torch.testing.assert_close(out.cpu(), F.conv2d(x, w), rtol=0, atol=0)
-    assert any(r["op"].startswith("aten::convolution") for r in torch_ocl.fallback_report(False))
+    with torch_ocl.strict():
+        out = fn(*[t.to("ocl") for t in ts])
+        if ts[0].dim() == 4:
+            cl = fn(ts[0].to("ocl").contiguous(memory_format=torch.channels_last),
+                    *[t.to("ocl") for t in ts[1:]])
+    assert torch_ocl.fallback_report(False) == []
+    assert out.dtype == torch.int64
+    torch.testing.assert_close(out.cpu(), fn(*ts), rtol=0, atol=0)
+    if ts[0].dim() == 4:
+        torch.testing.assert_close(cl.cpu(), fn(*ts), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.complex64, torch.complex128])
+def test_unfold_dtypes_native(dtype):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 6, 7, generator=g, dtype=torch.float64)
+    if dtype == torch.bool:
+        x = x > 0
+    elif dtype.is_complex:
+        x = torch.complex(x, torch.randn(2, 3, 6, 7, generator=g, dtype=torch.float64)).to(dtype)
+    views = {"plain": lambda t: t, "transposed": lambda t: t.transpose(2, 3),
+             "unbatched": lambda t: t[0]}
+    if dtype.is_complex:
+        views["conj"] = lambda t: t.conj()
+    kw = dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    for name, v in views.items():
+        with torch_ocl.strict():
+            out = F.unfold(v(x.to("ocl")), **kw)
+        assert out.dtype == dtype
+        torch.testing.assert_close(out.cpu(), F.unfold(v(x), **kw), rtol=0, atol=0, msg=name)
+    with torch_ocl.strict():
+        empty = F.unfold(x[:0].to("ocl"), 2)
+    assert empty.shape == F.unfold(x[:0], 2).shape
 
 
 class SmallCNN(torch.nn.Module):
@@ -231,3 +286,89 @@ def test_small_cnn_train_step_strict():
     with torch_ocl.strict():
         out = dev(x.to("ocl"))
     torch.testing.assert_close(out.cpu(), cpu(x), rtol=1e-4, atol=1e-4)
+
+
+# Grouped, depthwise and transposed convolutions on the per-sample columns and the per-group
+# batched GEMMs: every dtype in strict mode (no CPU fallback anywhere, the GEMMs included), odd
+# sizes, groups above and below the batch (the two loop orders), dilation, stride, padding,
+# output_padding, channels_last and sliced inputs.
+GROUP_CASES = {
+    "groups3_odd": (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(2, 1),
+                                              groups=3), [(2, 6, 7, 9), (9, 2, 3, 2), (9,)]),
+    "groups_above_batch": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=4),
+                           [(1, 8, 5, 6), (8, 2, 3, 3), (8,)]),
+    "depthwise_mult2": (lambda x, w: F.conv2d(x, w, stride=2, padding=(0, 1), groups=3),
+                        [(3, 3, 8, 7), (6, 1, 2, 3)]),
+    "conv1d_groups": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=2, dilation=2, groups=2),
+                      [(3, 4, 13), (6, 2, 3), (6,)]),
+    "transpose_groups_outpad": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=(2, 3), padding=(1, 0),
+                                           output_padding=(1, 2), groups=2, dilation=(1, 2)),
+        [(2, 4, 5, 4), (4, 3, 3, 2), (6,)]),
+    "transpose_groups_above_batch": (
+        lambda x, w: F.conv_transpose2d(x, w, stride=2, groups=3), [(1, 6, 3, 4), (6, 2, 2, 3)]),
+    "transpose_depthwise": (lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, groups=4),
+                            [(2, 4, 5, 5), (4, 1, 3, 3)]),
+    "transpose1d_groups": (
+        lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, output_padding=1, groups=2),
+        [(2, 4, 9), (4, 3, 3), (6,)]),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", list(GROUP_CASES))
+def test_grouped_and_transposed_strict(case, dtype):
+    fn, shapes = GROUP_CASES[case]
+    check_fn(fn, [rand(s, i) for i, s in enumerate(shapes)], dtype=dtype, strict=True)
+
+
+@pytest.mark.parametrize("case", ["groups3_odd", "transpose_groups_outpad", "depthwise_mult2"])
+@pytest.mark.parametrize("layout", ["channels_last", "sliced"])
+def test_grouped_and_transposed_layouts(case, layout):
+    fn, shapes = GROUP_CASES[case]
+    prep = {"channels_last": lambda i, t: t.contiguous(memory_format=torch.channels_last)
+            if i < 2 else t,
+            "sliced": lambda i, t: t[:, :, :, ::2] if i == 0 else t}[layout]
+    shapes = [list(s) for s in shapes]
+    if layout == "sliced":
+        shapes[0][3] = shapes[0][3] * 2 - 1
+    check_fn(fn, [rand(tuple(s), i) for i, s in enumerate(shapes)], prep=prep, strict=True)
+
+
+@pytest.mark.parametrize("case", ["groups3_odd", "transpose_groups_outpad", "depthwise_mult2"])
+def test_grouped_and_transposed_zero_batch(case):
+    fn, shapes = GROUP_CASES[case]
+    ts = [rand(s, i) for i, s in enumerate(shapes)]
+    ts[0] = ts[0][:0]
+    ref_leaf = [t.clone().requires_grad_() for t in ts]
+    dev_leaf = [t.to("ocl").requires_grad_() for t in ts]
+    ref = fn(*ref_leaf)
+    ref.sum().backward()
+    with torch_ocl.strict():
+        out = fn(*dev_leaf)
+        out.sum().backward()
+    assert out.shape == ref.shape
+    for d, r in zip(dev_leaf, ref_leaf):
+        torch.testing.assert_close(d.grad.cpu(), r.grad)
+
+
+def test_conv_batch_chunks_accumulate_weight_grad():
+    # The input gradient runs in 4 MiB chunks of columns, the weight gradient in 128 MiB ones:
+    # 17 samples of 32 x 3 x 3 x 60 x 60 columns per group (8.3 MB a sample) take two weight
+    # chunks, whose sums are added in place (groups too). Compared with the float64 result; may
+    # be off by at most 4x CPU's own float32 error (long sums, as test_conv_large_output_chunks).
+    x, w = rand((17, 64, 60, 60), 0), rand((8, 32, 3, 3), 1)
+    go = rand((17, 8, 60, 60), 99)
+
+    def run(dtype, device):
+        xs = x.to(dtype).to(device).detach().clone().requires_grad_()
+        ws = w.to(dtype).to(device).detach().clone().requires_grad_()
+        with torch_ocl.strict() if device == "ocl" else contextlib.nullcontext():
+            out = F.conv2d(xs, ws, padding=1, groups=2)
+            out.backward(go.to(dtype).to(device))
+        return [t.detach().cpu().double() for t in (out, xs.grad, ws.grad)]
+
+    truth, cpu, ocl = run(torch.float64, "cpu"), run(torch.float32, "cpu"), run(torch.float32, "ocl")
+    for name, t, c, o in zip(("output", "input grad", "weight grad"), truth, cpu, ocl):
+        cpu_err, ocl_err = (c - t).abs().max().item(), (o - t).abs().max().item()
+        assert ocl_err <= 4 * cpu_err + 1e-5, (name, ocl_err, cpu_err)

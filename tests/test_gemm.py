@@ -229,12 +229,19 @@ def test_auto_choice_and_doctor_names_provider(untuned):
         assert provs["Float"] == "host_blas"
         assert provs["Half"] == "cpu_tile"
         # The measured shape rule: large products and in-place B go to cpu_tile, the MLP's packed
-        # shapes stay on the BLAS.
+        # shapes, mid-sized ones and long K stay on the BLAS.
         _C._set_gemm_provider("auto")
         torch.mm(torch.randn(512, 512, device=DEV), torch.randn(512, 512, device=DEV))
         assert _C._last_gemm_provider() == "cpu_tile"
-        torch.mm(torch.randn(64, 784, device=DEV), torch.randn(512, 784, device=DEV).t())
+        torch.mm(torch.randn(200, 300, device=DEV), torch.randn(200, 300, device=DEV).t())
         assert _C._last_gemm_provider() == "host_blas"
+        torch.mm(torch.randn(64, 4096, device=DEV), torch.randn(4096, 100, device=DEV))
+        assert _C._last_gemm_provider() == "host_blas"  # a long K: the BLAS blocks it
+        torch.mm(torch.randn(64, 784, device=DEV), torch.randn(512, 784, device=DEV).t())
+        assert _C._last_gemm_provider() == "host_blas"  # the MLP's packed shapes
+        # A batch of small products (a grouped convolution's per-sample GEMMs) takes cpu_tile.
+        torch.bmm(torch.randn(8, 16, 144, device=DEV), torch.randn(8, 144, 784, device=DEV))
+        assert _C._last_gemm_provider() == "cpu_tile"
         assert _C._gemm_shape_rule(0)
     from torch_ocl.cli import doctor
     report = doctor.doctor(run_self_test=False)
@@ -488,3 +495,50 @@ def test_tuning_table_measured_stored_and_followed(tmp_path, monkeypatch):
         _C._set_gemm_tuning_enabled(True)
         monkeypatch.undo()
         _C._gemm_tuning_reload()
+
+
+@pytest.mark.parametrize("k", [1, 64, 255, 256, 300])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_cpu_tile_packed_b_short_and_long_k(k, dtype):
+    # cpu_tile with a packed B and fewer rows than columns: for K < 256 it packs B and stores C
+    # in place, from 256 on it computes C^T (packing A^T) and stores transposed; both against CPU,
+    # with an epilogue bias, strict mode.
+    g = torch.Generator().manual_seed(k)
+    a = torch.randn(k, 70, generator=g).to(dtype).t()  # (70 x k), transposed
+    b = torch.randn(k, 200, generator=g).to(dtype)  # 200 columns: not whole panels
+    bias = torch.randn(200, generator=g).to(dtype)
+    ref = torch.addmm(bias.float(), a.float(), b.float())
+    _C._set_gemm_provider("cpu_tile")
+    try:
+        with torch_ocl.strict():
+            out = torch.addmm(bias.to(DEV), a.t().contiguous().to(DEV).t(), b.to(DEV))
+        assert _C._last_gemm_provider() == "cpu_tile"
+    finally:
+        _C._set_gemm_provider("auto")
+    rtol, atol = _tol(dtype)
+    torch.testing.assert_close(out.cpu().float(), ref, rtol=rtol, atol=atol * max(1, k ** 0.5))
+
+
+@pytest.mark.parametrize("cols", [1, 63, 100, 784])
+def test_cpu_tile_reads_padded_rows_in_place(cols):
+    # B's rows padded to whole 64-column panels inside its storage (as a convolution's columns
+    # are): cpu_tile reads the partial last panel in place; the lanes past N never reach C. The
+    # padding holds NaN, so a lane that leaked would show. A view whose padding would run past
+    # the storage's end is packed instead; both against CPU.
+    padded = (cols + 63) // 64 * 64
+    g = torch.Generator().manual_seed(cols)
+    store = torch.full((3, 40, padded), float("nan"))
+    store[:, :, :cols] = torch.randn(3, 40, cols, generator=g)
+    a = torch.randn(3, 17, 40, generator=g)
+    tight = torch.randn(40, cols, generator=g)
+    _C._set_gemm_provider("cpu_tile")
+    try:
+        with torch_ocl.strict():
+            b_dev = store.to(DEV)[:, :, :cols]
+            out = torch.bmm(a.to(DEV), b_dev)
+            out2 = torch.mm(a[0].to(DEV), tight.to(DEV)[:, :cols])
+        assert _C._last_gemm_provider() == "cpu_tile"
+    finally:
+        _C._set_gemm_provider("auto")
+    torch.testing.assert_close(out.cpu(), torch.bmm(a, store[:, :, :cols]), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(out2.cpu(), a[0] @ tight, rtol=1e-4, atol=1e-4)

@@ -44,107 +44,133 @@ __kernel void im2col(__global char* colb, ulong coloff, __global const char* xb,
 // Column (row r = (c * KH + ki) * KW + kj, sample n, pixel l) at r * cs_k + n * cs_n + l: the
 // (C*KH*KW, N, L) layout im2col writes (cs_k = N * L, cs_n = L) or a per-sample (N, C*KH*KW, L)
 // one (cs_n = C*KH*KW * L, cs_k = L).
+#define COL_ROW 64
 __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb, ulong coloff,
                      ConvGeom g, long cs_n, long cs_k) {
   const long h = get_global_id(0), nc = get_global_id(1);
   const long c = nc % g.C, n = nc / g.C;
   __global T* im = (__global T*)(imb + imoff) + (nc * g.H + h) * g.W;
   __global const T* colc = (__global const T*)(colb + coloff) + c * g.KH * g.KW * cs_k + n * cs_n;
-  const bool unit = g.sh == 1 && g.sw == 1;  // no divisions in the common case
-  for (long w = 0; w < g.W; ++w) {
-    ACC s = 0;
+  // The row in blocks of COL_ROW private sums; per tap (ki, kj) the column entries ow whose
+  // image column falls in the block, scattered by range (no division per element). Each element
+  // still adds its taps in (ki, kj) order.
+  for (long w0 = 0; w0 < g.W; w0 += COL_ROW) {
+    const int jn = (int)min((long)COL_ROW, g.W - w0);
+    ACC acc[COL_ROW];
+    for (int j = 0; j < COL_ROW; ++j) acc[j] = 0;
     for (long ki = 0; ki < g.KH; ++ki) {
       const long hh = h + g.ph - ki * g.dh;
-      if (hh < 0 || !(unit || hh % g.sh == 0)) continue;
-      const long oh = unit ? hh : hh / g.sh;
-      if (oh >= g.OH) continue;
-      __global const T* crow = colc + ki * g.KW * cs_k + oh * g.OW;
+      if (hh < 0 || hh % g.sh != 0 || hh / g.sh >= g.OH) continue;
+      __global const T* crow = colc + ki * g.KW * cs_k + (hh / g.sh) * g.OW;
       for (long kj = 0; kj < g.KW; ++kj) {
-        const long ww = w + g.pw - kj * g.dw;
-        if (ww < 0 || !(unit || ww % g.sw == 0)) continue;
-        const long ow = unit ? ww : ww / g.sw;
-        if (ow >= g.OW) continue;
-        s += LD(crow, kj * cs_k + ow);
+        const long num = w0 + g.pw - kj * g.dw, num_hi = num + jn - 1;
+        if (num_hi < 0) continue;
+        const long lo = num <= 0 ? 0 : (num + g.sw - 1) / g.sw;
+        const long hi = min(g.OW - 1, num_hi / g.sw);
+        __global const T* cr = crow + kj * cs_k;
+        for (long ow = lo; ow <= hi; ++ow) acc[ow * g.sw - num] += LD(cr, ow);
       }
     }
-    ST(im, w, s);
+    for (int j = 0; j < jn; ++j) ST(im, w0 + j, acc[j]);
   }
 }
 
 // Direct depthwise convolution (one input channel per group, O = C * mult output channels):
 // no columns and no GEMM. w is the contiguous (O, 1, KH, KW) weight, g the input's geometry
 // (N, C, H, W, strides) with the output size (OH, OW); y and go are contiguous (N, O, OH, OW).
+// Row blocks: one work item per (output row, 64 columns of it) accumulates the taps into a row
+// of 64 private sums (the inner loop runs along the row, which compilers vectorise), with the
+// (n, o) division once per item. Global size (ceil(OW / 64), OH, N * O).
+#define DW_ROW 64
 __kernel void depthwise_fwd(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
                             __global const char* wb, ulong woff, ConvGeom g, long O) {
-  const long gid = get_global_id(0);
-  if (gid >= g.N * O * g.OH * g.OW) return;
-  const long ow = gid % g.OW, oh = (gid / g.OW) % g.OH, o = (gid / (g.OW * g.OH)) % O;
-  const long n = gid / (g.OW * g.OH * O), c = o / (O / g.C);
+  const long ob = get_global_id(0), oh = get_global_id(1), no = get_global_id(2);
+  const long o = no % O, n = no / O, c = o / (O / g.C);
   __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
   __global const T* w = (__global const T*)(wb + woff) + o * g.KH * g.KW;
-  ACC s = 0;
+  const long ow0 = ob * DW_ROW;
+  const int jn = (int)min((long)DW_ROW, g.OW - ow0);
+  ACC acc[DW_ROW];
+  for (int j = 0; j < DW_ROW; ++j) acc[j] = 0;
   for (long ki = 0; ki < g.KH; ++ki) {
     const long h = oh * g.sh - g.ph + ki * g.dh;
     if (h < 0 || h >= g.H) continue;
+    __global const T* xr = x + h * g.sy;
     for (long kj = 0; kj < g.KW; ++kj) {
-      const long wc = ow * g.sw - g.pw + kj * g.dw;
-      if (wc < 0 || wc >= g.W) continue;
-      s += LD(x, h * g.sy + wc * g.sx) * LD(w, ki * g.KW + kj);
+      const ACC wv = LD(w, ki * g.KW + kj);
+      const long wbase = ow0 * g.sw - g.pw + kj * g.dw;
+      for (int j = 0; j < jn; ++j) {
+        const long wc = wbase + j * g.sw;
+        if (wc >= 0 && wc < g.W) acc[j] += LD(xr, wc * g.sx) * wv;
+      }
     }
   }
-  ST((__global T*)(yb + yoff), gid, s);
+  __global T* y = (__global T*)(yb + yoff) + (no * g.OH + oh) * g.OW + ow0;
+  for (int j = 0; j < jn; ++j) ST(y, j, acc[j]);
 }
 
-// grad_input (contiguous (N, C, H, W)): gathers the outputs that read each input element.
+// grad_input (contiguous (N, C, H, W)) in row blocks, as depthwise_fwd: one work item per
+// (input row, 64 columns of it). Global size (ceil(W / 64), H, N * C).
 __kernel void depthwise_bwd_input(__global char* gib, ulong gioff, __global const char* gob,
                                   ulong gooff, __global const char* wb, ulong woff, ConvGeom g,
                                   long O) {
-  const long gid = get_global_id(0);
-  if (gid >= g.N * g.C * g.H * g.W) return;
-  const long wc = gid % g.W, h = (gid / g.W) % g.H, c = (gid / (g.W * g.H)) % g.C;
-  const long n = gid / (g.W * g.H * g.C), mult = O / g.C;
-  __global const T* go = (__global const T*)(gob + gooff);
-  __global const T* w = (__global const T*)(wb + woff);
-  ACC s = 0;
+  const long wb0 = get_global_id(0), h = get_global_id(1), nc = get_global_id(2);
+  const long c = nc % g.C, n = nc / g.C, mult = O / g.C;
+  const long w0 = wb0 * DW_ROW;
+  const int jn = (int)min((long)DW_ROW, g.W - w0);
+  ACC acc[DW_ROW];
+  for (int j = 0; j < DW_ROW; ++j) acc[j] = 0;
   for (long m = 0; m < mult; ++m) {
     const long o = c * mult + m;
+    __global const T* go = (__global const T*)(gob + gooff) + (n * O + o) * g.OH * g.OW;
+    __global const T* w = (__global const T*)(wb + woff) + o * g.KH * g.KW;
     for (long ki = 0; ki < g.KH; ++ki) {
       const long hh = h + g.ph - ki * g.dh;
       if (hh < 0 || hh % g.sh != 0 || hh / g.sh >= g.OH) continue;
+      __global const T* gor = go + (hh / g.sh) * g.OW;
       for (long kj = 0; kj < g.KW; ++kj) {
-        const long ww = wc + g.pw - kj * g.dw;
-        if (ww < 0 || ww % g.sw != 0 || ww / g.sw >= g.OW) continue;
-        s += LD(go, ((n * O + o) * g.OH + hh / g.sh) * g.OW + ww / g.sw) *
-             LD(w, (o * g.KH + ki) * g.KW + kj);
+        const ACC wv = LD(w, ki * g.KW + kj);
+        // The outputs ow of this tap that read columns w0 .. w0 + jn - 1: ow * sw = w + pw -
+        // kj * dw, scattered into the private row (no division per element).
+        const long num = w0 + g.pw - kj * g.dw, num_hi = num + jn - 1;
+        if (num_hi < 0) continue;
+        const long lo = num <= 0 ? 0 : (num + g.sw - 1) / g.sw;
+        const long hi = min(g.OW - 1, num_hi / g.sw);
+        for (long ow = lo; ow <= hi; ++ow) acc[ow * g.sw - num] += LD(gor, ow) * wv;
       }
     }
   }
-  ST((__global T*)(gib + gioff), gid, s);
+  __global T* gi = (__global T*)(gib + gioff) + (nc * g.H + h) * g.W + w0;
+  for (int j = 0; j < jn; ++j) ST(gi, j, acc[j]);
 }
 
-// grad_weight (contiguous (O, 1, KH, KW)): one work item per weight, a fixed-order sum.
-__kernel void depthwise_bwd_weight(__global char* gwb, ulong gwoff, __global const char* gob,
-                                   ulong gooff, __global const char* xb, ulong xoff, ConvGeom g,
-                                   long O) {
-  const long gid = get_global_id(0);
-  if (gid >= O * g.KH * g.KW) return;
-  const long kj = gid % g.KW, ki = (gid / g.KW) % g.KH, o = gid / (g.KW * g.KH);
-  const long c = o / (O / g.C);
-  __global const T* go = (__global const T*)(gob + gooff);
-  __global const T* x = (__global const T*)(xb + xoff);
-  ACC s = 0;
-  for (long n = 0; n < g.N; ++n)
-    for (long oh = 0; oh < g.OH; ++oh) {
-      const long h = oh * g.sh - g.ph + ki * g.dh;
-      if (h < 0 || h >= g.H) continue;
-      for (long ow = 0; ow < g.OW; ++ow) {
-        const long wc = ow * g.sw - g.pw + kj * g.dw;
-        if (wc < 0 || wc >= g.W) continue;
-        s += LD(go, ((n * O + o) * g.OH + oh) * g.OW + ow) *
-             LD(x, n * g.sn + c * g.sc + h * g.sy + wc * g.sx);
+// grad_weight, first pass: partial sums over one output row each, part[(n * OH + oh)][o][tap]
+// (taps KH * KW, in ACC: float for 16-bit floats), each tap's sum running along the row; a sum over the first dimension (fixed
+// order) finishes it. Global size (OH, O, N).
+__kernel void depthwise_bwd_weight_rows(__global char* pb, ulong poff, __global const char* gob,
+                                        ulong gooff, __global const char* xb, ulong xoff,
+                                        ConvGeom g, long O) {
+  const long oh = get_global_id(0), o = get_global_id(1), n = get_global_id(2);
+  const long c = o / (O / g.C), taps = g.KH * g.KW;
+  __global const T* go = (__global const T*)(gob + gooff) + ((n * O + o) * g.OH + oh) * g.OW;
+  __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
+  __global ACC* part = (__global ACC*)(pb + poff) + ((n * g.OH + oh) * O + o) * taps;
+  for (long ki = 0; ki < g.KH; ++ki) {
+    const long h = oh * g.sh - g.ph + ki * g.dh;
+    const bool row_in = h >= 0 && h < g.H;
+    __global const T* xr = x + (row_in ? h : 0) * g.sy;
+    for (long kj = 0; kj < g.KW; ++kj) {
+      ACC s = 0;
+      if (row_in) {
+        // The outputs whose tap (ki, kj) reads a column inside the row.
+        const long off = kj * g.dw - g.pw;  // wc = ow * sw + off
+        const long lo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+        const long hi = min(g.OW - 1, (g.W - 1 - off) < 0 ? -1 : (g.W - 1 - off) / g.sw);
+        for (long ow = lo; ow <= hi; ++ow) s += LD(go, ow) * LD(xr, (ow * g.sw + off) * g.sx);
       }
+      part[ki * g.KW + kj] = s;
     }
-  ST((__global T*)(gwb + gwoff), gid, s);
+  }
 }
 
 // 3-D convolutions: the same column layout with a depth axis, (C, KD, KH, KW, N, OD, OH, OW),

@@ -719,17 +719,27 @@ void tiledGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
 
 constexpr int64_t kTm = 6, kTn = 64;
 
-// B is already a float panel matrix: unit column stride, whole panels, and a row stride that is not
-// a multiple of 4 KB (that one thrashes the caches).
 // B is already a float panel matrix: unit column stride and whole panels. A row stride that is a
 // multiple of 4 KB maps the rows of a panel onto a few cache sets: the k-blocked kernel below
 // still reads such a B in place for fewer than 1024 rows of C, beyond that a packed copy pays
 // for itself (1024^3: 250 packed / 179 in place; 64x1024 @ 1024x1024: 130 / 273 GFLOP/s).
+// Columns that are not whole panels are read in place too when every row is padded to whole
+// panels inside the storage (a convolution's columns): the lanes past N feed accumulators that
+// are never stored.
 bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols, int64_t rows) {
   const auto sb = elemStrides(b);
-  return b.scalar_type() == at::kFloat && sb[2] == 1 && cols % kTn == 0 &&
-         (sb[1] % 1024 != 0 || rows < 1024);
+  if (b.scalar_type() != at::kFloat || sb[2] != 1 || !(sb[1] % 1024 != 0 || rows < 1024))
+    return false;
+  if (cols % kTn == 0) return true;
+  const int64_t padded = (cols + kTn - 1) / kTn * kTn, k = b.size(-2);
+  const int64_t batches = b.dim() == 3 ? b.size(0) : 1;
+  if (sb[0] < 0 || sb[1] < padded || k == 0 || !b.has_storage()) return false;
+  const int64_t end = b.storage_offset() + (batches - 1) * sb[0] + (k - 1) * sb[1] + padded;
+  return end * static_cast<int64_t>(sizeof(float)) <= static_cast<int64_t>(b.storage().nbytes());
 }
+
+// The shortest K for which cpuTileGemm computes out^T instead of packing a wide B.
+constexpr int64_t kSwapMinK = 256;
 
 // K blocks of gemm_6x64_kblocks (<= KBMAX in gemm_cpu.cl), and its row tiles per work item
 // (<= RT; 6 and 8 measured no better for 64 to 640 rows, and read B more often).
@@ -765,8 +775,11 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   const bool direct = cpuTileReadsBInPlace(b, m, n);
   // A packed B costs K x N; when C has fewer rows than columns, out^T = b^T @ a^T packs a^T
   // (K x M) instead, e.g. linear's x @ W^T at batch 64. (The swapped call has rows >= columns,
-  // so it never swaps back.)
-  if (!direct && n < m)
+  // so it never swaps back.) It then stores C transposed, 6 floats per cache line, which costs
+  // more than the packing saves when K is short: a weight gradient's (64x512)^T @ 64x784 ran
+  // 236 GFLOP/s unswapped, 160 swapped (best reps, 2 AVX-512 cores); x @ W^T with K = 784
+  // 189 swapped, 145 unswapped.
+  if (!direct && n < m && k >= kSwapMinK)
     return cpuTileGemm(out.transpose(-1, -2), b.transpose(-1, -2), a.transpose(-1, -2), alpha, beta,
                        transposed(epi));
   cl_program prog = cpuTileProgram(idx, t, epilogueCode(epi));
@@ -889,6 +902,11 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   if (rows >= 16 && cpuTileReadsBInPlace(b, cols, rows)) return GemmProvider::kCpuTile;
   if (k > 2048) return p;
   if (work >= 134217728.0 /* 512^3 */) return GemmProvider::kCpuTile;
+  // A batch of small products (a grouped convolution's per-sample GEMMs, 16 x 144 @ 144 x 784):
+  // the BLAS runs them one after the other, each too small to share between its threads; our
+  // kernel takes the whole batch in one launch.
+  if (out.dim() == 3 && out.size(0) > 1 && rows * cols * k < 8388608 /* 203^3 */ && cols >= 32)
+    return GemmProvider::kCpuTile;
   return p;
 }
 
@@ -904,8 +922,9 @@ std::string gemmShapeRule(c10::DeviceIndex idx) {
       forced().load() == GemmProvider::kHostBlas)
     return "";
   return "float32 runs cpu_tile instead of host_blas when it reads B in place (unit column "
-         "stride, columns a multiple of 64, 16 rows or more), and from 512^3 multiply-adds up "
-         "for K <= 2048";
+         "stride, columns a multiple of 64, or rows padded to whole panels; 16 rows or more), for "
+         "batches of small products (below 203^3 multiply-adds each), and from 512^3 "
+         "multiply-adds up for K <= 2048";
 }
 
 void setForcedGemmProvider(GemmProvider p) {
@@ -1045,8 +1064,13 @@ void gemmBatchSum(const at::Tensor& out, const at::Tensor& a_in, const at::Tenso
   }
   if (nbatch == 1) return gemm(out, a.select(0, 0), b.select(0, 0), alpha, beta);
   const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
-  if (chooseProvider(out, a, b) == GemmProvider::kHostBlas && blasWritable(out) &&
-      fitsInt({nbatch})) {
+  // The host BLAS adds the products up in place; the other providers write them all first and
+  // then sum them. Unless forced otherwise, a device with the host BLAS keeps it here.
+  GemmProvider p = chooseProvider(out, a, b);
+  if (forced().load(std::memory_order_relaxed) == GemmProvider::kAuto &&
+      supports(GemmProvider::kHostBlas, out.device().index(), out.scalar_type()))
+    p = GemmProvider::kHostBlas;
+  if (p == GemmProvider::kHostBlas && blasWritable(out) && fitsInt({nbatch})) {
     const BlasOperand A = blasOperand(a), B = blasOperand(b);
     if (hostBlasShapeOk(out, A, B)) {
       t_last = GemmProvider::kHostBlas;
