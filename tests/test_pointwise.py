@@ -659,3 +659,20 @@ def test_binary_gradients():
         fn(ac, bc).sum().backward()
         torch.testing.assert_close(ad.grad.cpu(), ac.grad, rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(bd.grad.cpu(), bc.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_float_exp_special_values_and_accuracy():
+    # float exp runs the prelude's vectorisable polynomial: CPU's special values, and within
+    # 1 ulp of the double-precision result over the whole finite range and the under/overflow edges.
+    v = torch.tensor([float("-inf"), float("inf"), float("nan"), -1e30, -104.0, -103.9, -87.5, 0.0,
+                      -0.0, 1e-30, 88.72, 88.73, 89.0, 1e30])
+    torch.testing.assert_close(torch.exp(v.to("ocl")).cpu(), torch.exp(v), rtol=1.3e-7, atol=0,
+                               equal_nan=True)
+    x = torch.linspace(-110, 90, 400_003)  # not a multiple of the work-group size
+    with torch_ocl.strict():
+        got = torch.exp(x.to("ocl")).cpu()
+        half = torch.exp(x.to(torch.float16).to("ocl")).cpu()
+    ref = torch.exp(x.double()).float()
+    ulps = (got.view(torch.int32).long() - ref.view(torch.int32).long()).abs()
+    assert ulps.max().item() <= 1
+    torch.testing.assert_close(half, torch.exp(x.to(torch.float16)))

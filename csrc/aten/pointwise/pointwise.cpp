@@ -212,7 +212,7 @@ at::Tensor& thresholdBackwardOut(const at::Tensor& grad, const at::Tensor& self,
 // Floating functions that also have a complex form.
 #define OCL_UNARY_FC(NAME, EXPR, EXPR_COMPLEX) \
   OCL_UNARY_C(NAME, EXPR, nullptr, Domain::kFloating, EXPR_COMPLEX)
-OCL_UNARY_FC(exp, "exp(a)", "ocl_cexp(a)")
+OCL_UNARY_FC(exp, "ocl_exp(a)", "ocl_cexp(a)")
 OCL_UNARY_FC(exp2, "exp2(a)", "ocl_cexp(a * (R)M_LN2)")
 OCL_UNARY_FC(expm1, "expm1(a)", "ocl_cexpm1(a)")
 OCL_UNARY_FC(log, "log(a)", "ocl_clog(a)")
