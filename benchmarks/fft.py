@@ -20,6 +20,7 @@ import time
 
 import torch
 import torch_ocl  # noqa: F401
+from _timing import rep_times  # benchmarks/_timing.py, beside this script
 
 
 def timed(fn, reps: int, sync) -> tuple[float, float]:
@@ -27,13 +28,7 @@ def timed(fn, reps: int, sync) -> tuple[float, float]:
     fn()
     sync()
     cold = time.perf_counter() - t0
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return cold, statistics.median(times)
+    return cold, statistics.median(rep_times(fn, reps, sync))
 
 
 def main() -> int:

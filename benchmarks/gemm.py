@@ -33,27 +33,12 @@ import sys
 import time
 
 import torch
+from _timing import median_time, rep_times  # benchmarks/_timing.py, beside this script
 if "--cpu-only" not in sys.argv:  # the CPU child runs without torch-ocl (and its threads)
     import torch_ocl  # noqa: F401  (registers the device)
     from torch_ocl import _C
 
 PROVIDERS = ["host_blas", "cpu_tile", "clblast", "tiled"]
-
-
-def rep_times(fn, reps: int, sync) -> list:
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return times
-
-
-def median_time(fn, reps: int, sync) -> float:
-    return statistics.median(rep_times(fn, reps, sync))
 
 
 # (M, K, N, layout): layout "nn" is A (M x K) @ B (K x N); "nt" reads B as the transpose of a

@@ -16,23 +16,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
-import time
 
 import torch
 import torch_ocl  # noqa: F401
-
-
-def timed(fn, reps: int, sync) -> float:
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from _timing import median_time  # benchmarks/_timing.py, beside this script
 
 
 def main() -> int:
@@ -76,8 +63,8 @@ def main() -> int:
         ad, bd, sd = a.to(dev), b.to(dev), s.to(dev)
         for name, fn in cases:
             tri = name.startswith("solve_triangular")
-            ours = timed(lambda: fn(ad, bd, sd.tril() if tri else sd), args.reps, sync)
-            cpu = timed(lambda: fn(a, b, s.tril() if tri else s), args.reps, lambda: None)
+            ours = median_time(lambda: fn(ad, bd, sd.tril() if tri else sd), args.reps, sync)
+            cpu = median_time(lambda: fn(a, b, s.tril() if tri else s), args.reps, lambda: None)
             ratio = cpu / ours
             results["rows"].append(dict(case=name, n=n, ocl_s=ours, cpu_s=cpu, ratio=ratio))
             print(f"{name:28s} {n:5d} {ours * 1e3:9.2f} {cpu * 1e3:9.2f} {ratio:6.2f}", flush=True)

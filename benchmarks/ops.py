@@ -18,23 +18,11 @@ import argparse
 import datetime
 import json
 import statistics
-import time
 
 import torch
 import torch_ocl  # noqa: F401  (registers the device)
 from torch_ocl import _C
-
-
-def median_time(fn, reps: int, sync) -> float:
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from _timing import median_time  # benchmarks/_timing.py, beside this script
 
 
 def main() -> int:

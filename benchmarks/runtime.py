@@ -19,18 +19,7 @@ import time
 import torch
 import torch_ocl
 from torch_ocl import _C
-
-
-def median_time(fn, reps: int, sync) -> float:
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from _timing import median_time  # benchmarks/_timing.py, beside this script
 
 
 def chain_figures(dev, device_index: int, reps: int, sync, ops: int = 100, n: int = 64) -> dict:

@@ -46,50 +46,55 @@ cl_program copyProgram(c10::DeviceIndex idx, c10::ScalarType dst, c10::ScalarTyp
         "    __global " + dst_t + "* d = (__global " + dst_t + "*)(db + doff + od);\n";
     const std::string src_p =
         "    __global const " + src_t + "* s = (__global const " + src_t + "*)(sb + soff + os);\n";
+    // The bound test only in the last work-group (see codegen/pointwise.cpp: a plain early
+    // return keeps PoCL's vectoriser off the whole kernel).
+    auto bounded = [](const char* var) {
+      return std::string("  const long ") + var +
+             " = get_global_id(0);\n"
+             "  if ((long)((get_group_id(0) + 1) * get_local_size(0)) > n && " +
+             var + " >= n) return;\n";
+    };
+    // Byte offsets od/os (declared by the caller) of position `rem` over dimensions first...
+    auto decompose = [](int first, const char* od, const char* os) {
+      return "  for (int k = " + std::to_string(first) +
+             "; k < ndim; ++k) {\n"
+             "    const long c = rem % st.sizes[k];\n    rem /= st.sizes[k];\n    " +
+             od + " += c * st.strides[0][k];\n    " + os + " += c * st.strides[1][k];\n  }\n";
+    };
+    const std::string store =
+        "    const long i = 0;\n    " + storeStmt(dst, "d", "i", value) + "\n";
     std::string body;
     body +=
         "__kernel void copy_contig(__global char* db, ulong doff, __global const char* sb,\n"
         "                          ulong soff, long n) {\n";
     body += "  __global " + dst_t + "* d = (__global " + dst_t + "*)(db + doff);\n";
     body += "  __global const " + src_t + "* s = (__global const " + src_t + "*)(sb + soff);\n";
-    body += "  {\n    const long i = get_global_id(0);\n    if (i >= n) return;\n";
-    body += "    " + storeStmt(dst, "d", "i", value) + "\n  }\n}\n";
+    body += bounded("i") + "  " + storeStmt(dst, "d", "i", value) + "\n}\n";
     if (blocks == CopyBlocks::kElements) {
       body +=
           "__kernel void copy_strided(__global char* db, ulong doff, __global const char* sb,\n"
-          "    ulong soff, long n, int ndim, OclStrides2 st) {\n"
-          "  {\n    const long li = get_global_id(0);\n    if (li >= n) return;\n"
-          "    long rem = li, od = 0, os = 0;\n"
-          "    for (int k = 0; k < ndim; ++k) {\n"
-          "      long c = rem % st.sizes[k];\n"
-          "      rem /= st.sizes[k];\n"
-          "      od += c * st.strides[0][k];\n"
-          "      os += c * st.strides[1][k];\n"
-          "    }\n";
-      body += dst_p + src_p + "    const long i = 0;\n";
-      body += "    " + storeStmt(dst, "d", "i", value) + "\n  }\n}\n";
+          "    ulong soff, long n, int ndim, OclStrides2 st) {\n";
+      body += bounded("li") + "  long rem = li, od = 0, os = 0;\n" + decompose(0, "od", "os");
+      body += "  {\n" + dst_p + src_p + store + "  }\n}\n";
     } else {
       // Item = (outer position, tile along dim 1, tile along dim 0), dim 0 fastest.
       body += "#define T0 " + std::to_string(kTile0(blocks)) + "\n#define T1 " +
               std::to_string(kTile1(blocks)) +
               "\n"
               "__kernel void copy_strided(__global char* db, ulong doff, __global const char* sb,\n"
-              "    ulong soff, long n, int ndim, OclStrides2 st, long tiles0, long tiles1) {\n"
-              "  const long item = get_global_id(0);\n  if (item >= n) return;\n"
+              "    ulong soff, long n, int ndim, OclStrides2 st, long tiles0, long tiles1) {\n";
+      body += bounded("item") +
               "  long rest = item / tiles0;\n  const long t0 = item - rest * tiles0;\n"
               "  long rem = rest / tiles1;\n  const long t1 = rest - rem * tiles1;\n"
-              "  long bd = 0, bs = 0;\n"
-              "  for (int k = 2; k < ndim; ++k) {\n"
-              "    const long c = rem % st.sizes[k];\n    rem /= st.sizes[k];\n"
-              "    bd += c * st.strides[0][k];\n    bs += c * st.strides[1][k];\n  }\n"
+              "  long bd = 0, bs = 0;\n" +
+              decompose(2, "bd", "bs") +
               "  const long a0 = t0 * T0, e0 = min(a0 + T0, st.sizes[0]);\n"
               "  const long a1 = t1 * T1, e1 = min(a1 + T1, st.sizes[1]);\n"
               "  for (long i1 = a1; i1 < e1; ++i1) {\n"
               "    for (long i0 = a0; i0 < e0; ++i0) {\n"
               "    const long od = bd + i1 * st.strides[0][1] + i0 * st.strides[0][0];\n"
               "    const long os = bs + i1 * st.strides[1][1] + i0 * st.strides[1][0];\n";
-      body += dst_p + src_p + "    const long i = 0;\n";
-      body += "    " + storeStmt(dst, "d", "i", value) + "\n    }\n  }\n}\n";
+      body += dst_p + src_p + store + "    }\n  }\n}\n";
     }
     return rt::ProgramSource{
         std::string("copy<") + c10::toString(src) + "->" + c10::toString(dst) + ">",
