@@ -136,3 +136,12 @@ def run_ok(code: str, env: dict | None = None, timeout: float = 180) -> str:
 @pytest.fixture
 def ocl() -> torch.device:
     return torch.device("ocl")
+
+
+@pytest.fixture
+def fresh_dynamo():
+    """Seed 0 and a reset Dynamo before and after the test (the compile tests use it for all)."""
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()

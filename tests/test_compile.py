@@ -23,12 +23,7 @@ TOL = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch.manual_seed(0)
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def to_ocl(*ts):

@@ -12,12 +12,7 @@ from torch._inductor.utils import run_and_get_code
 from torch_ocl._inductor import config as ocl_config
 
 
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch.manual_seed(0)
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def check(L, S, causal, min_scores):

@@ -16,12 +16,7 @@ import torch_ocl
 from torch_ocl._inductor import runtime as ocl_runtime
 
 
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch.manual_seed(0)
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def small_net() -> torch.nn.Module:
