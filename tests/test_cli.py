@@ -257,9 +257,10 @@ def test_bench_quick_limits_and_ops(capsys, tmp_path):
     res = json.loads(out_json.read_text())
     assert rc == 0, text
     lim = res["limits"]
-    for k in ("copy_gbps", "fill_gbps", "h2d_gbps", "d2h_gbps", "launch_us"):
+    # Figures, not timing relations: a loaded machine can make any of them slow (a comparison of
+    # the round-trip launch with the back-to-back one failed a CI run at load 6).
+    for k in ("copy_gbps", "fill_gbps", "h2d_gbps", "d2h_gbps", "launch_us", "launch_roundtrip_us"):
         assert lim[k] > 0, k
-    assert lim["launch_roundtrip_us"] >= lim["launch_us"] * 0.5
     rows = {r["op"]: r for r in res["ops"]}
     add = rows["add"]
     assert add["native"] is True and add["ocl_s"] > 0 and add["cpu_s"] > 0
