@@ -676,3 +676,96 @@ def test_float_exp_special_values_and_accuracy():
     ulps = (got.view(torch.int32).long() - ref.view(torch.int32).long()).abs()
     assert ulps.max().item() <= 1
     torch.testing.assert_close(half, torch.exp(x.to(torch.float16)))
+
+
+def _ulps(got, ref):
+    """Distance in float32 units in the last place (signed magnitudes, so -0 and 0 are 0 apart)."""
+    g, r = got.view(torch.int32).long(), ref.view(torch.int32).long()
+    g = torch.where(g < 0, -(g & 0x7FFFFFFF), g)
+    r = torch.where(r < 0, -(r & 0x7FFFFFFF), r)
+    return (g - r).abs()
+
+
+# Over the whole interesting range, with tiny magnitudes; 600_005 elements is not a multiple of the
+# work-group size, so both launches of a pointwise kernel run (full groups, then the checked tail).
+_WIDE = torch.cat([torch.linspace(-12, 12, 400_003), torch.logspace(-40, 1.2, 100_001),
+                   -torch.logspace(-40, 1.2, 100_001)])
+_SPECIAL = torch.tensor([float("-inf"), float("inf"), float("nan"), -0.0, 0.0, 1e-45, -1e-45,
+                         1e-38, -1e-38, 1e-20, -1e-20, 0.2999, 0.3, -0.3, 0.9277, 0.92774, -0.92774,
+                         3.9, -3.9, 8.0, -8.0, 9.5, -9.5, 20.0, -20.0, 100.0, -100.0, 1e30, -1e30,
+                         3e38, -3e38])
+
+
+# Where the result is exact (infinities, NaN, signed zeros, the smallest denormal, saturation).
+_EXACT = _SPECIAL.isinf() | _SPECIAL.isnan() | (_SPECIAL.abs() < 1e-40) | (_SPECIAL.abs() >= 100)
+
+
+def _same_special(got, expected, max_ulps=0):
+    """CPU's NaNs, signs and exact values at _EXACT; within max_ulps of CPU elsewhere."""
+    both_nan = got.isnan() & expected.isnan()
+    ok = (got.signbit() == expected.signbit()) & (_ulps(got, expected) <= max_ulps)
+    ok |= both_nan
+    ok &= ~_EXACT | both_nan | (got == expected)
+    assert ok.all(), (_SPECIAL[~ok], got[~ok], expected[~ok])
+
+
+@pytest.mark.parametrize("name,max_ulps", [("erf", 1), ("tanh", 2), ("sigmoid", 2)])
+def test_float_erf_tanh_sigmoid_special_values_and_accuracy(name, max_ulps):
+    # The prelude's vectorisable float erf/tanh/sigmoid: CPU's special values (signed zeros,
+    # infinities, NaN, saturation) and a bound in ulps against the double-precision result.
+    fn = getattr(torch, name)
+    with torch_ocl.strict():
+        _same_special(fn(_SPECIAL.to("ocl")).cpu(), fn(_SPECIAL), max_ulps)
+        got = fn(_WIDE.to("ocl")).cpu()
+        # a strided view and sizes on either side of the work-group size: other kernel layouts and
+        # the single checked launch of small tensors
+        strided = fn(_WIDE.to("ocl")[::3]).cpu()
+        small = [fn(_WIDE[:k].to("ocl")).cpu() for k in (1, 255, 256, 257, 4097)]
+    ref = fn(_WIDE.double()).float()
+    assert _ulps(got, ref).max().item() <= max_ulps
+    assert _ulps(fn(_WIDE), ref).max().item() <= max_ulps  # CPU's own float kernel does as well
+    torch.testing.assert_close(strided, got[::3], rtol=0, atol=0)
+    for s in small:
+        torch.testing.assert_close(s, got[: s.numel()], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_special_values_and_accuracy(approximate):
+    import torch.nn.functional as F
+
+    def fn(v):
+        return F.gelu(v, approximate=approximate)
+
+    # +inf and 3e38 aside: CPU's float gelu (oneDNN) gives nan at +inf and overflows 3e38 to inf,
+    # where the formula gives +inf and 3e38, as our kernel and CPU's double kernel do.
+    onednn = _SPECIAL.isposinf() | (_SPECIAL == 3e38)
+    with torch_ocl.strict():
+        special = fn(_SPECIAL.to("ocl")).cpu()
+        got = fn(_WIDE.to("ocl")).cpu()
+        half = fn(_WIDE[:5003].to(torch.float16).to("ocl")).cpu()
+    expected = torch.where(onednn, fn(_SPECIAL.double()).float(), fn(_SPECIAL))
+    _same_special(special, expected, max_ulps=1 << 20)  # exact at _EXACT; the rest just below
+    ref = fn(_WIDE.double())
+    # 0.5 x (1 + erf(x / sqrt 2)) cancels for x << 0 (on CPU as here): 4 ulps of the result plus
+    # an ulp of erf or tanh near 1 (2^-24) times |x| (measured: 0.44 and 0.74 of that term; CPU's
+    # float kernels 5.1 and 0.5).
+    err = (got.double() - ref).abs()
+    tol = 2.0**-22 * ref.abs() + 2.0**-24 * _WIDE.double().abs() + 2.0**-149
+    assert (err <= tol).all(), _WIDE[err > tol][:5]
+    torch.testing.assert_close(got, fn(_WIDE), rtol=1e-5, atol=2e-6)  # CPU: see above
+    torch.testing.assert_close(half, fn(_WIDE[:5003].to(torch.float16)), rtol=1e-3, atol=1e-3)
+
+
+def test_silu_special_values_and_accuracy():
+    import torch.nn.functional as F
+
+    with torch_ocl.strict():
+        _same_special(F.silu(_SPECIAL.to("ocl")).cpu(), F.silu(_SPECIAL), 3)
+        got = F.silu(_WIDE.to("ocl")).cpu()
+        x = _WIDE[::7].clone().requires_grad_()
+        xo = x.detach().to("ocl").requires_grad_()
+        F.silu(xo).sum().backward()
+    ref = F.silu(_WIDE.double()).float()
+    assert _ulps(got, ref).max().item() <= 3
+    F.silu(x).sum().backward()
+    torch.testing.assert_close(xo.grad.cpu(), x.grad, rtol=1e-6, atol=1e-7)

@@ -52,6 +52,10 @@ void checkSameDevice(std::initializer_list<std::reference_wrapper<const at::Tens
 
 // Enqueues a 1-D kernel with one work item per element (kernels return when id >= n).
 void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n);
+// Enqueues a 1-D kernel over n items whose bound check runs only when get_global_offset(0) is
+// nonzero, shifting its index down by one local size there: the full work-groups at offset 0, the
+// remainder (or, for small n, all of it) at an offset of one local size past its start.
+void launch1DTail(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n);
 // Enqueues a 1-D kernel with an explicit global and local size (global a multiple of local).
 void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t global,
               size_t local);

@@ -52,6 +52,21 @@ inline float ocl_exp_float(float x) {
   const float y = p * as_float((k1 + 127) << 23) * as_float((ki - k1 + 127) << 23);
   return x != x ? x : y;  // not isnan(): PoCL lowers it to a call that blocks vectorisation
 }
+// The same e^x for x already in [-87, 88] and not NaN (callers clamp): one exponent field, no
+// clamp and no NaN select, ~8 of its ~27 vector instructions fewer where erf and tanh call it.
+inline float ocl_exp_inrange_float(float x) {
+  const float k = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = fma(k, -0.693145751953125f, x);
+  r = fma(k, -1.428606765330187e-6f, r);
+  float p = 1.9875691500e-4f;
+  p = fma(p, r, 1.3981999507e-3f);
+  p = fma(p, r, 8.3334519073e-3f);
+  p = fma(p, r, 4.1665795894e-2f);
+  p = fma(p, r, 1.6666665459e-1f);
+  p = fma(p, r, 5.0000001201e-1f);
+  p = fma(p, r * r, r + 1.0f);
+  return p * as_float(((int)k + 127) << 23);
+}
 // erf: minimax polynomials for |a| <= 0.9277 and for 1 - erf(|a|) = exp(poly(|a|)) beyond
 // (N. Juffa's erff), both evaluated and selected so that there is no branch.
 inline float ocl_erf_float(float a) {
@@ -63,8 +78,8 @@ inline float ocl_erf_float(float a) {
   r = fma(r, tt, -1.06777877e-1f);
   r = fma(r, tt, -6.34846687e-1f);
   r = fma(r, tt, -1.28717512e-1f);
-  r = fma(r, tt, -tt);
-  r = copysign(1.0f - ocl_exp_float(r), a);
+  r = fma(r, tt, -tt);  // in [-72, -0.1]; NaN takes the other branch (fmin(NaN, 8) is 8)
+  r = copysign(1.0f - ocl_exp_inrange_float(r), a);
   float q = -5.96761703e-4f;
   q = fma(q, s, 4.99119423e-3f);
   q = fma(q, s, -2.67681349e-2f);
@@ -78,9 +93,11 @@ inline float ocl_erf_float(float a) {
 // tanh = (1 - e) / (1 + e) with e = exp(-2|x|) for |x| >= 0.3 (at most one bit lost to the
 // cancellation); below, its odd Taylor series to x^13 (remainder < 1e-9 relative). No branch, so
 // it vectorises (PoCL's tanh is a scalar library call); sigmoid from the same exp.
+// Both on |x|, the sign put back last (so that tanh(-0) is -0, as on CPU).
 inline float ocl_tanh_float(float x) {
-  const float a = fabs(x), e = ocl_exp_float(-2.0f * a), s = x * x;
-  const float big = copysign((1.0f - e) / (1.0f + e), x);
+  // e = exp(-2|x|) rounds (1 - e) / (1 + e) to 1 long before -2|x| reaches -40
+  const float a = fabs(x), e = ocl_exp_inrange_float(fmax(-2.0f * a, -40.0f)), s = x * x;
+  const float big = (1.0f - e) / (1.0f + e);
   float p = -21844.0f / 6081075.0f;
   p = fma(p, s, 929569.0f / 638512875.0f);
   p = fma(p, s, -1382.0f / 155925.0f);
@@ -88,8 +105,8 @@ inline float ocl_tanh_float(float x) {
   p = fma(p, s, -17.0f / 315.0f);
   p = fma(p, s, 2.0f / 15.0f);
   p = fma(p, s, -1.0f / 3.0f);
-  const float small = fma(p * s, x, x);
-  return a < 0.3f ? small : big;
+  const float small = fma(p * s, a, a);
+  return x != x ? x : copysign(a < 0.3f ? small : big, x);
 }
 inline float ocl_sigmoid_float(float x) { return 1.0f / (1.0f + ocl_exp_float(-x)); }
 

@@ -51,6 +51,29 @@ void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t
   afterLaunch(queue);
 }
 
+void launch1DTail(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t n) {
+  if (n <= 0) return;
+  const size_t local = std::min<size_t>(256, dev.info().max_work_group_size);
+  const size_t un = static_cast<size_t>(n);
+  size_t full = un / local * local;
+  if (full != un && un < 16 * local) full = 0;  // a second launch would cost more than it saves
+  if (full > 0) {
+    ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
+    OCL_CHECK(
+        clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &full, &local, 0, nullptr, pc.event()));
+    g_launches.fetch_add(1, std::memory_order_relaxed);
+    afterLaunch(queue);
+  }
+  if (full == un) return;
+  const size_t offset = full + local;
+  const size_t global = (un - full + local - 1) / local * local;
+  ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
+  OCL_CHECK(
+      clEnqueueNDRangeKernel(queue, kernel, 1, &offset, &global, &local, 0, nullptr, pc.event()));
+  g_launches.fetch_add(1, std::memory_order_relaxed);
+  afterLaunch(queue);
+}
+
 void checkSameDevice(std::initializer_list<std::reference_wrapper<const at::Tensor>> tensors) {
   const at::Tensor* first = nullptr;
   for (const at::Tensor& t : tensors) {

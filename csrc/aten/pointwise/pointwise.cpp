@@ -240,7 +240,7 @@ OCL_UNARY(floor, "floor(a)", "a", Domain::kAll)
 OCL_UNARY(trunc, "trunc(a)", "a", Domain::kAll)
 
 OCL_UNARY(sign, "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))", Domain::kAll)
-OCL_UNARY_FC(silu, "a / ((T)1 + exp(-a))", "ocl_cdiv(a, (T)(1, 0) + ocl_cexp(-a))")
+OCL_UNARY_FC(silu, "a / ((T)1 + ocl_exp(-a))", "ocl_cdiv(a, (T)(1, 0) + ocl_cexp(-a))")
 
 // Activations with arguments, and their gradients: (grad, self) are the inputs a, b.
 const PointwiseOp kGelu{"gelu", "(T)0.5 * a * ((T)1 + ocl_erf(a * (T)M_SQRT1_2))", nullptr,
@@ -258,7 +258,7 @@ const PointwiseOp kGeluBackward{
 // near +-1 (an error of 1e-5 where the gradient is 0): with e = exp(-2|u|),
 // (1 + tanh u) / 2 = (u < 0 ? e : 1) / (1 + e) and sech(u)^2 = 4e / (1 + e)^2.
 #define OCL_GELU_U "((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))"
-#define OCL_GELU_E "exp((T)-2 * fabs(" OCL_GELU_U "))"
+#define OCL_GELU_E "ocl_exp((T)-2 * fabs(" OCL_GELU_U "))"
 const PointwiseOp kGeluTanhBackward{"gelu_tanh_backward",
                                     "a * (((" OCL_GELU_U " < (T)0) ? " OCL_GELU_E
                                     " : (T)1) / ((T)1 + " OCL_GELU_E ") + (T)2 * b * " OCL_GELU_E
@@ -270,8 +270,8 @@ const PointwiseOp kGeluTanhBackward{"gelu_tanh_backward",
 #undef OCL_GELU_U
 const PointwiseOp kSiluBackward{
     "silu_backward",
-    "a * ((T)1 / ((T)1 + exp(-b))) * ((T)1 + b * ((T)1 - (T)1 / ((T)1 + exp(-b))))", nullptr,
-    Domain::kFloating};
+    "a * ((T)1 / ((T)1 + ocl_exp(-b))) * ((T)1 + b * ((T)1 - (T)1 / ((T)1 + ocl_exp(-b))))",
+    nullptr, Domain::kFloating};
 const PointwiseOp kLeakyRelu{"leaky_relu", "a > (T)0 ? a : a * s0", nullptr, Domain::kFloating};
 // Inputs are (self, grad), as for threshold_backward.
 const PointwiseOp kLeakyReluBackward{"leaky_relu_backward", "a > (T)0 ? b : b * s0", nullptr,
