@@ -69,9 +69,18 @@ std::optional<c10::Device> placeOf(const std::vector<at::Tensor>& tensors, const
   return dev;
 }
 
-std::vector<at::Tensor> flat(const std::vector<std::vector<at::Tensor>>& lists) {
+void append(std::vector<at::Tensor>& all, const std::vector<at::Tensor>& list) {
+  all.insert(all.end(), list.begin(), list.end());
+}
+void append(std::vector<at::Tensor>& all, const std::vector<std::vector<at::Tensor>>& lists) {
+  for (const auto& l : lists) append(all, l);
+}
+// Every tensor of a collective's arguments (lists and lists of lists), in order: what placeOf
+// checks.
+template <typename... Lists>
+std::vector<at::Tensor> joined(const Lists&... lists) {
   std::vector<at::Tensor> all;
-  for (const auto& l : lists) all.insert(all.end(), l.begin(), l.end());
+  (append(all, lists), ...);
   return all;
 }
 
@@ -102,6 +111,15 @@ c10d::ReduceOp glooOp(const c10d::ReduceOp& op) {
 }
 at::Tensor stageReduceInput(const at::Tensor& t, const c10d::ReduceOp& op) {
   return stageOut(isPremul(op) ? premul(t, op) : t);
+}
+
+// The per-rank views of a flat host buffer holding size blocks of n elements, as gloo's
+// allgather and reduce_scatter take them (a single list).
+std::vector<std::vector<at::Tensor>> rankViews(const at::Tensor& flat, int size, int64_t n,
+                                               at::IntArrayRef shape) {
+  std::vector<std::vector<at::Tensor>> v(1);
+  for (int r = 0; r < size; ++r) v[0].push_back(flat.narrow(0, r * n, n).view(shape));
+  return v;
 }
 
 void recordOnStream(const at::Tensor& t, const c10::Stream& s) {
@@ -203,6 +221,62 @@ struct HostSide {
     }
   }
 };
+
+// The launch of a collective on a single host tensor: call({host}), one gloo work.
+template <typename Call>
+OclBackend::Launch onHost(at::Tensor host, Call call) {
+  return [host, call]() mutable {
+    std::vector<at::Tensor> v{host};
+    return Works{call(v)};
+  };
+}
+
+// The finish of a collective whose outputs come back from host buffers one to one.
+OclBackend::Finish stageInEach(std::vector<at::Tensor> outs, std::vector<at::Tensor> houts) {
+  return [outs = std::move(outs), houts = std::move(houts)] {
+    for (size_t i = 0; i < outs.size(); ++i) stageIn(outs[i], houts[i]);
+  };
+}
+
+// Host buffers of a coalesced collective done as one gloo call per tensor: stage(inputs[i]) and
+// an empty pinned buffer like outputs[i]. Gathering, outputs[i] holds world times the elements of
+// inputs[i] (its buffer is flat); scattering, inputs[i] holds world times those of outputs[i].
+struct StagedPairs {
+  std::vector<at::Tensor> hins, houts;
+};
+template <typename Stage>
+StagedPairs stagePairs(const std::vector<at::Tensor>& outputs,
+                       const std::vector<at::Tensor>& inputs, int world, bool gathering,
+                       const char* op, const char* size_error, Stage stage) {
+  TORCH_CHECK(outputs.size() == inputs.size(), "ocl_gloo::", op,
+              ": as many outputs as inputs expected");
+  StagedPairs p;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const at::Tensor& big = gathering ? outputs[i] : inputs[i];
+    const at::Tensor& small = gathering ? inputs[i] : outputs[i];
+    TORCH_CHECK(big.numel() == small.numel() * world && big.scalar_type() == small.scalar_type(),
+                "ocl_gloo::", op, ": ", size_error);
+    p.hins.push_back(stage(inputs[i]));
+    p.houts.push_back(gathering ? pinnedEmpty({outputs[i].numel()}, outputs[i].scalar_type())
+                                : pinnedEmpty(outputs[i].sizes(), outputs[i].scalar_type()));
+  }
+  return p;
+}
+
+// Gloo's options for a collective: the effective timeout, and SUM for PREMUL_SUM (the inputs are
+// scaled when staged).
+template <typename Opts>
+Opts withTimeout(const Opts& opts, std::chrono::milliseconds timeout) {
+  Opts o = opts;
+  o.timeout = timeout;
+  return o;
+}
+template <typename Opts>
+Opts reduceOptions(const Opts& opts, std::chrono::milliseconds timeout) {
+  Opts o = withTimeout(opts, timeout);
+  o.reduceOp = glooOp(opts.reduceOp);
+  return o;
+}
 
 HostSide hostSide(const at::Tensor& t, bool read, bool write) {
   HostSide h;
@@ -546,6 +620,24 @@ void OclBackend::waitForPendingWorks() {
   idle_cv_.wait(lk, [&] { return in_flight_ == 0; });
 }
 
+template <typename One>
+WorkPtr OclBackend::submitPerTensor(c10::Device device, const std::vector<at::Tensor>& inputs,
+                                    const std::vector<at::Tensor>& outputs,
+                                    std::vector<at::Tensor> hins, std::vector<at::Tensor> houts,
+                                    One one) {
+  // One gloo work a tensor; the Work's op type is COALESCED (c10d has none for
+  // allgather_into_tensor_coalesced, and torch 2.11 none for reduce_scatter_tensor_coalesced).
+  Finish finish = stageInEach(outputs, houts);
+  return submit(
+      device, c10d::OpType::COALESCED, inputs, outputs,
+      [hins = std::move(hins), houts = std::move(houts), one]() mutable {
+        Works w;
+        for (size_t i = 0; i < hins.size(); ++i) w.push_back(one(hins[i], houts[i]));
+        return w;
+      },
+      std::move(finish));
+}
+
 // ---- collectives -----------------------------------------------------------------------------
 
 WorkPtr OclBackend::broadcast(std::vector<at::Tensor>& tensors,
@@ -559,16 +651,12 @@ WorkPtr OclBackend::broadcast(std::vector<at::Tensor>& tensors,
   const bool root = opts.rootRank == rank_;
   HostSide h = hostSide(tensors[0], /*read=*/root, /*write=*/!root);
   at::Tensor host = h.host;
-  c10d::BroadcastOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  c10d::BroadcastOptions o = withTimeout(opts, effective(opts.timeout));
   o.rootTensor = 0;
   return submit(
       *dev, c10d::OpType::BROADCAST, tensors, tensors,
-      [this, host, o]() mutable {
-        std::vector<at::Tensor> v{host};
-        return Works{gloo_->broadcast(v, o)};
-      },
-      [h] { h.done(); }, h.map ? h.map->event() : nullptr);
+      onHost(host, [this, o](auto& v) { return gloo_->broadcast(v, o); }), [h] { h.done(); },
+      h.map ? h.map->event() : nullptr);
 }
 
 WorkPtr OclBackend::allreduce(std::vector<at::Tensor>& tensors,
@@ -587,16 +675,11 @@ WorkPtr OclBackend::allreduce(std::vector<at::Tensor>& tensors,
     h = hostSide(t, /*read=*/true, /*write=*/true);
   }
   at::Tensor host = h.host;
-  c10d::AllreduceOptions o = opts;
-  o.reduceOp = glooOp(opts.reduceOp);
-  o.timeout = effective(opts.timeout);
+  const c10d::AllreduceOptions o = reduceOptions(opts, effective(opts.timeout));
   return submit(
       *dev, c10d::OpType::ALLREDUCE, tensors, tensors,
-      [this, host, o]() mutable {
-        std::vector<at::Tensor> v{host};
-        return Works{gloo_->allreduce(v, o)};
-      },
-      [h] { h.done(); }, h.map ? h.map->event() : nullptr);
+      onHost(host, [this, o](auto& v) { return gloo_->allreduce(v, o); }), [h] { h.done(); },
+      h.map ? h.map->event() : nullptr);
 }
 
 WorkPtr OclBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
@@ -655,27 +738,18 @@ WorkPtr OclBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceO
               opts.rootRank);
   at::Tensor t = tensors[0];
   at::Tensor host = stageReduceInput(t, opts.reduceOp);
-  c10d::ReduceOptions o = opts;
-  o.reduceOp = glooOp(opts.reduceOp);
-  o.timeout = effective(opts.timeout);
+  c10d::ReduceOptions o = reduceOptions(opts, effective(opts.timeout));
   o.rootTensor = 0;
   const bool root = opts.rootRank == rank_;
-  return submit(
-      *dev, c10d::OpType::REDUCE, tensors, tensors,
-      [this, host, o]() mutable {
-        std::vector<at::Tensor> v{host};
-        return Works{gloo_->reduce(v, o)};
-      },
-      [t, host, root] {
-        if (root) stageIn(t, host);
-      });
+  return submit(*dev, c10d::OpType::REDUCE, tensors, tensors,
+                onHost(host, [this, o](auto& v) { return gloo_->reduce(v, o); }), [t, host, root] {
+                  if (root) stageIn(t, host);
+                });
 }
 
 WorkPtr OclBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
                               std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
-  auto all = flat(outputs);
-  all.insert(all.end(), inputs.begin(), inputs.end());
-  auto dev = placeOf(all, "allgather");
+  auto dev = placeOf(joined(outputs, inputs), "allgather");
   if (!dev) return gloo_->allgather(outputs, inputs, opts);
   TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1,
               "ocl_gloo::allgather: expects a single input tensor and a single output list");
@@ -691,15 +765,13 @@ WorkPtr OclBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
   at::Tensor hin = stageOut(in);
   at::Tensor hout = pinnedEmpty({size_ * in.numel()}, in.scalar_type());
   std::vector<at::Tensor> outs = outputs[0];
-  c10d::AllgatherOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  const c10d::AllgatherOptions o = withTimeout(opts, effective(opts.timeout));
   const int64_t n = in.numel();
   auto shape = in.sizes().vec();
   return submit(
       *dev, c10d::OpType::ALLGATHER, inputs, outs,
       [this, hin, hout, o, n, shape]() mutable {
-        std::vector<std::vector<at::Tensor>> ov(1);
-        for (int r = 0; r < size_; ++r) ov[0].push_back(hout.narrow(0, r * n, n).view(shape));
+        auto ov = rankViews(hout, size_, n, shape);
         std::vector<at::Tensor> iv{hin};
         return Works{gloo_->allgather(ov, iv, o)};
       },
@@ -749,13 +821,11 @@ WorkPtr OclBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
   } else if (ho.map && inside) {
     ready = ho.map->event();
   }
-  c10d::AllgatherOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  const c10d::AllgatherOptions o = withTimeout(opts, effective(opts.timeout));
   return submit(
       *dev, c10d::OpType::_ALLGATHER_BASE, {input}, {output},
       [this, hin, hout, o, n, shape]() mutable {
-        std::vector<std::vector<at::Tensor>> ov(1);
-        for (int r = 0; r < size_; ++r) ov[0].push_back(hout.narrow(0, r * n, n).view(shape));
+        auto ov = rankViews(hout, size_, n, shape);
         std::vector<at::Tensor> iv{hin};
         return Works{gloo_->allgather(ov, iv, o)};
       },
@@ -769,8 +839,7 @@ WorkPtr OclBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
 WorkPtr OclBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
                                         std::vector<at::Tensor>& inputs,
                                         const c10d::AllgatherOptions& opts) {
-  auto all = flat(outputs);
-  all.insert(all.end(), inputs.begin(), inputs.end());
+  auto all = joined(outputs, inputs);
   auto dev = placeOf(all, "allgather_coalesced");
   if (!dev) return gloo_->allgather_coalesced(outputs, inputs, opts);
   TORCH_CHECK(static_cast<int>(outputs.size()) == size_,
@@ -792,8 +861,7 @@ WorkPtr OclBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& ou
     if (inputs[i].numel() > 0)
       hin.narrow(0, offs[i], inputs[i].numel()).view(inputs[i].sizes()).copy_(inputs[i], true);
   at::Tensor hout = pinnedEmpty({size_ * total}, dt);
-  c10d::AllgatherOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  const c10d::AllgatherOptions o = withTimeout(opts, effective(opts.timeout));
   auto outs = outputs;
   return submit(
       *dev, c10d::OpType::ALLGATHER_COALESCED, inputs, all,
@@ -814,48 +882,23 @@ WorkPtr OclBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& ou
 WorkPtr OclBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                     std::vector<at::Tensor>& inputs,
                                                     const c10d::AllgatherOptions& opts) {
-  auto all = outputs;
-  all.insert(all.end(), inputs.begin(), inputs.end());
-  auto dev = placeOf(all, "allgather_into_tensor_coalesced");
+  auto dev = placeOf(joined(outputs, inputs), "allgather_into_tensor_coalesced");
   if (!dev) return gloo_->allgather_into_tensor_coalesced(outputs, inputs, opts);
-  TORCH_CHECK(outputs.size() == inputs.size(),
-              "ocl_gloo::allgather_into_tensor_coalesced: as many outputs as inputs expected");
-  std::vector<at::Tensor> hins, houts;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    TORCH_CHECK(outputs[i].numel() == inputs[i].numel() * size_ &&
-                    outputs[i].scalar_type() == inputs[i].scalar_type(),
-                "ocl_gloo::allgather_into_tensor_coalesced: output tensor size must be equal to "
-                "world_size times input tensor size");
-    hins.push_back(stageOut(inputs[i]));
-    houts.push_back(pinnedEmpty({outputs[i].numel()}, outputs[i].scalar_type()));
-  }
-  c10d::AllgatherOptions o = opts;
-  o.timeout = effective(opts.timeout);
-  auto outs = outputs;
-  return submit(
-      *dev, c10d::OpType::COALESCED, inputs, outputs,
-      [this, hins, houts, o]() mutable {
-        Works w;
-        for (size_t i = 0; i < hins.size(); ++i) {
-          const int64_t n = hins[i].numel();
-          std::vector<std::vector<at::Tensor>> ov(1);
-          for (int r = 0; r < size_; ++r)
-            ov[0].push_back(houts[i].narrow(0, r * n, n).view(hins[i].sizes()));
-          std::vector<at::Tensor> iv{hins[i]};
-          w.push_back(gloo_->allgather(ov, iv, o));
-        }
-        return w;
-      },
-      [outs, houts] {
-        for (size_t i = 0; i < outs.size(); ++i) stageIn(outs[i], houts[i]);
+  StagedPairs p = stagePairs(
+      outputs, inputs, size_, /*gathering=*/true, "allgather_into_tensor_coalesced",
+      "output tensor size must be equal to world_size times input tensor size", stageOut);
+  return submitPerTensor(
+      *dev, inputs, outputs, std::move(p.hins), std::move(p.houts),
+      [this, o = withTimeout(opts, effective(opts.timeout))](at::Tensor& hin, at::Tensor& hout) {
+        auto ov = rankViews(hout, size_, hin.numel(), hin.sizes());
+        std::vector<at::Tensor> iv{hin};
+        return gloo_->allgather(ov, iv, o);
       });
 }
 
 WorkPtr OclBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
                            std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
-  auto all = flat(outputs);
-  all.insert(all.end(), inputs.begin(), inputs.end());
-  auto dev = placeOf(all, "gather");
+  auto dev = placeOf(joined(outputs, inputs), "gather");
   if (!dev) return gloo_->gather(outputs, inputs, opts);
   TORCH_CHECK(inputs.size() == 1, "ocl_gloo::gather: expects a single input tensor");
   TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_, "ocl_gloo::gather: invalid root rank ",
@@ -873,8 +916,7 @@ WorkPtr OclBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
   std::vector<at::Tensor> outs = root ? outputs[0] : std::vector<at::Tensor>{};
   std::vector<at::Tensor> houts;
   for (const at::Tensor& t : outs) houts.push_back(pinnedEmpty(t.sizes(), t.scalar_type()));
-  c10d::GatherOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  const c10d::GatherOptions o = withTimeout(opts, effective(opts.timeout));
   return submit(
       *dev, c10d::OpType::GATHER, inputs, outs,
       [this, hin, houts, o, root]() mutable {
@@ -883,17 +925,13 @@ WorkPtr OclBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
         std::vector<at::Tensor> iv{hin};
         return Works{gloo_->gather(ov, iv, o)};
       },
-      [outs, houts] {
-        for (size_t i = 0; i < outs.size(); ++i) stageIn(outs[i], houts[i]);
-      });
+      stageInEach(outs, houts));
 }
 
 WorkPtr OclBackend::scatter(std::vector<at::Tensor>& outputs,
                             std::vector<std::vector<at::Tensor>>& inputs,
                             const c10d::ScatterOptions& opts) {
-  auto all = flat(inputs);
-  all.insert(all.end(), outputs.begin(), outputs.end());
-  auto dev = placeOf(all, "scatter");
+  auto dev = placeOf(joined(inputs, outputs), "scatter");
   if (!dev) return gloo_->scatter(outputs, inputs, opts);
   TORCH_CHECK(outputs.size() == 1, "ocl_gloo::scatter: expects a single output tensor");
   TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_, "ocl_gloo::scatter: invalid root rank ",
@@ -909,8 +947,7 @@ WorkPtr OclBackend::scatter(std::vector<at::Tensor>& outputs,
     for (const at::Tensor& t : inputs[0]) hins.push_back(stageOut(t));
   at::Tensor out = outputs[0];
   at::Tensor hout = pinnedEmpty(out.sizes(), out.scalar_type());
-  c10d::ScatterOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  const c10d::ScatterOptions o = withTimeout(opts, effective(opts.timeout));
   return submit(
       *dev, c10d::OpType::SCATTER, hins.empty() ? std::vector<at::Tensor>{} : inputs[0], outputs,
       [this, hins, hout, o, root]() mutable {
@@ -925,9 +962,7 @@ WorkPtr OclBackend::scatter(std::vector<at::Tensor>& outputs,
 WorkPtr OclBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
                                    std::vector<std::vector<at::Tensor>>& inputs,
                                    const c10d::ReduceScatterOptions& opts) {
-  auto all = flat(inputs);
-  all.insert(all.end(), outputs.begin(), outputs.end());
-  auto dev = placeOf(all, "reduce_scatter");
+  auto dev = placeOf(joined(inputs, outputs), "reduce_scatter");
   if (!dev) return gloo_->reduce_scatter(outputs, inputs, opts);
   TORCH_CHECK(
       outputs.size() == 1 && inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
@@ -945,15 +980,12 @@ WorkPtr OclBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
     if (n > 0) hin.narrow(0, r * n, n).view(t.sizes()).copy_(src, true);
   }
   at::Tensor hout = pinnedEmpty(out.sizes(), out.scalar_type());
-  c10d::ReduceScatterOptions o = opts;
-  o.reduceOp = glooOp(opts.reduceOp);
-  o.timeout = effective(opts.timeout);
+  const c10d::ReduceScatterOptions o = reduceOptions(opts, effective(opts.timeout));
   auto shape = out.sizes().vec();
   return submit(
       *dev, c10d::OpType::REDUCE_SCATTER, inputs[0], outputs,
       [this, hin, hout, o, n, shape]() mutable {
-        std::vector<std::vector<at::Tensor>> iv(1);
-        for (int r = 0; r < size_; ++r) iv[0].push_back(hin.narrow(0, r * n, n).view(shape));
+        auto iv = rankViews(hin, size_, n, shape);
         std::vector<at::Tensor> ov{hout};
         return Works{gloo_->reduce_scatter(ov, iv, o)};
       },
@@ -971,9 +1003,7 @@ WorkPtr OclBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
               "times world size");
   at::Tensor hin = stageReduceInput(input, opts.reduceOp);
   at::Tensor hout = pinnedEmpty(output.sizes(), output.scalar_type());
-  c10d::ReduceScatterOptions o = opts;
-  o.reduceOp = glooOp(opts.reduceOp);
-  o.timeout = effective(opts.timeout);
+  const c10d::ReduceScatterOptions o = reduceOptions(opts, effective(opts.timeout));
   at::Tensor out = output;
   return submit(
       *dev, c10d::OpType::_REDUCE_SCATTER_BASE, {input}, {output},
@@ -987,38 +1017,17 @@ WorkPtr OclBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
 WorkPtr OclBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                     std::vector<at::Tensor>& inputs,
                                                     const c10d::ReduceScatterOptions& opts) {
-  auto all = outputs;
-  all.insert(all.end(), inputs.begin(), inputs.end());
-  auto dev = placeOf(all, "reduce_scatter_tensor_coalesced");
+  auto dev = placeOf(joined(outputs, inputs), "reduce_scatter_tensor_coalesced");
   if (!dev) return gloo_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
-  TORCH_CHECK(outputs.size() == inputs.size(),
-              "ocl_gloo::reduce_scatter_tensor_coalesced: as many outputs as inputs expected");
-  std::vector<at::Tensor> hins, houts;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    TORCH_CHECK(inputs[i].numel() == outputs[i].numel() * size_ &&
-                    inputs[i].scalar_type() == outputs[i].scalar_type(),
-                "ocl_gloo::reduce_scatter_tensor_coalesced: input tensor must be the same size "
-                "as output size times world size");
-    hins.push_back(stageReduceInput(inputs[i], opts.reduceOp));
-    houts.push_back(pinnedEmpty(outputs[i].sizes(), outputs[i].scalar_type()));
-  }
-  c10d::ReduceScatterOptions o = opts;
-  o.reduceOp = glooOp(opts.reduceOp);
-  o.timeout = effective(opts.timeout);
-  auto outs = outputs;
+  auto stage = [&opts](const at::Tensor& t) { return stageReduceInput(t, opts.reduceOp); };
+  StagedPairs p =
+      stagePairs(outputs, inputs, size_, /*gathering=*/false, "reduce_scatter_tensor_coalesced",
+                 "input tensor must be the same size as output size times world size", stage);
   // OpType::COALESCED: REDUCE_SCATTER_TENSOR_COALESCED does not exist in torch 2.11.
-  return submit(
-      *dev, c10d::OpType::COALESCED, inputs, outputs,
-      [this, hins, houts, o]() mutable {
-        Works w;
-        for (size_t i = 0; i < hins.size(); ++i) {
-          at::Tensor in = hins[i], out = houts[i];
-          w.push_back(gloo_->_reduce_scatter_base(out, in, o));
-        }
-        return w;
-      },
-      [outs, houts] {
-        for (size_t i = 0; i < outs.size(); ++i) stageIn(outs[i], houts[i]);
+  return submitPerTensor(
+      *dev, inputs, outputs, std::move(p.hins), std::move(p.houts),
+      [this, o = reduceOptions(opts, effective(opts.timeout))](at::Tensor& hin, at::Tensor& hout) {
+        return gloo_->_reduce_scatter_base(hout, hin, o);
       });
 }
 
@@ -1032,8 +1041,7 @@ WorkPtr OclBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
               "ocl_gloo::alltoall_base: input and output must have the same dtype");
   at::Tensor hin = stageOut(input);
   at::Tensor hout = pinnedEmpty(output.sizes(), output.scalar_type());
-  c10d::AllToAllOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  const c10d::AllToAllOptions o = withTimeout(opts, effective(opts.timeout));
   at::Tensor out = output;
   std::vector<int64_t> os = outputSplitSizes, is = inputSplitSizes;
   return submit(
@@ -1047,9 +1055,7 @@ WorkPtr OclBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
 
 WorkPtr OclBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
                              const c10d::AllToAllOptions& opts) {
-  auto all = outputs;
-  all.insert(all.end(), inputs.begin(), inputs.end());
-  auto dev = placeOf(all, "alltoall");
+  auto dev = placeOf(joined(outputs, inputs), "alltoall");
   TORCH_CHECK(dev,
               "ocl_gloo::alltoall: CPU tensors are not supported by gloo's alltoall; use "
               "all_to_all_single");
@@ -1076,8 +1082,7 @@ WorkPtr OclBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::T
     off += t.numel();
   }
   at::Tensor hout = pinnedEmpty({ooffs.back()}, dt);
-  c10d::AllToAllOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  const c10d::AllToAllOptions o = withTimeout(opts, effective(opts.timeout));
   auto outs = outputs;
   return submit(
       *dev, c10d::OpType::ALLTOALL, inputs, outputs,
@@ -1098,10 +1103,7 @@ WorkPtr OclBackend::send(std::vector<at::Tensor>& tensors, int dstRank, int tag)
   at::Tensor host = stageOut(tensors[0]);
   return submit(
       *dev, c10d::OpType::SEND, tensors, {},
-      [this, host, dstRank, tag]() mutable {
-        std::vector<at::Tensor> v{host};
-        return Works{gloo_->send(v, dstRank, tag)};
-      },
+      onHost(host, [this, dstRank, tag](auto& v) { return gloo_->send(v, dstRank, tag); }),
       nullptr);
 }
 
@@ -1113,10 +1115,7 @@ WorkPtr OclBackend::recv(std::vector<at::Tensor>& tensors, int srcRank, int tag)
   at::Tensor host = pinnedEmpty(t.sizes(), t.scalar_type());
   return submit(
       *dev, c10d::OpType::RECV, {}, tensors,
-      [this, host, srcRank, tag]() mutable {
-        std::vector<at::Tensor> v{host};
-        return Works{gloo_->recv(v, srcRank, tag)};
-      },
+      onHost(host, [this, srcRank, tag](auto& v) { return gloo_->recv(v, srcRank, tag); }),
       [t, host] { stageIn(t, host); });
 }
 
@@ -1126,19 +1125,14 @@ WorkPtr OclBackend::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
   TORCH_CHECK(tensors.size() == 1, "ocl_gloo::recvAnysource: expects a single tensor");
   at::Tensor t = tensors[0];
   at::Tensor host = pinnedEmpty(t.sizes(), t.scalar_type());
-  return submit(
-      *dev, c10d::OpType::RECVANYSOURCE, {}, tensors,
-      [this, host, tag]() mutable {
-        std::vector<at::Tensor> v{host};
-        return Works{gloo_->recvAnysource(v, tag)};
-      },
-      [t, host] { stageIn(t, host); });
+  return submit(*dev, c10d::OpType::RECVANYSOURCE, {}, tensors,
+                onHost(host, [this, tag](auto& v) { return gloo_->recvAnysource(v, tag); }),
+                [t, host] { stageIn(t, host); });
 }
 
 WorkPtr OclBackend::barrier(const c10d::BarrierOptions& opts) {
   // Ordered after every collective queued before it, like gloo's own barrier.
-  c10d::BarrierOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  c10d::BarrierOptions o = withTimeout(opts, effective(opts.timeout));
   o.device = std::nullopt;
   o.device_ids.clear();
   c10::impl::VirtualGuardImpl impl(kOcl);
@@ -1151,8 +1145,7 @@ WorkPtr OclBackend::barrier(const c10d::BarrierOptions& opts) {
 
 void OclBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) {
   waitForPendingWorks();
-  c10d::BarrierOptions o = opts;
-  o.timeout = effective(opts.timeout);
+  c10d::BarrierOptions o = withTimeout(opts, effective(opts.timeout));
   gloo_->monitoredBarrier(o, waitAllRanks);
 }
 

@@ -126,6 +126,14 @@ class OclBackend final : public c10d::Backend {
                                         std::vector<at::Tensor> inputs,
                                         std::vector<at::Tensor> outputs, Launch launch,
                                         Finish finish, cl_event ready = nullptr);
+  // A coalesced collective done as one gloo call a tensor: one(hins[i], houts[i]) on the launcher
+  // thread, houts[i] copied back into outputs[i].
+  template <typename One>
+  c10::intrusive_ptr<c10d::Work> submitPerTensor(c10::Device device,
+                                                 const std::vector<at::Tensor>& inputs,
+                                                 const std::vector<at::Tensor>& outputs,
+                                                 std::vector<at::Tensor> hins,
+                                                 std::vector<at::Tensor> houts, One one);
   c10::Stream commStream(c10::Device device);
   void launcherLoop();
   void completionLoop();

@@ -260,7 +260,40 @@ void checkClBlast(CLBlastStatusCode status, const char* call) {
               status < 0 && status > -100 ? " (" + rt::clErrorName(status) + ")" : std::string());
 }
 
-// out (blasWritable) = alpha * a @ b + beta * out.
+// The CLBlast GEMM entry points of one element type, plain and strided-batched, with their names
+// for the error messages.
+template <typename Plain, typename Batched>
+struct ClBlastGemmFns {
+  Plain plain;
+  const char* plain_name;
+  Batched batched;
+  const char* batched_name;
+};
+template <typename Plain, typename Batched>
+ClBlastGemmFns<Plain, Batched> gemmFns(Plain p, const char* pn, Batched b, const char* bn) {
+  return {p, pn, b, bn};
+}
+#define TORCH_OCL_CLBLAST_GEMM(X)                                                  \
+  gemmFns(&CLBlast##X##gemm, "CLBlast" #X "gemm", &CLBlast##X##gemmStridedBatched, \
+          "CLBlast" #X "gemmStridedBatched")
+template <typename T>
+auto clblastGemmFns() {
+  if constexpr (std::is_same_v<T, float>) {
+    return TORCH_OCL_CLBLAST_GEMM(S);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return TORCH_OCL_CLBLAST_GEMM(D);
+  } else if constexpr (std::is_same_v<T, cl_float2>) {
+    return TORCH_OCL_CLBLAST_GEMM(C);
+  } else {
+    static_assert(std::is_same_v<T, cl_double2>,
+                  "CLBlast GEMM: float, double, cl_float2, cl_double2");
+    return TORCH_OCL_CLBLAST_GEMM(Z);
+  }
+}
+#undef TORCH_OCL_CLBLAST_GEMM
+
+// out (blasWritable) = alpha * a @ b + beta * out through CLBlast S/D/C/ZGEMM. T is float, double,
+// cl_float2 or cl_double2; complex operands hold no conjugate bit (gemm resolves it first).
 template <typename T>
 void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, T alpha, T beta) {
   const bool batched = out.dim() == 3;
@@ -272,78 +305,22 @@ void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   const auto ta = A.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
   const auto tb = B.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
   constexpr size_t es = sizeof(T);
+  const auto fns = clblastGemmFns<T>();
   cl_command_queue q = currentQueue(out.device().index());
   std::lock_guard<std::mutex> lock(clblastMutex());
-  if constexpr (std::is_same_v<T, float>) {
-    if (!batched) {
-      checkClBlast(CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
-                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
-                                C.mem, C.offset / es, ldc, &q, nullptr),
-                   "CLBlastSgemm");
-    } else {
-      // Batched operands: the batch stride of a broadcast (expanded) operand is 0.
-      checkClBlast(CLBlastSgemmStridedBatched(
-                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
-                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
-                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr),
-                   "CLBlastSgemmStridedBatched");
-    }
+  if (!batched) {
+    checkClBlast(
+        fns.plain(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es, A.ld,
+                  B.buf.mem, B.buf.offset / es, B.ld, beta, C.mem, C.offset / es, ldc, &q, nullptr),
+        fns.plain_name);
   } else {
-    if (!batched) {
-      checkClBlast(CLBlastDgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
-                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
-                                C.mem, C.offset / es, ldc, &q, nullptr),
-                   "CLBlastDgemm");
-    } else {
-      checkClBlast(CLBlastDgemmStridedBatched(
-                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
-                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
-                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr),
-                   "CLBlastDgemmStridedBatched");
-    }
+    // Batched operands: the batch stride of a broadcast (expanded) operand is 0.
+    checkClBlast(
+        fns.batched(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
+                    A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B), beta,
+                    C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr),
+        fns.batched_name);
   }
-  afterLaunch(q);
-}
-
-// Complex out (blasWritable) = alpha * a @ b + beta * out through CLBlast C/ZGEMM; V is cl_float2
-// or cl_double2 and the operands hold no conjugate bit (gemm resolves it first).
-template <typename V>
-void clblastComplexGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, V alpha,
-                        V beta) {
-  const bool batched = out.dim() == 3;
-  const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
-  const int64_t batch = batched ? out.size(0) : 1;
-  const BlasOperand A = blasOperand(a), B = blasOperand(b);
-  const rt::BufferRef C = bufferOf(out);
-  const size_t ldc = ldcOf(out);
-  const auto ta = A.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
-  const auto tb = B.trans ? CLBlastTransposeYes : CLBlastTransposeNo;
-  constexpr size_t es = sizeof(V);
-  constexpr bool single = std::is_same_v<V, cl_float2>;
-  cl_command_queue q = currentQueue(out.device().index());
-  std::lock_guard<std::mutex> lock(clblastMutex());
-  CLBlastStatusCode status;
-  if constexpr (single) {
-    status = batched
-                 ? CLBlastCgemmStridedBatched(
-                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
-                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
-                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr)
-                 : CLBlastCgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
-                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
-                                C.mem, C.offset / es, ldc, &q, nullptr);
-  } else {
-    status = batched
-                 ? CLBlastZgemmStridedBatched(
-                       CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem, A.buf.offset / es,
-                       A.ld, batchStride(A), B.buf.mem, B.buf.offset / es, B.ld, batchStride(B),
-                       beta, C.mem, C.offset / es, ldc, out.stride(0), batch, &q, nullptr)
-                 : CLBlastZgemm(CLBlastLayoutRowMajor, ta, tb, n, m, k, alpha, A.buf.mem,
-                                A.buf.offset / es, A.ld, B.buf.mem, B.buf.offset / es, B.ld, beta,
-                                C.mem, C.offset / es, ldc, &q, nullptr);
-  }
-  checkClBlast(status, single ? (batched ? "CLBlastCgemmStridedBatched" : "CLBlastCgemm")
-                              : (batched ? "CLBlastZgemmStridedBatched" : "CLBlastZgemm"));
   afterLaunch(q);
 }
 
@@ -1038,12 +1015,12 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
   } else {
     const c10::complex<double> al = alpha.toComplexDouble(), be = beta_cl.toComplexDouble();
     if (t == at::kComplexFloat)
-      clblastComplexGemm<cl_float2>(
+      clblastGemm<cl_float2>(
           out, a, b, cl_float2{{static_cast<float>(al.real()), static_cast<float>(al.imag())}},
           cl_float2{{static_cast<float>(be.real()), static_cast<float>(be.imag())}});
     else
-      clblastComplexGemm<cl_double2>(out, a, b, cl_double2{{al.real(), al.imag()}},
-                                     cl_double2{{be.real(), be.imag()}});
+      clblastGemm<cl_double2>(out, a, b, cl_double2{{al.real(), al.imag()}},
+                              cl_double2{{be.real(), be.imag()}});
   }
   if (epi.act != GemmActivation::kNone) epilogueByOps(out, beta_eff, epi, false, true);
 }
