@@ -95,7 +95,8 @@ class DeviceAllocator {
   std::unique_ptr<Impl> impl_;
 };
 
-// Pinned (page-locked) host memory: a cl_mem created with CL_MEM_ALLOC_HOST_PTR and mapped once.
+// Pinned (page-locked) host memory: a cl_mem created with CL_MEM_ALLOC_HOST_PTR and mapped once,
+// on a queue of its own (allocating and freeing wait for no stream).
 // Copies from/to these pointers can run asynchronously. No caching here; the integration
 // layer wraps it in ATen's CachingHostAllocatorImpl.
 class PinnedHostMemory {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -595,6 +596,41 @@ TEST_F(AllocatorTest, PinnedHostMemory) {
   EXPECT_FALSE(PinnedHostMemory::isPinned(h));
   EXPECT_THROW(PinnedHostMemory::free(h), std::invalid_argument);
   PinnedHostMemory::free(nullptr);
+}
+
+// A pinned buffer is mapped and unmapped on a queue of its own: allocating one while stream 0
+// has work queued (here: a barrier on an unset user event, as if a long backward pass were
+// queued) must not wait for that work. Before, the blocking map on stream 0 did; this test then
+// never finishes the allocation until the gate opens.
+TEST_F(AllocatorTest, PinnedHostMemoryWaitsForNoStream) {
+  constexpr size_t n = 256 * KiB;
+  UserEventGate gate(dev());
+  gate.block(dev(), 0);
+  auto done = std::async(std::launch::async, [&] {
+    void* h = PinnedHostMemory::allocate(dev(), n);
+    std::memset(h, 7, n);
+    PinnedHostMemory::free(h);
+    return h != nullptr;
+  });
+  // Generous: the allocation itself takes microseconds; only a wait for the gate exceeds this.
+  const bool finished = done.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  gate.open();  // unblocks a waiting allocation, so that the test fails instead of hanging
+  EXPECT_TRUE(finished) << "PinnedHostMemory::allocate/free waited for work queued on stream 0";
+  EXPECT_TRUE(done.get());
+  // The stream still runs after the gate, and pinned memory still works as a copy source there.
+  auto* h = static_cast<uint8_t*>(PinnedHostMemory::allocate(dev(), n));
+  auto data = pattern(n, 3);
+  std::memcpy(h, data.data(), n);
+  void* d = alloc().allocate(n);
+  BufferRef r = alloc().resolve(d);
+  OCL_CHECK(
+      clEnqueueWriteBuffer(dev().queue(0), r.mem, CL_FALSE, r.offset, n, h, 0, nullptr, nullptr));
+  std::vector<uint8_t> back(n);
+  OCL_CHECK(clEnqueueReadBuffer(dev().queue(0), r.mem, CL_TRUE, r.offset, n, back.data(), 0,
+                                nullptr, nullptr));
+  EXPECT_EQ(0, std::memcmp(back.data(), data.data(), n));
+  alloc().free(d);
+  PinnedHostMemory::free(h);
 }
 
 }  // namespace
