@@ -224,6 +224,43 @@ def reduce_scatter(rank):
 
 
 @check
+def gather_scatter_coalesced(rank):
+    """_coalescing_manager batches of all_gather_into_tensor / reduce_scatter_tensor reach the
+    backend's allgather_into_tensor_coalesced / reduce_scatter_tensor_coalesced; the list form
+    reaches allgather_coalesced."""
+    import torch
+    import torch.distributed as dist
+
+    shapes = [(4,), (2, 3), (0,), (3, 1)]
+    ins = [_ocl(_inputs(rank, s, torch.float32, seed=i), noncontig=len(s) == 2)
+           for i, s in enumerate(shapes)]
+    outs = [torch.empty((WORLD * s[0],) + s[1:], device="ocl") for s in shapes]
+    with dist._coalescing_manager(async_ops=True) as cm:
+        for o, x in zip(outs, ins):
+            dist.all_gather_into_tensor(o, x)
+    cm.wait()
+    for i, s in enumerate(shapes):
+        _close(outs[i], torch.cat([_inputs(r, s, torch.float32, seed=i) for r in range(WORLD)]))
+
+    full_shapes = [(4,), (6, 2), (2, 5)]
+    fulls = [[_inputs(r, s, torch.float32, seed=10 + i) for r in range(WORLD)]
+             for i, s in enumerate(full_shapes)]
+    outs = [torch.empty((s[0] // WORLD,) + s[1:], device="ocl") for s in full_shapes]
+    with dist._coalescing_manager():
+        for o, f in zip(outs, fulls):
+            dist.reduce_scatter_tensor(o, _ocl(f[rank]))
+    for o, f in zip(outs, fulls):
+        _close(o, _reduce(f, dist.ReduceOp.SUM).chunk(WORLD)[rank])
+
+    lists = [[torch.empty(s, device="ocl") for s in shapes] for _ in range(WORLD)]
+    with pytest.warns(FutureWarning):
+        dist.all_gather_coalesced(lists, ins)
+    for r in range(WORLD):
+        for i, s in enumerate(shapes):
+            _close(lists[r][i], _inputs(r, s, torch.float32, seed=i))
+
+
+@check
 def all_to_all(rank):
     import torch
     import torch.distributed as dist
