@@ -108,6 +108,24 @@ def test_unfold_backward(size, step, dim):
     torch.testing.assert_close(o.grad.cpu(), r.grad, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_matrix_exp_16bit(dtype):
+    """16-bit storage, float32 arithmetic, compared with CPU's float32 result on the same 16-bit
+    values, rounded once. (CPU's own 16-bit matrix_exp overflows to inf/NaN in its Pade steps
+    even at norm ~1, so it cannot be the reference.)"""
+    tol = 1e-2 if dtype == torch.float16 else 3e-2
+    small = (rnd(4, 6, 6) * 0.2).to(dtype)
+    big = (rnd(2, 5, 5) * 1.5).to(dtype)  # norm 10: scaling and squaring, result ~500
+    with torch_ocl.strict():
+        got_small = torch.linalg.matrix_exp(small.to("ocl")).cpu()
+        got_big = torch.linalg.matrix_exp(big.to("ocl")).cpu()
+        got_t = torch.linalg.matrix_exp(small.to("ocl").transpose(-2, -1)).cpu()
+    for got, a in ((got_small, small), (got_big, big), (got_t, small.transpose(-2, -1))):
+        assert got.dtype == dtype
+        ref = torch.linalg.matrix_exp(a.float()).to(dtype).float()
+        torch.testing.assert_close(got.float(), ref, rtol=tol, atol=tol * ref.abs().max().item())
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64, torch.complex128])
 @pytest.mark.parametrize("scale", [0.01, 1.0, 30.0])
 def test_matrix_exp(dtype, scale):

@@ -1,8 +1,8 @@
 // linalg.matrix_exp on the device: scaling and squaring with the degree-13 Pade approximant
 // (Higham 2005), composed of the matrix engine's batched GEMMs and the device LU solve. The
 // scaling is the batch's largest 1-norm (one value read back, as CPU branches per matrix too);
-// float32 and complex64 run in float64 and complex128 where the device has cl_khr_fp64. float16
-// and bfloat16 take the counted fallback (see matrixExp).
+// float32 and complex64 run in float64 and complex128 where the device has cl_khr_fp64, float16
+// and bfloat16 in float32 (see matrixExp).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -21,11 +21,13 @@ at::Tensor matrixExp(const at::Tensor& self) {
               "linalg.matrix_exp: The input tensor A must be a batch of square matrices, but got ",
               "a tensor of shape ", self.sizes());
   const c10::ScalarType t = self.scalar_type();
-  // 16-bit keeps the counted fallback: CPU's 16-bit Pade steps overflow to NaN on the OpInfo
-  // samples (norm ~9), where a wider computation gives the finite exponential, and the
-  // conformance run calls a NaN-versus-finite cell wrong.
-  if (t != at::kFloat && t != at::kDouble && t != at::kComplexFloat && t != at::kComplexDouble)
-    return runFallback("aten::linalg_matrix_exp", "", {self})[0].toTensor();
+  // float16 and bfloat16 are storage only: computed in float32 (in turn float64 where the device
+  // has it) and rounded once. CPU runs the Pade steps in 16 bits, which overflow to NaN on
+  // matrices of norm ~9 where this gives the finite exponential.
+  if (t == at::kHalf || t == at::kBFloat16) return matrixExp(self.to(at::kFloat)).to(t);
+  TORCH_CHECK(
+      t == at::kFloat || t == at::kDouble || t == at::kComplexFloat || t == at::kComplexDouble,
+      "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got ", t);
   const int64_t n = self.size(-1);
   if (self.numel() == 0) return at::empty_like(self, at::MemoryFormat::Contiguous);
   if (n == 1) return self.exp();
