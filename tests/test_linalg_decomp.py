@@ -361,3 +361,90 @@ def test_non_finite(ocl):
     with torch_ocl.strict():
         r = torch.linalg.qr(a.to(ocl))[1].cpu()
     assert torch.equal(r.isnan(), torch.linalg.qr(a)[1].isnan())
+
+
+# ---- large eigh/eigvalsh: Householder tridiagonalisation + QL on the device (linalg_eigh.cpp,
+# from order 48; below it and for complex, Jacobi) ------------------------------------------------
+def check_eigh(a, w, v, rw, dtype):
+    """w against CPU's eigenvalues, A V = V diag(w) and V orthonormal, scaled by ||A||."""
+    scale = 10 * max(1.0, float(torch.linalg.matrix_norm(a.double(), 2).max()) if a.numel() else 1.0)
+    close(w, rw, dtype, scale=scale)
+    if v is not None:
+        v, w = v.cpu(), w.cpu()
+        close(a @ v, v * w.unsqueeze(-2), dtype, scale=scale)
+        orthonormal_cols(v, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [47, 48, 65, 130])
+def test_eigh_large(n, dtype):
+    a = sym(n=n, seed=n, dtype=dtype)
+    for uplo in ("L", "U"):
+        # garbage in the other triangle: only UPLO's is read
+        x = a.tril() + torch.triu(torch.full_like(a, 7.0), 1) if uplo == "L" else a.triu() + torch.tril(torch.full_like(a, 7.0), -1)
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(x.to("ocl"), UPLO=uplo)
+            wv = torch.linalg.eigvalsh(x.to("ocl"), UPLO=uplo)
+        rw = torch.linalg.eigvalsh(x, UPLO=uplo)
+        check_eigh(a, w, v, rw, dtype)
+        check_eigh(a, wv, None, rw, dtype)
+
+
+def test_eigh_large_257_batch_noncontiguous():
+    dtype = torch.float32
+    a = sym(n=257, seed=3, dtype=dtype)
+    b = sym(3, n=70, seed=4, dtype=dtype).mT.contiguous().mT  # a batch, column major
+    with torch_ocl.strict():
+        got = [torch.linalg.eigh(a.to("ocl")), torch.linalg.eigh(b.to("ocl"))]
+        wb = torch.linalg.eigvalsh(b.to("ocl"))
+    for x, (w, v) in zip((a, b), got):
+        check_eigh(x, w, v, torch.linalg.eigvalsh(x), dtype)
+    check_eigh(b, wb, None, torch.linalg.eigvalsh(b), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eigh_large_degenerate(dtype):
+    q, _ = torch.linalg.qr(rand(90, 90, seed=7, dtype=torch.float64))
+    spec = torch.cat([torch.full((40,), 2.0), torch.full((30,), -1.0), torch.linspace(3, 4, 20)]).double()
+    repeated = (q * spec) @ q.mT
+    clustered = (q * (1 + 1e-7 * torch.arange(90.0, dtype=torch.float64))) @ q.mT
+    # a rank-1 matrix: 89 zero eigenvalues
+    u = rand(90, 1, seed=8, dtype=torch.float64)
+    cases = [torch.eye(90), torch.zeros(64, 64), repeated, clustered, u @ u.mT,
+             torch.diag(torch.linspace(-5, 5, 64)),  # already diagonal (QL splits at once)
+             torch.diag(torch.ones(63), 1) + torch.diag(torch.ones(63), -1)]  # tridiagonal
+    for a in cases:
+        a = a.to(dtype)
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(a.to("ocl"))
+        check_eigh(a, w, v, torch.linalg.eigvalsh(a), dtype)
+
+
+def test_eigh_large_complex_and_grad():
+    # complex stays on the Jacobi kernels at every size
+    a = rand(50, 50, seed=9, dtype=torch.complex64)
+    a = a + a.mH
+    with torch_ocl.strict():
+        w, v = torch.linalg.eigh(a.to("ocl"))
+    w, v = w.cpu(), v.cpu()
+    close(w, torch.linalg.eigvalsh(a), torch.complex64, scale=200)
+    close(a @ v, v * w.unsqueeze(-2).to(v.dtype), torch.complex64, scale=200)
+    # gradient through the large path (distinct eigenvalues; sign-invariant loss)
+    x = sym(n=60, seed=10, dtype=torch.float64)
+    xc, xo = x.clone().requires_grad_(), x.to("ocl").requires_grad_()
+    w, v = torch.linalg.eigh(xc)
+    (w.sum() + (v[:, :5].abs() * torch.arange(5.0, dtype=torch.float64)).sum()).backward()
+    with torch_ocl.strict():
+        w, v = torch.linalg.eigh(xo)
+        (w.sum() + (v[:, :5].abs() * torch.arange(5.0, dtype=torch.float64).to("ocl")).sum()).backward()
+    close(xo.grad, xc.grad, torch.float64, scale=1e3)
+
+
+def test_eigh_large_non_finite(ocl):
+    a = sym(n=70)
+    a[50, 3] = a[3, 50] = float("inf")
+    for fn in (torch.linalg.eigh, torch.linalg.eigvalsh):
+        with pytest.raises(torch.linalg.LinAlgError, match="linalg.eigh: The algorithm failed to converge"):
+            fn(a.to(ocl))
+    with torch_ocl.strict():  # the process stays usable
+        torch.linalg.eigvalsh(sym(n=70).to(ocl))

@@ -313,6 +313,10 @@ std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, b
   sym = sym.add_(at::diag_embed(at::real(A.diagonal(0, -2, -1)).to(A.scalar_type())))
             .resolve_conj()
             .contiguous();
+  if (eighTridiagonalApplies(sym) && sym.numel() > 0) {
+    auto [w, v] = eighTridiagonal(sym, compute_v);
+    return {w, compute_v ? v : at::empty({0}, sym.options())};
+  }
   at::Tensor v = at::empty(compute_v ? sym.sizes() : at::IntArrayRef{0}, sym.options());
   const int64_t batch = at::native::batchCount(sym);
   // (c, s, new a_pp, new a_qq; complex: and the pair's phase) of each round's n / 2 rotations

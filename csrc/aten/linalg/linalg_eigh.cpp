@@ -1,0 +1,153 @@
+// The symmetric eigensolver for large real matrices, all on the device (kernels in
+// kernels/linalg_eigh.cl): Householder tridiagonalisation in panels of kTrdPanel columns (LAPACK
+// dsytrd's blocking: the panel's reflectors and their W by two kernels per column, the
+// symmetric rank-2k trailing update A -= V W^T + W V^T as two GEMMs), implicit QL on the
+// tridiagonal, and for the eigenvectors Q (formQ: the blocked Householder product over the
+// GEMM) rotated by the QL's recorded rotations, one work item per row. Below kEighTridiagFrom,
+// and for complex matrices, linalg_decomp.cpp's Jacobi kernel runs instead.
+#include <ATen/ATen.h>
+#include <ATen/native/LinearAlgebraUtils.h>
+
+#include <cfloat>
+
+#include "aten/cl_types.h"
+#include "aten/linalg/linalg_decomp.h"
+#include "aten/nn_common.h"
+
+namespace torch_ocl::aten {
+namespace {
+
+char kLinalgEighFamily;
+
+// Measured on PoCL (2 shared cores), see eighTridiagonalApplies.
+constexpr int64_t kEighTridiagFrom = 48;
+constexpr int64_t kTrdPanel = 32;  // <= TLS / 2 in kernels/linalg_eigh.cl (trd_column's dots)
+constexpr size_t kTrdLocal = 64;   // TLS
+constexpr size_t kRowsLocal = 64;
+
+cl_kernel eighKernel(const at::Tensor& like, const char* name) {
+  const c10::DeviceIndex idx = like.device().index();
+  return programs(idx).kernel(
+      nnProgram(idx, &kLinalgEighFamily, "linalg_eigh.cl", like.scalar_type()), name);
+}
+
+size_t roundUp(int64_t v, int64_t to) {
+  return static_cast<size_t>((v + to - 1) / to * to);
+}
+
+}  // namespace
+
+bool eighTridiagonalApplies(const at::Tensor& a) {
+  return decompNative(a) && a.size(-1) >= kEighTridiagFrom;
+}
+
+// sym: (..., n, n) real, contiguous, both triangles filled. Eigenvalues ascending, eigenvectors
+// in the columns (signs free, as LAPACK's are only by convention).
+std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool compute_v) {
+  const int64_t n = sym.size(-1);
+  const int64_t batch = at::native::batchCount(sym);
+  const c10::DeviceIndex idx = sym.device().index();
+  const bool dbl = sym.scalar_type() == at::kDouble;
+  at::Tensor a = sym.reshape({batch, n, n}).clone(at::MemoryFormat::Contiguous);
+  const auto opts = a.options();
+  const int64_t nb = std::min(kTrdPanel, n);
+  at::Tensor vt = at::empty({batch, nb, n}, opts), wt = at::empty({batch, nb, n}, opts);
+  at::Tensor d = at::empty({batch, n}, opts), e = at::zeros({batch, n}, opts);
+  at::Tensor tau = at::zeros({batch, n}, opts), xy = at::empty({batch, 2 * nb}, opts);
+  // ---- tridiagonalisation ----
+  for (int64_t k = 0; k < n; k += nb) {
+    const int64_t jb = std::min(nb, n - k);
+    OCL_TRY
+    for (int64_t j = 0; j <= jb; ++j) {
+      const int64_t i = k + j;
+      const bool finish = j == jb;
+      if (finish && (k + jb >= n || j == 0)) break;  // nothing left to update
+      cl_kernel col = eighKernel(a, "trd_column");
+      setArgs(col, bufferOf(a), bufferOf(vt), bufferOf(wt), bufferOf(d), bufferOf(e), bufferOf(tau),
+              bufferOf(xy), static_cast<cl_long>(n), static_cast<cl_long>(nb),
+              static_cast<cl_long>(i), static_cast<cl_long>(j), static_cast<cl_int>(finish));
+      launchND(device(idx), currentQueue(idx), col, static_cast<size_t>(batch) * kTrdLocal,
+               kTrdLocal);
+      if (finish || i >= n - 1) continue;
+      cl_kernel symv = eighKernel(a, "trd_symv");
+      setArgs(symv, bufferOf(a), bufferOf(vt), bufferOf(wt), bufferOf(tau), bufferOf(xy),
+              static_cast<cl_long>(n), static_cast<cl_long>(nb), static_cast<cl_long>(i),
+              static_cast<cl_long>(j));
+      const size_t local[2] = {kRowsLocal, 1};
+      const size_t global[2] = {roundUp(n, kRowsLocal), static_cast<size_t>(batch)};
+      launch2D(currentQueue(idx), symv, global, local);
+    }
+    OCL_CATCH
+    const int64_t rest = n - k - jb;
+    if (rest > 0) {
+      at::Tensor trail = a.narrow(1, k + jb, rest).narrow(2, k + jb, rest);
+      const at::Tensor vb = vt.narrow(1, 0, jb).narrow(2, k + jb, rest);  // (batch, jb, rest)
+      const at::Tensor wb = wt.narrow(1, 0, jb).narrow(2, k + jb, rest);
+      trail.baddbmm_(vb.mT(), wb, 1, -1);
+      trail.baddbmm_(wb.mT(), vb, 1, -1);
+    }
+  }
+  // ---- the tridiagonal's eigenvalues (and rotations) ----
+  at::Tensor xt;  // X^T, X the eigenvectors so far: Q, then Q times the rotations
+  if (compute_v) {
+    // Q = diag(1, Q'), Q' the product of the reflectors packed in a[i][i+2..] (v[i+1] = 1), as
+    // formQ takes them: column i of the (n-1, n-1) matrix below its diagonal.
+    at::Tensor q = at::zeros({batch, n, n}, opts);
+    q.select(1, 0).select(1, 0).fill_(1);
+    if (n > 1) {
+      const at::Tensor packed = a.narrow(1, 0, n - 1).narrow(2, 1, n - 1).mT().contiguous();
+      q.narrow(1, 1, n - 1)
+          .narrow(2, 1, n - 1)
+          .copy_(formQ(packed, tau.narrow(1, 0, n - 1).contiguous(), n - 1));
+    }
+    xt = q.mT().contiguous();
+  }
+  const int64_t cap = compute_v ? std::max<int64_t>(n * n, 1024) : 1;
+  at::Tensor rot = at::empty({batch, 2 * cap}, opts);
+  at::Tensor its = at::empty({batch, 2 * cap}, opts.dtype(at::kInt));
+  at::Tensor state = at::zeros({batch, 8}, opts.dtype(at::kInt));
+  for (;;) {
+    OCL_TRY
+    cl_kernel ql = eighKernel(a, "tridiag_ql");
+    cl_uint ai = 0;
+    setArg(ql, ai, bufferOf(d));
+    setArg(ql, ai, bufferOf(e));
+    setArg(ql, ai, bufferOf(rot));
+    setArg(ql, ai, bufferOf(its));
+    setArg(ql, ai, bufferOf(state));
+    setArg(ql, ai, static_cast<cl_long>(n));
+    setArg(ql, ai, static_cast<cl_long>(cap));
+    setArg(ql, ai, static_cast<cl_int>(compute_v));
+    setArg(ql, ai, static_cast<cl_int>(30 * n));
+    if (dbl) {
+      setArg(ql, ai, static_cast<cl_double>(DBL_EPSILON));
+      setArg(ql, ai, static_cast<cl_double>(DBL_MIN));
+    } else {
+      setArg(ql, ai, static_cast<cl_float>(FLT_EPSILON));
+      setArg(ql, ai, static_cast<cl_float>(FLT_MIN));
+    }
+    setArg(ql, ai, static_cast<cl_long>(batch));
+    launch1D(device(idx), currentQueue(idx), ql, batch);
+    if (compute_v) {
+      cl_kernel rr = eighKernel(a, "rotate_rows");
+      setArgs(rr, bufferOf(xt), bufferOf(rot), bufferOf(its), bufferOf(state),
+              static_cast<cl_long>(n), static_cast<cl_long>(cap));
+      const size_t local[2] = {kRowsLocal, 1};
+      const size_t global[2] = {roundUp(n, kRowsLocal), static_cast<size_t>(batch)};
+      launch2D(currentQueue(idx), rr, global, local);
+    }
+    OCL_CATCH
+    const at::Tensor st = state.cpu();
+    if (st.select(1, 2).all().item<bool>()) break;
+  }
+  const at::Tensor info = state.cpu().select(1, 5).contiguous();
+  at::_linalg_check_errors(info.reshape(batchShape(sym, 2)), "linalg.eigh", sym.dim() == 2);
+  std::vector<int64_t> wshape = batchShape(sym, 2);
+  wshape.push_back(n);
+  auto [w, order] = d.sort(/*dim=*/-1);
+  if (!compute_v) return {w.reshape(wshape), at::Tensor()};
+  const at::Tensor v = xt.mT().gather(-1, order.unsqueeze(-2).expand({batch, n, n}));
+  return {w.reshape(wshape), v.reshape(sym.sizes())};
+}
+
+}  // namespace torch_ocl::aten
