@@ -7,6 +7,18 @@
 // is symmetric, row i stands for column i, so every vector the kernels read runs along
 // consecutive addresses (across work items in trd_symv and rotate_rows).
 #define TLS 64  // trd_column's work-group size (the host launches it with this)
+#define RW 8  // the vector width over consecutive rows (trd_*, rotate_rows); ldn % RW == 0
+#define VCAT(a, b) a##b
+#define VTYPE(a, b) VCAT(a, b)
+typedef VTYPE(ACC, RW) ACCV;
+typedef VTYPE(ACC, 4) ACC4;
+#define VLOAD(off, p) VTYPE(vload, RW)(off, p)
+#define VSTORE(v, off, p) VTYPE(vstore, RW)(v, off, p)
+
+ACC vsum(ACCV v) {
+  const ACC4 h = v.lo + v.hi;
+  return h.x + h.y + h.z + h.w;
+}
 
 // Sum of v over the work group (all items get it); red is __local ACC[TLS].
 ACC trd_sum(__local ACC* red, ACC v) {
@@ -30,47 +42,45 @@ ACC trd_sum(__local ACC* red, ACC v) {
 //    v = x / (alpha - beta) with v[i+1] = 1; tau = 0 when x[1..] = 0), e[i] = beta, v stored in
 //    vt row j (zeros before i + 1) and in a[i][i+2..] (the packed form the back-transformation
 //    takes), and the dots W_l . v, V_l . v (l < j) that trd_symv's corrections need (xy).
-// vt, wt: (batch, nb, n): the panel's V and W, a vector per row.
+// a (batch, n, ldn), vt, wt (batch, nb, ldn): the panel's V and W, a vector per row, zero in
+// the padding columns n..ldn-1 and below each vector's start (so that whole RW-vectors from an
+// aligned start give the dot products). Row i's entries left of i are dead (nothing reads them
+// again): the row update writes whole vectors over them.
 __kernel void trd_column(__global char* ab, ulong aoff, __global char* vb, ulong voff,
                          __global char* wb, ulong woff, __global char* db, ulong doff,
                          __global char* eb, ulong eoff, __global char* tb, ulong toff,
-                         __global char* xb, ulong xoff, long n, long nb, long i, long j,
-                         int finish_only) {
+                         __global char* xb, ulong xoff, long n, long ldn, long nb, long i,
+                         long j, int finish_only) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
-  __global ACC* a = (__global ACC*)(ab + aoff) + g * n * n;
-  __global ACC* vt = (__global ACC*)(vb + voff) + g * nb * n;
-  __global ACC* wt = (__global ACC*)(wb + woff) + g * nb * n;
+  __global ACC* a = (__global ACC*)(ab + aoff) + g * n * ldn;
+  __global ACC* vt = (__global ACC*)(vb + voff) + g * nb * ldn;
+  __global ACC* wt = (__global ACC*)(wb + woff) + g * nb * ldn;
   __global ACC* d = (__global ACC*)(db + doff) + g * n;
   __global ACC* e = (__global ACC*)(eb + eoff) + g * n;
   __global ACC* tau = (__global ACC*)(tb + toff) + g * n;
   __global ACC* xy = (__global ACC*)(xb + xoff) + g * 2 * nb;
   __local ACC red[TLS];
+  const long i0 = i / RW * RW;  // the aligned start of the vectors from i on
   if (j > 0) {
-    __global ACC* wp = wt + (j - 1) * n;
-    __global const ACC* vp = vt + (j - 1) * n;  // nonzero from i on
-    ACC part = 0;
-    for (long r0 = i; r0 < n; r0 += TLS) {
-      const long r = r0 + lid;
-      if (r < n) part += wp[r] * vp[r];
-    }
-    const ACC alpha = -(ACC)0.5 * tau[i - 1] * trd_sum(red, part);
-    for (long r0 = i; r0 < n; r0 += TLS) {
-      const long r = r0 + lid;
-      if (r < n) wp[r] += alpha * vp[r];
-    }
+    __global ACC* wp = wt + (j - 1) * ldn;
+    __global const ACC* vp = vt + (j - 1) * ldn;  // zero before i
+    ACCV part = 0;
+    for (long r0 = i0 + lid * RW; r0 < ldn; r0 += TLS * RW)
+      part += VLOAD(0, wp + r0) * VLOAD(0, vp + r0);
+    const ACC alpha = -(ACC)0.5 * tau[i - 1] * trd_sum(red, vsum(part));
+    for (long r0 = i0 + lid * RW; r0 < ldn; r0 += TLS * RW)
+      VSTORE(VLOAD(0, wp + r0) + alpha * VLOAD(0, vp + r0), 0, wp + r0);
     barrier(CLK_GLOBAL_MEM_FENCE);
   }
   if (finish_only) return;
-  __global ACC* ai = a + i * n;
-  for (long r0 = i; r0 < n; r0 += TLS) {
-    const long r = r0 + lid;
-    if (r < n) {
-      ACC s = 0;
-      for (long l = 0; l < j; ++l)
-        s += vt[l * n + i] * wt[l * n + r] + wt[l * n + i] * vt[l * n + r];
-      ai[r] -= s;
-    }
+  __global ACC* ai = a + i * ldn;
+  for (long r0 = i0 + lid * RW; r0 < ldn; r0 += TLS * RW) {
+    ACCV s = 0;
+    for (long l = 0; l < j; ++l)
+      s += vt[l * ldn + i] * VLOAD(0, wt + l * ldn + r0) +
+           wt[l * ldn + i] * VLOAD(0, vt + l * ldn + r0);
+    VSTORE(VLOAD(0, ai + r0) - s, 0, ai + r0);
   }
   barrier(CLK_GLOBAL_MEM_FENCE);
   if (lid == 0) d[i] = ai[i];
@@ -92,48 +102,55 @@ __kernel void trd_column(__global char* ab, ulong aoff, __global char* vb, ulong
     e[i] = beta;
     tau[i] = t;
   }
-  __global ACC* vj = vt + j * n;
-  for (long r0 = 0; r0 < n; r0 += TLS) {
+  __global ACC* vj = vt + j * ldn;
+  for (long r0 = 0; r0 < ldn; r0 += TLS) {
     const long r = r0 + lid;
-    if (r < n) {
-      const ACC v = r <= i ? 0 : r == i + 1 ? 1 : ai[r] * scale;
-      if (r > i + 1) ai[r] = v;
+    if (r < ldn) {
+      const ACC v = r <= i || r >= n ? 0 : r == i + 1 ? 1 : ai[r] * scale;
+      if (r > i + 1 && r < n) ai[r] = v;
       vj[r] = v;
     }
   }
   barrier(CLK_GLOBAL_MEM_FENCE);
+  const long i1 = (i + 1) / RW * RW;
   for (long q = lid; q < 2 * j; q += TLS) {
     const long l = q < j ? q : q - j;
-    __global const ACC* src = (q < j ? wt : vt) + l * n;
-    ACC s = 0;
-    for (long r = i + 1; r < n; ++r) s += src[r] * vj[r];
-    xy[q < j ? l : nb + l] = s;
+    __global const ACC* src = (q < j ? wt : vt) + l * ldn;
+    ACCV s = 0;
+    for (long r0 = i1; r0 < ldn; r0 += RW) s += VLOAD(0, src + r0) * VLOAD(0, vj + r0);
+    xy[q < j ? l : nb + l] = vsum(s);
   }
 }
 
-// w_j = tau_i (A v - V (W^T v) - W (V^T v)) on rows i + 1.. (0 above), A the matrix as the panel
-// started (rows and columns i + 1.. are untouched until the trailing update): one work item per
-// (row r, matrix); A's symmetry turns the row's dot product into a walk down column r, so
-// neighbouring items read neighbouring addresses.
+// w_j = tau_i (A v - V (W^T v) - W (V^T v)) on rows i + 1.. (0 elsewhere), A the matrix as the
+// panel started (rows and columns i + 1.. are untouched until the trailing update): one work
+// item per (RW consecutive rows, matrix); A's symmetry turns the rows' dot products into a walk
+// down RW columns at once.
 __kernel void trd_symv(__global char* ab, ulong aoff, __global char* vb, ulong voff,
                        __global char* wb, ulong woff, __global char* tb, ulong toff,
-                       __global char* xb, ulong xoff, long n, long nb, long i, long j) {
-  const long r = get_global_id(0), g = get_global_id(1);
-  if (r >= n) return;
-  __global const ACC* a = (__global const ACC*)(ab + aoff) + g * n * n;
-  __global const ACC* vt = (__global const ACC*)(vb + voff) + g * nb * n;
-  __global ACC* wt = (__global ACC*)(wb + woff) + g * nb * n;
+                       __global char* xb, ulong xoff, long n, long ldn, long nb, long i,
+                       long j) {
+  const long r0 = get_global_id(0) * RW, g = get_global_id(1);
+  if (r0 >= ldn) return;
+  __global const ACC* a = (__global const ACC*)(ab + aoff) + g * n * ldn;
+  __global const ACC* vt = (__global const ACC*)(vb + voff) + g * nb * ldn;
+  __global ACC* wt = (__global ACC*)(wb + woff) + g * nb * ldn;
   __global const ACC* xy = (__global const ACC*)(xb + xoff) + g * 2 * nb;
   const ACC t = ((__global const ACC*)(tb + toff))[g * n + i];
-  __global const ACC* vj = vt + j * n;
-  ACC w = 0;
-  if (r > i && t != 0) {
-    ACC s = 0;
-    for (long c = i + 1; c < n; ++c) s += a[c * n + r] * vj[c];
-    for (long l = 0; l < j; ++l) s -= vt[l * n + r] * xy[l] + wt[l * n + r] * xy[nb + l];
-    w = t * s;
+  __global const ACC* vj = vt + j * ldn;
+  ACC w[RW];
+  VSTORE((ACCV)0, 0, w);
+  if (r0 + RW > i + 1 && t != 0) {
+    ACCV s = 0;
+    for (long c = i + 1; c < n; ++c) s += VLOAD(0, a + c * ldn + r0) * vj[c];
+    for (long l = 0; l < j; ++l)
+      s -= VLOAD(0, vt + l * ldn + r0) * xy[l] + VLOAD(0, wt + l * ldn + r0) * xy[nb + l];
+    VSTORE(t * s, 0, w);
   }
-  wt[j * n + r] = w;
+  for (int u = 0; u < RW; ++u) {
+    const long r = r0 + u;
+    wt[j * ldn + r] = r > i && r < n ? w[u] : 0;
+  }
 }
 
 // Implicit QL with shifts on the symmetric tridiagonal (d (n), e (n): e[i] couples i and i + 1,
@@ -188,13 +205,13 @@ __kernel void tridiag_ql(__global char* db, ulong doff, __global char* eb, ulong
       continue;
     }
     ACC gg = (d[l + 1] - d[l]) / (2 * e[l]);
-    ACC r = hypot(gg, (ACC)1);
+    ACC r = sqrt(gg * gg + 1);
     gg = d[m] - d[l] + e[l] / (gg + copysign(r, gg));
     ACC s = 1, c = 1, p = 0;
     int cnt = 0, early = 0;
     for (long i = m - 1; i >= l; --i) {
       const ACC f = s * e[i], b = c * e[i];
-      r = hypot(f, gg);
+      r = sqrt(f * f + gg * gg);
       e[i + 1] = r;
       if (r == 0) {  // deflates: restart the search from l
         d[i + 1] -= p;
@@ -233,31 +250,32 @@ __kernel void tridiag_ql(__global char* db, ulong doff, __global char* eb, ulong
 }
 
 // The rotations tridiag_ql recorded in this call, in order, applied to the columns of X (the
-// eigenvectors so far, X = Q then X G_1 G_2 ...) held transposed: xt (batch, n, n), xt[i][k] =
-// X[k][i]; one work item per (row k of X, matrix), so neighbouring items touch neighbouring
-// addresses. Within a step the rotations run down i, i - 1, ..., sharing one column each time:
-// that column's value stays in a register.
+// eigenvectors so far, X = Q then X G_1 G_2 ...) held transposed: xt (batch, n, ldx), xt[i][k] =
+// X[k][i], ldx a multiple of RW; one work item per (RW consecutive rows k of X, matrix), as one
+// vector, so each rotation's c and s are read once for RW rows. Within a step the rotations run
+// down i, i - 1, ..., sharing one column each time: that column's value stays in a register.
 __kernel void rotate_rows(__global char* xb, ulong xoff, __global char* rb, ulong roff,
                           __global char* ib, ulong ioff, __global char* sb, ulong soff, long n,
-                          long cap) {
-  const long k = get_global_id(0), g = get_global_id(1);
-  if (k >= n) return;
-  __global ACC* xt = (__global ACC*)(xb + xoff) + g * n * n;
+                          long ldx, long cap) {
+  const long kv = get_global_id(0), g = get_global_id(1);
+  if (kv * RW >= ldx) return;
+  __global ACC* xt = (__global ACC*)(xb + xoff) + g * n * ldx + kv * RW;
   __global const ACC* rot = (__global const ACC*)(rb + roff) + g * 2 * cap;
   __global const int* its = (__global const int*)(ib + ioff) + g * 2 * cap;
   const int nit = ((__global const int*)(sb + soff))[g * 8 + 4];
+  const long lv = ldx / RW;  // a row of xt in vectors
   long pos = 0;
   for (int it = 0; it < nit; ++it) {
     const long start = its[2 * it], cnt = its[2 * it + 1];
-    ACC z1 = xt[(start + 1) * n + k];  // column i + 1, already rotated by the previous step
+    ACCV z1 = VLOAD((start + 1) * lv, xt);  // column i + 1, already rotated by the previous step
     for (long t = 0; t < cnt; ++t) {
       const long i = start - t;
       const ACC c = rot[2 * (pos + t)], s = rot[2 * (pos + t) + 1];
-      const ACC z0 = xt[i * n + k];
-      xt[(i + 1) * n + k] = s * z0 + c * z1;
+      const ACCV z0 = VLOAD(i * lv, xt);
+      VSTORE(s * z0 + c * z1, (i + 1) * lv, xt);
       z1 = c * z0 - s * z1;
     }
-    xt[(start - cnt + 1) * n + k] = z1;
+    VSTORE(z1, (start - cnt + 1) * lv, xt);
     pos += cnt;
   }
 }

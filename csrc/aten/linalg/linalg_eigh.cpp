@@ -21,9 +21,11 @@ char kLinalgEighFamily;
 
 // Measured on PoCL (2 shared cores), see eighTridiagonalApplies.
 constexpr int64_t kEighTridiagFrom = 48;
-constexpr int64_t kTrdPanel = 32;  // <= TLS / 2 in kernels/linalg_eigh.cl (trd_column's dots)
-constexpr size_t kTrdLocal = 64;   // TLS
-constexpr size_t kRowsLocal = 64;
+constexpr int64_t kTrdPanel = 32;    // <= TLS / 2 in kernels/linalg_eigh.cl (trd_column's dots)
+constexpr size_t kTrdLocal = 64;     // TLS
+constexpr size_t kRowsLocal = 8;     // trd_symv: few items (RW rows each) per group
+constexpr int64_t kRotateWidth = 8;  // RW: rows per trd_symv / rotate_rows item
+constexpr size_t kRotateLocal = 8;   // few items per group: even order 128 fills 2 groups
 
 cl_kernel eighKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
@@ -48,10 +50,13 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
   const int64_t batch = at::native::batchCount(sym);
   const c10::DeviceIndex idx = sym.device().index();
   const bool dbl = sym.scalar_type() == at::kDouble;
-  at::Tensor a = sym.reshape({batch, n, n}).clone(at::MemoryFormat::Contiguous);
-  const auto opts = a.options();
+  const auto opts = sym.options();
+  // rows padded to whole RW-vectors (zeros), which the kernels read and write
+  const int64_t ldn = static_cast<int64_t>(roundUp(n, kRotateWidth));
+  at::Tensor a = at::zeros({batch, n, ldn}, opts);
+  a.narrow(2, 0, n).copy_(sym.reshape({batch, n, n}));
   const int64_t nb = std::min(kTrdPanel, n);
-  at::Tensor vt = at::empty({batch, nb, n}, opts), wt = at::empty({batch, nb, n}, opts);
+  at::Tensor vt = at::zeros({batch, nb, ldn}, opts), wt = at::zeros({batch, nb, ldn}, opts);
   at::Tensor d = at::empty({batch, n}, opts), e = at::zeros({batch, n}, opts);
   at::Tensor tau = at::zeros({batch, n}, opts), xy = at::empty({batch, 2 * nb}, opts);
   // ---- tridiagonalisation ----
@@ -64,17 +69,19 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
       if (finish && (k + jb >= n || j == 0)) break;  // nothing left to update
       cl_kernel col = eighKernel(a, "trd_column");
       setArgs(col, bufferOf(a), bufferOf(vt), bufferOf(wt), bufferOf(d), bufferOf(e), bufferOf(tau),
-              bufferOf(xy), static_cast<cl_long>(n), static_cast<cl_long>(nb),
-              static_cast<cl_long>(i), static_cast<cl_long>(j), static_cast<cl_int>(finish));
+              bufferOf(xy), static_cast<cl_long>(n), static_cast<cl_long>(ldn),
+              static_cast<cl_long>(nb), static_cast<cl_long>(i), static_cast<cl_long>(j),
+              static_cast<cl_int>(finish));
       launchND(device(idx), currentQueue(idx), col, static_cast<size_t>(batch) * kTrdLocal,
                kTrdLocal);
       if (finish || i >= n - 1) continue;
       cl_kernel symv = eighKernel(a, "trd_symv");
       setArgs(symv, bufferOf(a), bufferOf(vt), bufferOf(wt), bufferOf(tau), bufferOf(xy),
-              static_cast<cl_long>(n), static_cast<cl_long>(nb), static_cast<cl_long>(i),
-              static_cast<cl_long>(j));
+              static_cast<cl_long>(n), static_cast<cl_long>(ldn), static_cast<cl_long>(nb),
+              static_cast<cl_long>(i), static_cast<cl_long>(j));
       const size_t local[2] = {kRowsLocal, 1};
-      const size_t global[2] = {roundUp(n, kRowsLocal), static_cast<size_t>(batch)};
+      const size_t global[2] = {roundUp(ldn / kRotateWidth, kRowsLocal),
+                                static_cast<size_t>(batch)};
       launch2D(currentQueue(idx), symv, global, local);
     }
     OCL_CATCH
@@ -100,8 +107,19 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
           .narrow(2, 1, n - 1)
           .copy_(formQ(packed, tau.narrow(1, 0, n - 1).contiguous(), n - 1));
     }
-    xt = q.mT().contiguous();
+    xt = at::zeros({batch, n, ldn}, opts);
+    xt.narrow(2, 0, n).copy_(q.mT());
   }
+  // d and e scaled by a power of two to a norm near 1 (exact), so that the QL's rotations can
+  // take plain square roots without overflow or underflow (LAPACK's dsteqr scales too).
+  const at::Tensor amax = at::maximum(d.abs().amax(-1), e.abs().amax(-1));
+  const double lim = dbl ? 1000 : 100;  // 2^lim stays finite, even for subnormal amax
+  const at::Tensor scale =
+      at::where(amax > 0, at::exp2(-at::floor(at::log2(amax)).clamp_(-lim, lim)),
+                at::ones_like(amax))
+          .unsqueeze(-1);
+  d.mul_(scale);
+  e.mul_(scale);
   const int64_t cap = compute_v ? std::max<int64_t>(n * n, 1024) : 1;
   at::Tensor rot = at::empty({batch, 2 * cap}, opts);
   at::Tensor its = at::empty({batch, 2 * cap}, opts.dtype(at::kInt));
@@ -131,9 +149,10 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
     if (compute_v) {
       cl_kernel rr = eighKernel(a, "rotate_rows");
       setArgs(rr, bufferOf(xt), bufferOf(rot), bufferOf(its), bufferOf(state),
-              static_cast<cl_long>(n), static_cast<cl_long>(cap));
-      const size_t local[2] = {kRowsLocal, 1};
-      const size_t global[2] = {roundUp(n, kRowsLocal), static_cast<size_t>(batch)};
+              static_cast<cl_long>(n), static_cast<cl_long>(xt.size(2)), static_cast<cl_long>(cap));
+      const int64_t vectors = ldn / kRotateWidth;
+      const size_t local[2] = {kRotateLocal, 1};
+      const size_t global[2] = {roundUp(vectors, kRotateLocal), static_cast<size_t>(batch)};
       launch2D(currentQueue(idx), rr, global, local);
     }
     OCL_CATCH
@@ -144,9 +163,10 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
   at::_linalg_check_errors(info.reshape(batchShape(sym, 2)), "linalg.eigh", sym.dim() == 2);
   std::vector<int64_t> wshape = batchShape(sym, 2);
   wshape.push_back(n);
-  auto [w, order] = d.sort(/*dim=*/-1);
+  auto [w, order] = d.div_(scale).sort(/*dim=*/-1);
   if (!compute_v) return {w.reshape(wshape), at::Tensor()};
-  const at::Tensor v = xt.mT().gather(-1, order.unsqueeze(-2).expand({batch, n, n}));
+  const at::Tensor v =
+      xt.narrow(2, 0, n).mT().gather(-1, order.unsqueeze(-2).expand({batch, n, n}));
   return {w.reshape(wshape), v.reshape(sym.sizes())};
 }
 
