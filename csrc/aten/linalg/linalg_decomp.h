@@ -26,8 +26,9 @@ void applyReflectors(const at::Tensor& v, const at::Tensor& tau, const at::Tenso
 // The first p columns of Q (..., m, p) for the reflectors of v, tau.
 at::Tensor formQ(const at::Tensor& v, const at::Tensor& tau, int64_t p);
 
-// The large-matrix eigensolver (linalg_eigh.cpp): whether it takes a (real, order >= its
-// threshold), and (eigenvalues ascending, eigenvectors in the columns or undefined) of sym
+// The large-matrix eigensolver (linalg_eigh.cpp): whether it takes a (real, order >= 64, or
+// >= 32 in batches of 8 or more), and (eigenvalues ascending, eigenvectors in the columns or
+// undefined) of sym
 // (..., n, n) real with both triangles filled.
 bool eighTridiagonalApplies(const at::Tensor& a);
 std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool compute_v);

@@ -19,8 +19,12 @@ namespace {
 
 char kLinalgEighFamily;
 
-// Measured on PoCL (2 shared cores), see eighTridiagonalApplies.
-constexpr int64_t kEighTridiagFrom = 48;
+// Measured on PoCL (2 shared cores): one matrix, Jacobi is faster up to order 48 (0.7 vs 2.0 ms)
+// and slower from 64 (1.7 vs 1.3 ms; 96: 5.0 vs 3.3); in batches of 16 this path wins from 32-48
+// (48: 7.5 vs 26 ms, 96: 72 vs 256 ms), Jacobi's one work group per matrix then being the cost.
+constexpr int64_t kEighTridiagFrom = 64;
+constexpr int64_t kEighTridiagBatchedFrom = 32;  // with at least kEighTridiagBatch matrices
+constexpr int64_t kEighTridiagBatch = 8;
 constexpr int64_t kTrdPanel = 32;    // <= TLS / 2 in kernels/linalg_eigh.cl (trd_column's dots)
 constexpr size_t kTrdLocal = 64;     // TLS
 constexpr size_t kRowsLocal = 8;     // trd_symv: few items (RW rows each) per group
@@ -40,7 +44,10 @@ size_t roundUp(int64_t v, int64_t to) {
 }  // namespace
 
 bool eighTridiagonalApplies(const at::Tensor& a) {
-  return decompNative(a) && a.size(-1) >= kEighTridiagFrom;
+  const int64_t n = a.size(-1);
+  return decompNative(a) &&
+         (n >= kEighTridiagFrom ||
+          (n >= kEighTridiagBatchedFrom && at::native::batchCount(a) >= kEighTridiagBatch));
 }
 
 // sym: (..., n, n) real, contiguous, both triangles filled. Eigenvalues ascending, eigenvectors
