@@ -29,7 +29,8 @@ constexpr int64_t kTrdPanel = 32;    // <= TLS / 2 in kernels/linalg_eigh.cl (tr
 constexpr size_t kTrdLocal = 64;     // TLS
 constexpr size_t kRowsLocal = 8;     // trd_symv: few items (RW rows each) per group
 constexpr int64_t kRotateWidth = 8;  // RW: rows per trd_symv / rotate_rows item
-constexpr size_t kRotateLocal = 8;   // few items per group: even order 128 fills 2 groups
+constexpr int64_t kRotationBudget = int64_t{1} << 22;
+constexpr size_t kRotateLocal = 8;  // few items per group: even order 128 fills 2 groups
 
 cl_kernel eighKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
@@ -127,7 +128,11 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
           .unsqueeze(-1);
   d.mul_(scale);
   e.mul_(scale);
-  const int64_t cap = compute_v ? std::max<int64_t>(n * n, 1024) : 1;
+  // Rotations recorded per matrix and call: QL takes about n^2 in all (one call mostly); a batch
+  // shares a budget of kRotationBudget (more calls, each a host wait, instead of more memory).
+  // At least 4n, so that any QL step fits.
+  const int64_t cap =
+      compute_v ? std::max<int64_t>(4 * n, std::min<int64_t>(n * n, kRotationBudget / batch)) : 1;
   at::Tensor rot = at::empty({batch, 2 * cap}, opts);
   at::Tensor its = at::empty({batch, 2 * cap}, opts.dtype(at::kInt));
   at::Tensor state = at::zeros({batch, 8}, opts.dtype(at::kInt));
