@@ -400,6 +400,15 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
   auto& U = const_cast<at::Tensor&>(s.output(0));
   auto& S = const_cast<at::Tensor&>(s.output(1));
   auto& Vh = const_cast<at::Tensor&>(s.output(2));
+  if (svdBidiagonalApplies(A) && A.numel() > 0) {
+    auto [u, sv, vh] = svdBidiagonal(A, full_matrices, compute_uv);
+    S.copy_(sv);
+    if (compute_uv) {
+      U.copy_(u);
+      Vh.copy_(vh);
+    }
+    return;
+  }
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n), L = std::max(m, n);
   const bool tall = m >= n;
   // (..., k, L): B's columns, B = A or A^H.
