@@ -452,7 +452,8 @@ def test_eigh_large_non_finite(ocl):
 
 
 # ---- large svd/svdvals: Golub-Kahan bidiagonalisation + bidiagonal QR on the device
-# (linalg_eigh_svd.cpp, from min(m, n) = 48; below it and for complex, one-sided Jacobi) -----------
+# (linalg_eigh_svd.cpp, from min(m, n) = 64, or 48 in batches of 8; below it and for complex,
+# one-sided Jacobi) ----------------------------------------------------------------------------------
 def check_svd(a, u, s, vh, dtype, full):
     ru, rs, rvh = torch.linalg.svd(a, full_matrices=full)
     assert u.shape == ru.shape and s.shape == rs.shape and vh.shape == rvh.shape
@@ -465,7 +466,7 @@ def check_svd(a, u, s, vh, dtype, full):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(47, 47), (48, 48), (70, 50), (50, 70), (130, 129), (2, 64, 49)])
+@pytest.mark.parametrize("shape", [(63, 63), (64, 64), (70, 64), (64, 70), (130, 129), (2, 4, 50, 49)])
 def test_svd_large(shape, dtype):
     a = rand(*shape, seed=sum(shape), dtype=dtype)
     for full in (False, True):
@@ -479,11 +480,11 @@ def test_svd_large(shape, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_svd_large_degenerate(dtype):
     q, _ = torch.linalg.qr(rand(80, 80, seed=11, dtype=torch.float64))
-    p, _ = torch.linalg.qr(rand(60, 60, seed=12, dtype=torch.float64))
-    spec = torch.cat([torch.full((30,), 2.0), torch.zeros(20), torch.linspace(3, 4, 10)]).double()
-    repeated = q[:, :60] * spec @ p.mT  # repeated and zero singular values, rank 40
-    cases = [torch.eye(64), torch.zeros(64, 50), repeated, repeated.mT,
-             rand(90, 3, seed=13, dtype=torch.float64) @ rand(3, 60, seed=14, dtype=torch.float64),  # rank 3
+    p, _ = torch.linalg.qr(rand(70, 70, seed=12, dtype=torch.float64))
+    spec = torch.cat([torch.full((30,), 2.0), torch.zeros(25), torch.linspace(3, 4, 15)]).double()
+    repeated = q[:, :70] * spec @ p.mT  # repeated and zero singular values, rank 45
+    cases = [torch.eye(64), torch.zeros(70, 64), repeated, repeated.mT,
+             rand(90, 3, seed=13, dtype=torch.float64) @ rand(3, 70, seed=14, dtype=torch.float64),  # rank 3
              torch.diag(torch.linspace(-5, 5, 64))]  # already bidiagonal, negative entries
     for a in cases:
         a = a.to(dtype)
@@ -498,17 +499,17 @@ def test_svd_large_complex_grad_and_non_finite(ocl):
         s = torch.linalg.svdvals(a.to(ocl))
     close(s, torch.linalg.svdvals(a), torch.complex64, scale=100)
     # gradients through svd_backward, sign-invariant outputs
-    x = rand(60, 50, seed=16, dtype=torch.float64)
+    x = rand(70, 64, seed=16, dtype=torch.float64)
     xc, xo = x.clone().requires_grad_(), x.to(ocl).requires_grad_()
     u, s, vh = torch.linalg.svd(xc, full_matrices=False)
-    (s.sum() + (u[:, :4] @ vh[:4]).pow(2).mul(torch.arange(50.0, dtype=torch.float64)).sum()).backward()
+    (s.sum() + (u[:, :4] @ vh[:4]).pow(2).mul(torch.arange(64.0, dtype=torch.float64)).sum()).backward()
     with torch_ocl.strict():
         u, s, vh = torch.linalg.svd(xo, full_matrices=False)
-        (s.sum() + (u[:, :4] @ vh[:4]).pow(2).mul(torch.arange(50.0, dtype=torch.float64).to(ocl)).sum()).backward()
+        (s.sum() + (u[:, :4] @ vh[:4]).pow(2).mul(torch.arange(64.0, dtype=torch.float64).to(ocl)).sum()).backward()
     close(xo.grad, xc.grad, torch.float64, scale=1e3)
-    bad = rand(60, 50, seed=17)
+    bad = rand(70, 64, seed=17)
     bad[7, 9] = float("nan")
     with pytest.raises(torch.linalg.LinAlgError, match="input matrix contained non-finite values"):
         torch.linalg.svd(bad.to(ocl))
     with torch_ocl.strict():  # the process stays usable
-        torch.linalg.svdvals(rand(60, 50).to(ocl))
+        torch.linalg.svdvals(rand(70, 64).to(ocl))
