@@ -157,11 +157,13 @@ __kernel void brd_apply_right(__global char* ab, ulong aoff, __global char* vb, 
 // Golub-Kahan implicit shifted QR on the upper bidiagonal (d (n), sup (n): sup[i] couples i - 1
 // and i, sup[0] = 0), one work item per matrix, in place: |d| becomes the singular values
 // (unsorted; a negative d[k] means V's column k is to be negated). With record, the rotations on
-// U's columns (p, q) and V's columns are appended to their streams (p, q ints; c, s: column p <-
-// c x_p + s x_q, column q <- c x_q - s x_p) for rotate_pairs; when a step might not fit in the cap
-// records left, the kernel stops and keeps its place. state (8 ints per matrix): [0] the k to
-// resume at (the host sets n - 1), [1] its iteration count, [2] done, [3] U and [4] V records of
-// this call, [5] info (as LAPACK's: how many did not converge).
+// U's columns and V's columns are appended to their streams (c, s: column p <- c x_p + s x_q,
+// column q <- c x_q - s x_p) in runs (p, 2 count + kind): a chain (kind 0: (p, p + 1), (p + 1,
+// p + 2), ...; the QR sweep's) or a fan (kind 1: (p, p + 1), (p, p + 2), ...; the cancellation's),
+// for rotate_pairs; when a step might not fit in the cap rotations left, the kernel stops and
+// keeps its place. state (8 ints per matrix): [0] the k to resume at (the host sets n - 1), [1]
+// its iteration count, [2] done, [3] U and [4] V runs of this call, [5] info (as LAPACK's: how
+// many did not converge).
 __kernel void bidiag_qr(__global char* db, ulong doff, __global char* eb, ulong eoff,
                         __global char* urb, ulong uroff, __global char* uib, ulong uioff,
                         __global char* vrb, ulong vroff, __global char* vib, ulong vioff,
@@ -181,7 +183,7 @@ __kernel void bidiag_qr(__global char* db, ulong doff, __global char* eb, ulong 
   if (st[2]) return;
   long k = st[0];
   int its = st[1];
-  long nu = 0, nv = 0;
+  long nu = 0, nv = 0, nur = 0, nvr = 0;  // rotations and runs recorded
   ACC anorm = 0;
   for (long i = 0; i < n; ++i) anorm = fmax(anorm, fabs(w[i]) + fabs(rv1[i]));
   const ACC tol = eps * anorm;
@@ -199,13 +201,14 @@ __kernel void bidiag_qr(__global char* db, ulong doff, __global char* eb, ulong 
     if (record && (nu + 2 * (k - l + 1) > cap || nv + (k - l + 1) > cap)) {
       st[0] = (int)k;
       st[1] = its;
-      st[3] = (int)nu;
-      st[4] = (int)nv;
+      st[3] = (int)nur;
+      st[4] = (int)nvr;
       return;
     }
     if (flag) {  // w[l - 1] ~ 0: chase rv1[l] out by rotations from the left
       const long nm = l - 1;
       ACC c = 0, s = 1;
+      int cnt = 0;
       for (long i = l; i <= k; ++i) {
         const ACC f = s * rv1[i];
         rv1[i] = c * rv1[i];
@@ -216,12 +219,16 @@ __kernel void bidiag_qr(__global char* db, ulong doff, __global char* eb, ulong 
         c = gg / h;
         s = -f / h;
         if (record) {
-          uidx[2 * nu] = (int)nm;
-          uidx[2 * nu + 1] = (int)i;
-          urot[2 * nu] = c;
-          urot[2 * nu + 1] = s;
-          ++nu;
+          urot[2 * (nu + cnt)] = c;
+          urot[2 * (nu + cnt) + 1] = s;
+          ++cnt;
         }
+      }
+      if (cnt > 0) {  // a fan: (nm, l), (nm, l + 1), ...
+        uidx[2 * nur] = (int)nm;
+        uidx[2 * nur + 1] = 2 * cnt + 1;
+        ++nur;
+        nu += cnt;
       }
     }
     const ACC z0 = w[k];
@@ -257,11 +264,8 @@ __kernel void bidiag_qr(__global char* db, ulong doff, __global char* eb, ulong 
       h = y * s;
       y *= c;
       if (record) {
-        vidx[2 * nv] = (int)j;
-        vidx[2 * nv + 1] = (int)i;
-        vrot[2 * nv] = c;
-        vrot[2 * nv + 1] = s;
-        ++nv;
+        vrot[2 * (nv + j - l)] = c;
+        vrot[2 * (nv + j - l) + 1] = s;
       }
       z = sqrt(f * f + h * h);
       w[j] = z;
@@ -272,12 +276,19 @@ __kernel void bidiag_qr(__global char* db, ulong doff, __global char* eb, ulong 
       f = c * gg + s * y;
       x = c * y - s * gg;
       if (record) {
-        uidx[2 * nu] = (int)j;
-        uidx[2 * nu + 1] = (int)i;
-        urot[2 * nu] = c;
-        urot[2 * nu + 1] = s;
-        ++nu;
+        urot[2 * (nu + j - l)] = c;
+        urot[2 * (nu + j - l) + 1] = s;
       }
+    }
+    if (record) {  // two chains: (l, l + 1), (l + 1, l + 2), ...
+      uidx[2 * nur] = (int)l;
+      uidx[2 * nur + 1] = 2 * (int)(k - l);
+      vidx[2 * nvr] = (int)l;
+      vidx[2 * nvr + 1] = 2 * (int)(k - l);
+      ++nur;
+      ++nvr;
+      nu += k - l;
+      nv += k - l;
     }
     rv1[l] = 0;
     rv1[k] = f;
@@ -285,13 +296,14 @@ __kernel void bidiag_qr(__global char* db, ulong doff, __global char* eb, ulong 
   }
   st[0] = -1;
   st[2] = 1;
-  st[3] = (int)nu;
-  st[4] = (int)nv;
+  st[3] = (int)nur;
+  st[4] = (int)nvr;
 }
 
-// The records of one stream (count at state[g * 8 + which]) applied in order to the columns of
+// The runs of one stream (their count at state[g * 8 + which]) applied in order to the columns of
 // X held transposed: xt (batch, p, ldx), xt[col][row], ldx a multiple of RW; one work item per
-// (RW rows of X, matrix).
+// (RW rows of X, matrix). The column a run keeps coming back to (a chain's next p, a fan's p)
+// stays in a register.
 __kernel void rotate_pairs(__global char* xb, ulong xoff, __global char* rb, ulong roff,
                            __global char* ib, ulong ioff, __global char* sb, ulong soff, long p,
                            long ldx, long cap, int which) {
@@ -300,13 +312,27 @@ __kernel void rotate_pairs(__global char* xb, ulong xoff, __global char* rb, ulo
   __global ACC* xt = (__global ACC*)(xb + xoff) + g * p * ldx + kv * RW;
   __global const ACC* rot = (__global const ACC*)(rb + roff) + g * 2 * cap;
   __global const int* idx = (__global const int*)(ib + ioff) + g * 2 * cap;
-  const int cnt = ((__global const int*)(sb + soff))[g * 8 + which];
+  const int runs = ((__global const int*)(sb + soff))[g * 8 + which];
   const long lv = ldx / RW;
-  for (int t = 0; t < cnt; ++t) {
-    const long pc = idx[2 * t], qc = idx[2 * t + 1];
-    const ACC c = rot[2 * t], s = rot[2 * t + 1];
-    const ACCV x = VLOAD(pc * lv, xt), y = VLOAD(qc * lv, xt);
-    VSTORE(c * x + s * y, pc * lv, xt);
-    VSTORE(c * y - s * x, qc * lv, xt);
+  long pos = 0;
+  for (int r = 0; r < runs; ++r) {
+    const long pc = idx[2 * r], cnt = idx[2 * r + 1] >> 1;
+    const int fan = idx[2 * r + 1] & 1;
+    ACCV x = VLOAD(pc * lv, xt);
+    for (long t = 0; t < cnt; ++t) {
+      const ACC c = rot[2 * (pos + t)], s = rot[2 * (pos + t) + 1];
+      const long qc = pc + 1 + t;
+      const ACCV y = VLOAD(qc * lv, xt);
+      const ACCV xn = c * x + s * y, yn = c * y - s * x;
+      if (fan) {
+        VSTORE(yn, qc * lv, xt);
+        x = xn;
+      } else {
+        VSTORE(xn, (qc - 1) * lv, xt);
+        x = yn;
+      }
+    }
+    VSTORE(x, (fan ? pc : pc + cnt) * lv, xt);
+    pos += cnt;
   }
 }
