@@ -1,8 +1,7 @@
 // The large-matrix SVD (aten/linalg/linalg_eigh_svd.cpp), real float32/float64 (T == ACC), for a
 // tall a (batch, m, ldn) row major (m >= n, rows padded to RW-vectors with zeros): Golub-Kahan
-// bidiagonalisation by Householder reflectors from the left (columns) and the right (rows), each
-// applied by one kernel whose items own whole columns (left) or rows (right), so that a
-// reflector's dot products and its update need no second pass; then the Golub-Kahan implicit
+// bidiagonalisation by Householder reflectors from the left (columns) and the right (rows) in
+// panels (LAPACK dlabrd), the trailing update being two GEMMs; then the Golub-Kahan implicit
 // shifted QR on the upper bidiagonal (EISPACK svd / LINPACK's dsvdc structure) on one work item,
 // which records its left and right plane rotations, and their application to U and V in
 // parallel (rotate_pairs, one work item per RW rows).
@@ -45,17 +44,44 @@ void brd_larfg(ACC alpha, ACC xnorm2, ACC* beta, ACC* tau, ACC* scale) {
   }
 }
 
-// The left reflector of column i (rows i..m-1; one work group per matrix): d[i] = beta, the
-// vector (u[i] = 1 implied) packed below the diagonal as geqrf stores it, tau_l[i], and u in
-// ub (batch, m; zero outside i..m-1) for brd_apply_left.
-__kernel void brd_left(__global char* ab, ulong aoff, __global char* ub, ulong uoff,
-                       __global char* db, ulong doff, __global char* tb, ulong toff, long m,
-                       long n, long ldn, long i) {
-  const long g = get_group_id(0);
+// Blocked bidiagonalisation (LAPACK dlabrd's structure): within a panel the matrix is A - U Y^T -
+// X V^T, A as the panel started, U, V the panel's left and right reflectors and X, Y their
+// partners, all held transposed as vectors: ut, xt (batch, nb, m), yt, vt (batch, nb, ldn). The
+// host applies the panel to the trailing matrix by two GEMMs. Four kernels per column i = k + j:
+// brd_col (column i up to date, its left reflector, the dots brd_y needs), brd_y (y_j), brd_row
+// (row i up to date, its right reflector, the dots brd_x needs), brd_x (x_j).
+#define BRD_PTRS                                                  \
+  const long g = get_group_id(0);                                 \
+  __global ACC* a = (__global ACC*)(ab + aoff) + g * m * ldn;     \
+  __global ACC* ut = (__global ACC*)(ub + uoff) + g * nb * m;     \
+  __global ACC* xt = (__global ACC*)(xb + xoff) + g * nb * m;     \
+  __global ACC* yt = (__global ACC*)(yb + yoff) + g * nb * ldn;   \
+  __global ACC* vt = (__global ACC*)(vb + voff) + g * nb * ldn;   \
+  __global ACC* dots = (__global ACC*)(pb + poff) + g * 2 * nb;
+
+#define BRD_ARGS                                                                         \
+  __global char *ab, ulong aoff, __global char *ub, ulong uoff, __global char *xb,       \
+      ulong xoff, __global char *yb, ulong yoff, __global char *vb, ulong voff,          \
+      __global char *pb, ulong poff, __global char *db, ulong doff, __global char *tb,   \
+      ulong toff, long m, long n, long ldn, long nb, long i, long j
+
+// Column i: a[r][i] -= U[r, :j] Y[i, :j]^T + X[r, :j] V[i, :j]^T (r >= i); its left reflector
+// (d[i] = beta, the vector packed below the diagonal as geqrf stores it, u_j in ut row j, zero
+// above i); dots[l] = U_l . u_j, dots[nb + l] = X_l . u_j (l < j). tb: tau_l.
+__kernel void brd_col(BRD_ARGS) {
+  BRD_PTRS
   const int lid = get_local_id(0);
-  __global ACC* a = (__global ACC*)(ab + aoff) + g * m * ldn;
-  __global ACC* u = (__global ACC*)(ub + uoff) + g * m;
   __local ACC red[TLS];
+  for (long r0 = i; r0 < m; r0 += TLS) {
+    const long r = r0 + lid;
+    if (r < m) {
+      ACC s = 0;
+      for (long l = 0; l < j; ++l)
+        s += ut[l * m + r] * yt[l * ldn + i] + xt[l * m + r] * vt[l * ldn + i];
+      a[r * ldn + i] -= s;
+    }
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
   ACC part = 0;
   for (long r0 = i + 1; r0 < m; r0 += TLS) {
     const long r = r0 + lid;
@@ -65,6 +91,7 @@ __kernel void brd_left(__global char* ab, ulong aoff, __global char* ub, ulong u
   ACC beta, t, scale;
   brd_larfg(a[i * ldn + i], xnorm2, &beta, &t, &scale);
   barrier(CLK_GLOBAL_MEM_FENCE);
+  __global ACC* u = ut + j * m;
   for (long r0 = 0; r0 < m; r0 += TLS) {
     const long r = r0 + lid;
     if (r < m) {
@@ -78,40 +105,61 @@ __kernel void brd_left(__global char* ab, ulong aoff, __global char* ub, ulong u
     ((__global ACC*)(db + doff))[g * n + i] = beta;
     ((__global ACC*)(tb + toff))[g * n + i] = t;
   }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  for (long q = lid; q < 2 * j; q += TLS) {
+    const long l = q < j ? q : q - j;
+    __global const ACC* src = (q < j ? ut : xt) + l * m;
+    ACC s = 0;
+    for (long r = i; r < m; ++r) s += src[r] * u[r];
+    dots[q < j ? l : nb + l] = s;
+  }
 }
 
-// H_i = I - tau u u^T applied to columns i + 1.. of a from the left; one work item per (RW
-// columns, matrix): w = u^T a[:, cols] then a[:, cols] -= tau u w (lanes of other columns get
-// w = 0 and keep their values exactly).
-__kernel void brd_apply_left(__global char* ab, ulong aoff, __global char* ub, ulong uoff,
-                             __global char* tb, ulong toff, long m, long n, long ldn, long i) {
+// y_j = tau_l (A^T u_j - Y (U^T u_j) - V (X^T u_j)) on columns i + 1..n-1 (0 elsewhere); one work
+// item per (RW columns, matrix), walking down them. Launched with get_group_id(1) = the matrix.
+__kernel void brd_y(BRD_ARGS) {
   const long c0 = get_global_id(0) * RW, g = get_global_id(1);
-  if (c0 >= ldn || c0 + RW <= i + 1) return;
-  __global ACC* a = (__global ACC*)(ab + aoff) + g * m * ldn + c0;
-  __global const ACC* u = (__global const ACC*)(ub + uoff) + g * m;
+  if (c0 >= ldn) return;
+  __global const ACC* a = (__global const ACC*)(ab + aoff) + g * m * ldn + c0;
+  __global const ACC* ut = (__global const ACC*)(ub + uoff) + g * nb * m;
+  __global ACC* yt = (__global ACC*)(yb + yoff) + g * nb * ldn;
+  __global const ACC* vt = (__global const ACC*)(vb + voff) + g * nb * ldn;
+  __global const ACC* dots = (__global const ACC*)(pb + poff) + g * 2 * nb;
   const ACC t = ((__global const ACC*)(tb + toff))[g * n + i];
-  if (t == 0) return;
-  ACCV w = 0;
-  for (long r = i; r < m; ++r) w += u[r] * VLOAD(0, a + r * ldn);
-  ACC wl[RW];
-  VSTORE(t * w, 0, wl);
-  for (int q = 0; q < RW; ++q)
-    if (c0 + q <= i || c0 + q >= n) wl[q] = 0;
-  w = VLOAD(0, wl);
-  for (long r = i; r < m; ++r) VSTORE(VLOAD(0, a + r * ldn) - u[r] * w, 0, a + r * ldn);
+  __global const ACC* u = ut + j * m;
+  ACC w[RW];
+  VSTORE((ACCV)0, 0, w);
+  if (c0 + RW > i + 1 && t != 0) {
+    ACCV s = 0;
+    for (long r = i; r < m; ++r) s += u[r] * VLOAD(0, a + r * ldn);
+    for (long l = 0; l < j; ++l)
+      s -= VLOAD(0, yt + l * ldn + c0) * dots[l] + VLOAD(0, vt + l * ldn + c0) * dots[nb + l];
+    VSTORE(t * s, 0, w);
+  }
+  for (int q = 0; q < RW; ++q) {
+    const long c = c0 + q;
+    yt[j * ldn + c] = c > i && c < n ? w[q] : 0;
+  }
 }
 
-// The right reflector of row i (columns i + 1..n-1; one work group per matrix): e[i] = beta in
-// a[i][i+1], the vector (v[i+1] = 1 implied) packed in a[i][i+2..], tau_r[i], and v in vb
-// (batch, ldn; zero outside i + 1..n-1) for brd_apply_right.
-__kernel void brd_right(__global char* ab, ulong aoff, __global char* vb, ulong voff,
-                        __global char* eb, ulong eoff, __global char* tb, ulong toff, long m,
-                        long n, long ldn, long i) {
-  const long g = get_group_id(0);
+// Row i: a[i][c] -= U[i, :j+1] Y[c, :j+1]^T + X[i, :j] V[c, :j]^T (c > i); its right reflector
+// (e[i] = beta in a[i][i+1], the vector packed in a[i][i+2..], v_j in vt row j, zero outside
+// i + 1..n-1); dots[l] = Y_l . v_j (l <= j), dots[nb + l] = V_l . v_j (l < j). db: e, tb: tau_r.
+__kernel void brd_row(BRD_ARGS) {
+  BRD_PTRS
   const int lid = get_local_id(0);
-  __global ACC* ai = (__global ACC*)(ab + aoff) + g * m * ldn + i * ldn;
-  __global ACC* v = (__global ACC*)(vb + voff) + g * ldn;
   __local ACC red[TLS];
+  __global ACC* ai = a + i * ldn;
+  for (long c0 = i + 1; c0 < n; c0 += TLS) {
+    const long c = c0 + lid;
+    if (c < n) {
+      ACC s = 0;
+      for (long l = 0; l <= j; ++l) s += ut[l * m + i] * yt[l * ldn + c];
+      for (long l = 0; l < j; ++l) s += xt[l * m + i] * vt[l * ldn + c];
+      ai[c] -= s;
+    }
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
   ACC part = 0;
   for (long c0 = i + 2; c0 < n; c0 += TLS) {
     const long c = c0 + lid;
@@ -121,6 +169,7 @@ __kernel void brd_right(__global char* ab, ulong aoff, __global char* vb, ulong 
   ACC beta, t, scale;
   brd_larfg(ai[i + 1], xnorm2, &beta, &t, &scale);
   barrier(CLK_GLOBAL_MEM_FENCE);
+  __global ACC* v = vt + j * ldn;
   for (long c0 = 0; c0 < ldn; c0 += TLS) {
     const long c = c0 + lid;
     if (c < ldn) {
@@ -131,27 +180,42 @@ __kernel void brd_right(__global char* ab, ulong aoff, __global char* vb, ulong 
   }
   if (lid == 0) {
     ai[i + 1] = beta;
-    ((__global ACC*)(eb + eoff))[g * n + i] = beta;
+    ((__global ACC*)(db + doff))[g * n + i] = beta;
     ((__global ACC*)(tb + toff))[g * n + i] = t;
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  for (long q = lid; q < 2 * j + 1; q += TLS) {
+    const long l = q <= j ? q : q - j - 1;
+    __global const ACC* src = (q <= j ? yt : vt) + l * ldn;
+    ACC s = 0;
+    for (long c = i + 1; c < n; ++c) s += src[c] * v[c];
+    dots[q <= j ? l : nb + l] = s;
   }
 }
 
-// G_i = I - tau v v^T applied to rows i + 1.. of a from the right; one work item per (row,
-// matrix): z = a[r, :] v then a[r, :] -= tau z v^T (v is zero outside its columns).
-__kernel void brd_apply_right(__global char* ab, ulong aoff, __global char* vb, ulong voff,
-                              __global char* tb, ulong toff, long m, long n, long ldn, long i) {
+// x_j = tau_r (A v_j - U (Y^T v_j) - X (V^T v_j)) on rows i + 1..m-1 (0 elsewhere); one work item
+// per (row, matrix), along it.
+__kernel void brd_x(BRD_ARGS) {
   const long r = get_global_id(0), g = get_global_id(1);
-  if (r >= m || r <= i) return;
-  __global ACC* ar = (__global ACC*)(ab + aoff) + g * m * ldn + r * ldn;
-  __global const ACC* v = (__global const ACC*)(vb + voff) + g * ldn;
+  if (r >= m) return;
+  __global const ACC* ar = (__global const ACC*)(ab + aoff) + g * m * ldn + r * ldn;
+  __global const ACC* ut = (__global const ACC*)(ub + uoff) + g * nb * m;
+  __global ACC* xt = (__global ACC*)(xb + xoff) + g * nb * m;
+  __global const ACC* vt = (__global const ACC*)(vb + voff) + g * nb * ldn;
+  __global const ACC* dots = (__global const ACC*)(pb + poff) + g * 2 * nb;
   const ACC t = ((__global const ACC*)(tb + toff))[g * n + i];
-  if (t == 0) return;
-  const long c1 = (i + 1) / RW * RW;
-  ACCV z = 0;
-  for (long c0 = c1; c0 < ldn; c0 += RW) z += VLOAD(0, ar + c0) * VLOAD(0, v + c0);
-  const ACC tz = t * vsum(z);
-  for (long c0 = c1; c0 < ldn; c0 += RW)
-    VSTORE(VLOAD(0, ar + c0) - tz * VLOAD(0, v + c0), 0, ar + c0);
+  __global const ACC* v = vt + j * ldn;
+  ACC x = 0;
+  if (r > i && t != 0) {
+    const long c1 = (i + 1) / RW * RW;
+    ACCV z = 0;
+    for (long c0 = c1; c0 < ldn; c0 += RW) z += VLOAD(0, ar + c0) * VLOAD(0, v + c0);
+    ACC s = vsum(z);
+    for (long l = 0; l <= j; ++l) s -= ut[l * m + r] * dots[l];
+    for (long l = 0; l < j; ++l) s -= xt[l * m + r] * dots[nb + l];
+    x = t * s;
+  }
+  xt[j * m + r] = x;
 }
 
 // Golub-Kahan implicit shifted QR on the upper bidiagonal (d (n), sup (n): sup[i] couples i - 1

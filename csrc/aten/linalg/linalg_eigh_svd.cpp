@@ -1,9 +1,10 @@
 // The SVD for large real matrices, all on the device (kernels in kernels/linalg_eigh_svd.cl):
-// Golub-Kahan bidiagonalisation by Householder reflectors (four kernels per column: each
-// reflector, then its application by items that own whole columns or rows), the implicit shifted
-// QR on the bidiagonal recording its rotations, and U, V as the reflectors' products (formQ: the
-// blocked Householder product over the GEMM) rotated by the records, one work item per 8 rows.
-// Below kSvdBidiagFrom, and for complex matrices, linalg_decomp.cpp's one-sided Jacobi runs.
+// Golub-Kahan bidiagonalisation by Householder reflectors in panels (LAPACK dlabrd's blocking:
+// four kernels per column, the trailing update A -= U Y^T + X V^T as two GEMMs), the implicit
+// shifted QR on the bidiagonal recording its rotations, and U, V as the reflectors' products
+// (formQ: the blocked Householder product over the GEMM) rotated by the records, one work item per
+// 8 rows. Below kSvdBidiagFrom, and for complex matrices, linalg_decomp.cpp's one-sided Jacobi
+// runs.
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 
@@ -24,6 +25,7 @@ char kLinalgSvdFamily;
 constexpr int64_t kSvdBidiagFrom = 64;
 constexpr int64_t kSvdBidiagBatchedFrom = 48;  // with at least kSvdBidiagBatch matrices
 constexpr int64_t kSvdBidiagBatch = 8;
+constexpr int64_t kBrdPanel = 32;  // the bidiagonalisation panel
 constexpr size_t kOneGroup = 64;   // TLS in kernels/linalg_eigh_svd.cl
 constexpr int64_t kRowWidth = 8;   // RW
 constexpr size_t kItemsLocal = 8;  // few items per group: order 128 still fills 2 groups
@@ -78,33 +80,44 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
   const int64_t ldn = static_cast<int64_t>(roundUp(n, kRowWidth));
   at::Tensor a = at::zeros({batch, m, ldn}, opts);
   a.narrow(2, 0, n).copy_(B.reshape({batch, m, n}));
-  at::Tensor ub = at::empty({batch, m}, opts), vb = at::empty({batch, ldn}, opts);
   at::Tensor d = at::empty({batch, n}, opts), e = at::zeros({batch, n}, opts);
   at::Tensor taul = at::zeros({batch, n}, opts), taur = at::zeros({batch, n}, opts);
-  // ---- bidiagonalisation ----
-  OCL_TRY
-  for (int64_t i = 0; i < n; ++i) {
-    cl_kernel left = svdKernel(a, "brd_left");
-    setArgs(left, bufferOf(a), bufferOf(ub), bufferOf(d), bufferOf(taul), static_cast<cl_long>(m),
-            static_cast<cl_long>(n), static_cast<cl_long>(ldn), static_cast<cl_long>(i));
-    launchND(device(idx), currentQueue(idx), left, static_cast<size_t>(batch) * kOneGroup,
-             kOneGroup);
-    if (i + 1 >= n) break;
-    cl_kernel apply_left = svdKernel(a, "brd_apply_left");
-    setArgs(apply_left, bufferOf(a), bufferOf(ub), bufferOf(taul), static_cast<cl_long>(m),
-            static_cast<cl_long>(n), static_cast<cl_long>(ldn), static_cast<cl_long>(i));
-    launchItems(idx, apply_left, ldn / kRowWidth, batch);
-    cl_kernel right = svdKernel(a, "brd_right");
-    setArgs(right, bufferOf(a), bufferOf(vb), bufferOf(e), bufferOf(taur), static_cast<cl_long>(m),
-            static_cast<cl_long>(n), static_cast<cl_long>(ldn), static_cast<cl_long>(i));
-    launchND(device(idx), currentQueue(idx), right, static_cast<size_t>(batch) * kOneGroup,
-             kOneGroup);
-    cl_kernel apply_right = svdKernel(a, "brd_apply_right");
-    setArgs(apply_right, bufferOf(a), bufferOf(vb), bufferOf(taur), static_cast<cl_long>(m),
-            static_cast<cl_long>(n), static_cast<cl_long>(ldn), static_cast<cl_long>(i));
-    launchItems(idx, apply_right, m, batch);
+  // ---- bidiagonalisation, in panels ----
+  const int64_t nb = std::min(kBrdPanel, n);
+  at::Tensor ut = at::zeros({batch, nb, m}, opts), xt = at::zeros({batch, nb, m}, opts);
+  at::Tensor yt = at::zeros({batch, nb, ldn}, opts), vt = at::zeros({batch, nb, ldn}, opts);
+  at::Tensor dots = at::zeros({batch, 2 * nb}, opts);
+  for (int64_t k = 0; k < n; k += nb) {
+    const int64_t jb = std::min(nb, n - k);
+    OCL_TRY
+    for (int64_t j = 0; j < jb; ++j) {
+      const int64_t i = k + j;
+      auto step = [&](const char* name, const at::Tensor& out, const at::Tensor& tau) {
+        cl_kernel kern = svdKernel(a, name);
+        setArgs(kern, bufferOf(a), bufferOf(ut), bufferOf(xt), bufferOf(yt), bufferOf(vt),
+                bufferOf(dots), bufferOf(out), bufferOf(tau), static_cast<cl_long>(m),
+                static_cast<cl_long>(n), static_cast<cl_long>(ldn), static_cast<cl_long>(nb),
+                static_cast<cl_long>(i), static_cast<cl_long>(j));
+        return kern;
+      };
+      launchND(device(idx), currentQueue(idx), step("brd_col", d, taul),
+               static_cast<size_t>(batch) * kOneGroup, kOneGroup);
+      if (i + 1 >= n) break;
+      launchItems(idx, step("brd_y", d, taul), ldn / kRowWidth, batch);
+      launchND(device(idx), currentQueue(idx), step("brd_row", e, taur),
+               static_cast<size_t>(batch) * kOneGroup, kOneGroup);
+      launchItems(idx, step("brd_x", e, taur), m, batch);
+    }
+    OCL_CATCH
+    const int64_t rows = m - k - jb, cols = n - k - jb;
+    if (rows > 0 && cols > 0) {
+      at::Tensor trail = a.narrow(1, k + jb, rows).narrow(2, k + jb, cols);
+      trail.baddbmm_(ut.narrow(1, 0, jb).narrow(2, k + jb, rows).mT(),
+                     yt.narrow(1, 0, jb).narrow(2, k + jb, cols), 1, -1);
+      trail.baddbmm_(xt.narrow(1, 0, jb).narrow(2, k + jb, rows).mT(),
+                     vt.narrow(1, 0, jb).narrow(2, k + jb, cols), 1, -1);
+    }
   }
-  OCL_CATCH
   // ---- U = Q_L (rotated), V = Q_R (rotated), held transposed ----
   at::Tensor ql, xu, xv;
   const int64_t ldm = static_cast<int64_t>(roundUp(m, kRowWidth));
