@@ -7,7 +7,7 @@
 // is symmetric, row i stands for column i, so every vector the kernels read runs along
 // consecutive addresses (across work items in trd_symv and rotate_rows).
 #define TLS 64  // trd_column's work-group size (the host launches it with this)
-#define RW 8  // the vector width over consecutive rows (trd_*, rotate_rows); ldn % RW == 0
+#define RW 8    // the vector width over consecutive rows (trd_*, rotate_rows); ldn % RW == 0
 #define VCAT(a, b) a##b
 #define VTYPE(a, b) VCAT(a, b)
 typedef VTYPE(ACC, RW) ACCV;
@@ -49,8 +49,8 @@ ACC trd_sum(__local ACC* red, ACC v) {
 __kernel void trd_column(__global char* ab, ulong aoff, __global char* vb, ulong voff,
                          __global char* wb, ulong woff, __global char* db, ulong doff,
                          __global char* eb, ulong eoff, __global char* tb, ulong toff,
-                         __global char* xb, ulong xoff, long n, long ldn, long nb, long i,
-                         long j, int finish_only) {
+                         __global char* xb, ulong xoff, long n, long ldn, long nb, long i, long j,
+                         int finish_only) {
   const long g = get_group_id(0);
   const int lid = get_local_id(0);
   __global ACC* a = (__global ACC*)(ab + aoff) + g * n * ldn;
@@ -128,8 +128,7 @@ __kernel void trd_column(__global char* ab, ulong aoff, __global char* vb, ulong
 // down RW columns at once.
 __kernel void trd_symv(__global char* ab, ulong aoff, __global char* vb, ulong voff,
                        __global char* wb, ulong woff, __global char* tb, ulong toff,
-                       __global char* xb, ulong xoff, long n, long ldn, long nb, long i,
-                       long j) {
+                       __global char* xb, ulong xoff, long n, long ldn, long nb, long i, long j) {
   const long r0 = get_global_id(0) * RW, g = get_global_id(1);
   if (r0 >= ldn) return;
   __global const ACC* a = (__global const ACC*)(ab + aoff) + g * n * ldn;
@@ -164,8 +163,8 @@ __kernel void trd_symv(__global char* ab, ulong aoff, __global char* vb, ulong v
 // of an eigenvalue that did not converge in max_iter steps, as LAPACK's).
 __kernel void tridiag_ql(__global char* db, ulong doff, __global char* eb, ulong eoff,
                          __global char* rb, ulong roff, __global char* ib, ulong ioff,
-                         __global char* sb, ulong soff, long n, long cap, int record,
-                         int max_iter, ACC eps, ACC tiny, long batch) {
+                         __global char* sb, ulong soff, long n, long cap, int record, int max_iter,
+                         ACC eps, ACC tiny, long batch) {
   const long g = get_global_id(0);
   if (g >= batch) return;
   __global ACC* d = (__global ACC*)(db + doff) + g * n;

@@ -50,20 +50,20 @@ void brd_larfg(ACC alpha, ACC xnorm2, ACC* beta, ACC* tau, ACC* scale) {
 // host applies the panel to the trailing matrix by two GEMMs. Four kernels per column i = k + j:
 // brd_col (column i up to date, its left reflector, the dots brd_y needs), brd_y (y_j), brd_row
 // (row i up to date, its right reflector, the dots brd_x needs), brd_x (x_j).
-#define BRD_PTRS                                                  \
-  const long g = get_group_id(0);                                 \
-  __global ACC* a = (__global ACC*)(ab + aoff) + g * m * ldn;     \
-  __global ACC* ut = (__global ACC*)(ub + uoff) + g * nb * m;     \
-  __global ACC* xt = (__global ACC*)(xb + xoff) + g * nb * m;     \
-  __global ACC* yt = (__global ACC*)(yb + yoff) + g * nb * ldn;   \
-  __global ACC* vt = (__global ACC*)(vb + voff) + g * nb * ldn;   \
+#define BRD_PTRS                                                \
+  const long g = get_group_id(0);                               \
+  __global ACC* a = (__global ACC*)(ab + aoff) + g * m * ldn;   \
+  __global ACC* ut = (__global ACC*)(ub + uoff) + g * nb * m;   \
+  __global ACC* xt = (__global ACC*)(xb + xoff) + g * nb * m;   \
+  __global ACC* yt = (__global ACC*)(yb + yoff) + g * nb * ldn; \
+  __global ACC* vt = (__global ACC*)(vb + voff) + g * nb * ldn; \
   __global ACC* dots = (__global ACC*)(pb + poff) + g * 2 * nb;
 
-#define BRD_ARGS                                                                         \
-  __global char *ab, ulong aoff, __global char *ub, ulong uoff, __global char *xb,       \
-      ulong xoff, __global char *yb, ulong yoff, __global char *vb, ulong voff,          \
-      __global char *pb, ulong poff, __global char *db, ulong doff, __global char *tb,   \
-      ulong toff, long m, long n, long ldn, long nb, long i, long j
+#define BRD_ARGS                                                                                   \
+  __global char *ab, ulong aoff, __global char *ub, ulong uoff, __global char *xb, ulong xoff,     \
+      __global char *yb, ulong yoff, __global char *vb, ulong voff, __global char *pb, ulong poff, \
+      __global char *db, ulong doff, __global char *tb, ulong toff, long m, long n, long ldn,      \
+      long nb, long i, long j
 
 // Column i: a[r][i] -= U[r, :j] Y[i, :j]^T + X[r, :j] V[i, :j]^T (r >= i); its left reflector
 // (d[i] = beta, the vector packed below the diagonal as geqrf stores it, u_j in ut row j, zero
@@ -231,8 +231,8 @@ __kernel void brd_x(BRD_ARGS) {
 __kernel void bidiag_qr(__global char* db, ulong doff, __global char* eb, ulong eoff,
                         __global char* urb, ulong uroff, __global char* uib, ulong uioff,
                         __global char* vrb, ulong vroff, __global char* vib, ulong vioff,
-                        __global char* sb, ulong soff, long n, long cap, int record,
-                        int max_iter, ACC eps, long batch) {
+                        __global char* sb, ulong soff, long n, long cap, int record, int max_iter,
+                        ACC eps, long batch) {
   const long g = get_global_id(0);
   if (g >= batch) return;
   __global ACC* w = (__global ACC*)(db + doff) + g * n;
