@@ -513,3 +513,23 @@ def test_svd_large_complex_grad_and_non_finite(ocl):
         torch.linalg.svd(bad.to(ocl))
     with torch_ocl.strict():  # the process stays usable
         torch.linalg.svdvals(rand(70, 64).to(ocl))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eigh_svd_large_extreme_scales(dtype):
+    # entries whose squares overflow or underflow the dtype: the large paths scale by a power of 2
+    scales = (1e20, 1e-20, 1e-38) if dtype == torch.float32 else (1e200, 1e-200)
+    for sc in scales:
+        a = (sym(n=70, seed=18, dtype=torch.float64) * sc).to(dtype)
+        b = (rand(72, 66, seed=19, dtype=torch.float64) * sc).to(dtype)
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(a.to("ocl"))
+            u, s, vh = torch.linalg.svd(b.to("ocl"), full_matrices=False)
+        rw, rs = torch.linalg.eigvalsh(a), torch.linalg.svdvals(b)
+        close(w.cpu() / rw.abs().max(), rw / rw.abs().max(), dtype, scale=50)
+        close(s.cpu() / rs.max(), rs / rs.max(), dtype, scale=50)
+        orthonormal_cols(v, dtype)
+        orthonormal_cols(u, dtype)
+        orthonormal_cols(vh.mT, dtype)
+        close((a.double() @ v.cpu().double() - v.cpu().double() * w.cpu().double()) / rw.abs().max(),
+              torch.zeros(70, 70, dtype=torch.float64), torch.float64 if dtype == torch.float64 else dtype, scale=50)

@@ -31,6 +31,9 @@ at::Tensor formQ(const at::Tensor& v, const at::Tensor& tau, int64_t p);
 // undefined) of sym
 // (..., n, n) real with both triangles filled.
 bool eighTridiagonalApplies(const at::Tensor& a);
+// 2^-floor(log2(amax)) elementwise (1 where amax is 0), clamped to stay finite: a scale that
+// brings amax near 1 exactly.
+at::Tensor powerOfTwoScale(const at::Tensor& amax, bool dbl);
 std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool compute_v);
 
 // The large-matrix SVD (linalg_eigh_svd.cpp): whether it takes a (real, min(m, n) >= 64,

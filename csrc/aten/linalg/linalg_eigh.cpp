@@ -44,6 +44,12 @@ size_t roundUp(int64_t v, int64_t to) {
 
 }  // namespace
 
+at::Tensor powerOfTwoScale(const at::Tensor& amax, bool dbl) {
+  const double lim = dbl ? 1022 : 126;  // 2^lim stays finite, even for subnormal amax
+  return at::where(amax > 0, at::exp2(-at::floor(at::log2(amax)).clamp_(-lim, lim)),
+                   at::ones_like(amax));
+}
+
 bool eighTridiagonalApplies(const at::Tensor& a) {
   const int64_t n = a.size(-1);
   return decompNative(a) &&
@@ -63,6 +69,11 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
   const int64_t ldn = static_cast<int64_t>(roundUp(n, kRotateWidth));
   at::Tensor a = at::zeros({batch, n, ldn}, opts);
   a.narrow(2, 0, n).copy_(sym.reshape({batch, n, n}));
+  // A scaled by a power of two to a largest element near 1 (exact; the eigenvalues are scaled back
+  // at the end), so that the reflectors' squared norms neither overflow nor underflow (LAPACK's
+  // syevd scales too).
+  const at::Tensor ascale = powerOfTwoScale(a.abs().amax({1, 2}), dbl).view({batch, 1, 1});
+  a.mul_(ascale);
   const int64_t nb = std::min(kTrdPanel, n);
   at::Tensor vt = at::zeros({batch, nb, ldn}, opts), wt = at::zeros({batch, nb, ldn}, opts);
   at::Tensor d = at::empty({batch, n}, opts), e = at::zeros({batch, n}, opts);
@@ -120,12 +131,8 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
   }
   // d and e scaled by a power of two to a norm near 1 (exact), so that the QL's rotations can
   // take plain square roots without overflow or underflow (LAPACK's dsteqr scales too).
-  const at::Tensor amax = at::maximum(d.abs().amax(-1), e.abs().amax(-1));
-  const double lim = dbl ? 1000 : 100;  // 2^lim stays finite, even for subnormal amax
   const at::Tensor scale =
-      at::where(amax > 0, at::exp2(-at::floor(at::log2(amax)).clamp_(-lim, lim)),
-                at::ones_like(amax))
-          .unsqueeze(-1);
+      powerOfTwoScale(at::maximum(d.abs().amax(-1), e.abs().amax(-1)), dbl).unsqueeze(-1);
   d.mul_(scale);
   e.mul_(scale);
   // Rotations recorded per matrix and call: QL takes about n^2 in all (one call mostly); a batch
@@ -175,7 +182,7 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
   at::_linalg_check_errors(info.reshape(batchShape(sym, 2)), "linalg.eigh", sym.dim() == 2);
   std::vector<int64_t> wshape = batchShape(sym, 2);
   wshape.push_back(n);
-  auto [w, order] = d.div_(scale).sort(/*dim=*/-1);
+  auto [w, order] = d.div_(scale).div_(ascale.view({batch, 1})).sort(/*dim=*/-1);
   if (!compute_v) return {w.reshape(wshape), at::Tensor()};
   const at::Tensor v =
       xt.narrow(2, 0, n).mT().gather(-1, order.unsqueeze(-2).expand({batch, n, n}));

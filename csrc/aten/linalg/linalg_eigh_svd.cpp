@@ -80,6 +80,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
   const int64_t ldn = static_cast<int64_t>(roundUp(n, kRowWidth));
   at::Tensor a = at::zeros({batch, m, ldn}, opts);
   a.narrow(2, 0, n).copy_(B.reshape({batch, m, n}));
+  // scaled to a largest element near 1 (exact, undone on S): no overflow or underflow in the
+  // reflectors' squared norms
+  const at::Tensor ascale = powerOfTwoScale(a.abs().amax({1, 2}), dbl).view({batch, 1, 1});
+  a.mul_(ascale);
   at::Tensor d = at::empty({batch, n}, opts), e = at::zeros({batch, n}, opts);
   at::Tensor taul = at::zeros({batch, n}, opts), taur = at::zeros({batch, n}, opts);
   // ---- bidiagonalisation, in panels ----
@@ -139,12 +143,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
   }
   // ---- the bidiagonal's QR ----
   at::Tensor sup = at::cat({at::zeros({batch, 1}, opts), e.narrow(1, 0, n - 1)}, 1).contiguous();
-  const at::Tensor amax = at::maximum(d.abs().amax(-1), sup.abs().amax(-1));
-  const double lim = dbl ? 1000 : 100;
   const at::Tensor scale =
-      at::where(amax > 0, at::exp2(-at::floor(at::log2(amax)).clamp_(-lim, lim)),
-                at::ones_like(amax))
-          .unsqueeze(-1);
+      powerOfTwoScale(at::maximum(d.abs().amax(-1), sup.abs().amax(-1)), dbl).unsqueeze(-1);
   d.mul_(scale);
   sup.mul_(scale);
   const int64_t cap =
@@ -190,7 +190,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
                      "ill-conditioned or has too many repeated singular values (error code: ",
                      st.select(1, 5).max().item<int>(), ").");
   const at::Tensor sign = at::where(d < 0, -1.0, 1.0).to(A.scalar_type());  // (batch, n)
-  auto [sv, order] = d.abs().div_(scale).sort(/*dim=*/-1, /*descending=*/true);
+  auto [sv, order] =
+      d.abs().div_(scale).div_(ascale.view({batch, 1})).sort(/*dim=*/-1, /*descending=*/true);
   std::vector<int64_t> sshape = batchShape(A, 2);
   sshape.push_back(n);
   if (!compute_uv) return {at::Tensor(), sv.reshape(sshape), at::Tensor()};
