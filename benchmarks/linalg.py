@@ -1,8 +1,12 @@
 """Large-matrix linear algebra benchmark: the LU family (lu_factor, solve, det, inv), Cholesky,
-the triangular solve and QR (geqrf, linalg.qr) on ocl (blocked over the GEMM) against CPU
+the triangular solve and QR (geqrf, linalg.qr) on ocl (blocked over the GEMM), the symmetric
+eigensolver (eigh, eigvalsh: tridiagonalisation + QL on the device) and the SVD against CPU
 PyTorch (LAPACK) on the same machine, in one process run.
 
-    python benchmarks/linalg.py [--device 0] [--sizes 256,512,1024] [--reps 5] [--json out.json]
+    python benchmarks/linalg.py [--device 0] [--sizes 256,512,1024] [--reps 5] [--only REGEX]
+                                [--json out.json]
+
+    e.g. the eigensolvers: --sizes 128,256,512 --only 'eig|svd'
 
 Each row times one call (median of --reps after a warm-up call), float32, one matrix per call.
 ratio = cpu_time / ocl_time (> 1: the device is faster). On PoCL both run on the same CPU cores
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 
 import torch
 import torch_ocl  # noqa: F401
@@ -28,6 +33,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="256,512,1024")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--cpu-threads", type=int, default=0, help="torch.set_num_threads (0: keep)")
+    ap.add_argument("--only", default="", help="run the cases whose name matches this regex")
     ap.add_argument("--json", help="write the results here as JSON")
     args = ap.parse_args()
     if args.cpu_threads:
@@ -47,7 +53,12 @@ def main() -> int:
          lambda a, b, s: torch.linalg.solve_triangular(s, a, upper=False)),
         ("geqrf", lambda a, b, s: torch.geqrf(a)),
         ("qr (reduced)", lambda a, b, s: torch.linalg.qr(a)),
+        ("eigh", lambda a, b, s: torch.linalg.eigh(s)),
+        ("eigvalsh", lambda a, b, s: torch.linalg.eigvalsh(s)),
+        ("svd (reduced)", lambda a, b, s: torch.linalg.svd(a, full_matrices=False)),
+        ("svdvals", lambda a, b, s: torch.linalg.svdvals(a)),
     ]
+    cases = [c for c in cases if re.search(args.only, c[0])]
     results: dict = {
         "device": f"{props.name} ({props.platform_name}, driver {props.driver_version})",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -361,3 +361,175 @@ def test_non_finite(ocl):
     with torch_ocl.strict():
         r = torch.linalg.qr(a.to(ocl))[1].cpu()
     assert torch.equal(r.isnan(), torch.linalg.qr(a)[1].isnan())
+
+
+# ---- large eigh/eigvalsh: Householder tridiagonalisation + QL on the device (linalg_eigh.cpp,
+# from order 64, or 32 in batches of 8; below it and for complex, Jacobi) --------------------------
+def check_eigh(a, w, v, rw, dtype):
+    """w against CPU's eigenvalues, A V = V diag(w) and V orthonormal, scaled by ||A||."""
+    scale = 10 * max(1.0, float(torch.linalg.matrix_norm(a.double(), 2).max()) if a.numel() else 1.0)
+    close(w, rw, dtype, scale=scale)
+    if v is not None:
+        v, w = v.cpu(), w.cpu()
+        close(a @ v, v * w.unsqueeze(-2), dtype, scale=scale)
+        orthonormal_cols(v, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [63, 64, 65, 130])
+def test_eigh_large(n, dtype):
+    a = sym(n=n, seed=n, dtype=dtype)
+    for uplo in ("L", "U"):
+        # garbage in the other triangle: only UPLO's is read
+        x = a.tril() + torch.triu(torch.full_like(a, 7.0), 1) if uplo == "L" else a.triu() + torch.tril(torch.full_like(a, 7.0), -1)
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(x.to("ocl"), UPLO=uplo)
+            wv = torch.linalg.eigvalsh(x.to("ocl"), UPLO=uplo)
+        rw = torch.linalg.eigvalsh(x, UPLO=uplo)
+        check_eigh(a, w, v, rw, dtype)
+        check_eigh(a, wv, None, rw, dtype)
+
+
+def test_eigh_large_257_batch_noncontiguous():
+    dtype = torch.float32
+    a = sym(n=257, seed=3, dtype=dtype)
+    b = sym(3, n=70, seed=4, dtype=dtype).mT.contiguous().mT  # a batch, column major
+    c = sym(2, 4, n=33, seed=5, dtype=dtype)  # 8 matrices of order 33: the batched threshold
+    with torch_ocl.strict():
+        got = [torch.linalg.eigh(x.to("ocl")) for x in (a, b, c)]
+        wb = torch.linalg.eigvalsh(b.to("ocl"))
+    for x, (w, v) in zip((a, b, c), got):
+        check_eigh(x, w, v, torch.linalg.eigvalsh(x), dtype)
+    check_eigh(b, wb, None, torch.linalg.eigvalsh(b), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eigh_large_degenerate(dtype):
+    q, _ = torch.linalg.qr(rand(90, 90, seed=7, dtype=torch.float64))
+    spec = torch.cat([torch.full((40,), 2.0), torch.full((30,), -1.0), torch.linspace(3, 4, 20)]).double()
+    repeated = (q * spec) @ q.mT
+    clustered = (q * (1 + 1e-7 * torch.arange(90.0, dtype=torch.float64))) @ q.mT
+    # a rank-1 matrix: 89 zero eigenvalues
+    u = rand(90, 1, seed=8, dtype=torch.float64)
+    cases = [torch.eye(90), torch.zeros(64, 64), repeated, clustered, u @ u.mT,
+             torch.diag(torch.linspace(-5, 5, 64)),  # already diagonal (QL splits at once)
+             torch.diag(torch.ones(63), 1) + torch.diag(torch.ones(63), -1)]  # tridiagonal
+    for a in cases:
+        a = a.to(dtype)
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(a.to("ocl"))
+        check_eigh(a, w, v, torch.linalg.eigvalsh(a), dtype)
+
+
+def test_eigh_large_complex_and_grad():
+    # complex stays on the Jacobi kernels at every size
+    a = rand(50, 50, seed=9, dtype=torch.complex64)
+    a = a + a.mH
+    with torch_ocl.strict():
+        w, v = torch.linalg.eigh(a.to("ocl"))
+    w, v = w.cpu(), v.cpu()
+    close(w, torch.linalg.eigvalsh(a), torch.complex64, scale=200)
+    close(a @ v, v * w.unsqueeze(-2).to(v.dtype), torch.complex64, scale=200)
+    # gradient through the large path (distinct eigenvalues; sign-invariant loss)
+    x = sym(n=60, seed=10, dtype=torch.float64)
+    xc, xo = x.clone().requires_grad_(), x.to("ocl").requires_grad_()
+    w, v = torch.linalg.eigh(xc)
+    (w.sum() + (v[:, :5].abs() * torch.arange(5.0, dtype=torch.float64)).sum()).backward()
+    with torch_ocl.strict():
+        w, v = torch.linalg.eigh(xo)
+        (w.sum() + (v[:, :5].abs() * torch.arange(5.0, dtype=torch.float64).to("ocl")).sum()).backward()
+    close(xo.grad, xc.grad, torch.float64, scale=1e3)
+
+
+def test_eigh_large_non_finite(ocl):
+    a = sym(n=70)
+    a[50, 3] = a[3, 50] = float("inf")
+    for fn in (torch.linalg.eigh, torch.linalg.eigvalsh):
+        with pytest.raises(torch.linalg.LinAlgError, match="linalg.eigh: The algorithm failed to converge"):
+            fn(a.to(ocl))
+    with torch_ocl.strict():  # the process stays usable
+        torch.linalg.eigvalsh(sym(n=70).to(ocl))
+
+
+# ---- large svd/svdvals: Golub-Kahan bidiagonalisation + bidiagonal QR on the device
+# (linalg_eigh_svd.cpp, from min(m, n) = 64, or 48 in batches of 8; below it and for complex,
+# one-sided Jacobi) ----------------------------------------------------------------------------------
+def check_svd(a, u, s, vh, dtype, full):
+    ru, rs, rvh = torch.linalg.svd(a, full_matrices=full)
+    assert u.shape == ru.shape and s.shape == rs.shape and vh.shape == rvh.shape
+    scale = 10 * max(1.0, float(rs.max()) if rs.numel() else 1.0)
+    close(s, rs, dtype, scale=scale)
+    orthonormal_cols(u, dtype)
+    orthonormal_cols(vh.mT, dtype)
+    k = s.shape[-1]
+    close(u.cpu()[..., :k] @ torch.diag_embed(s.cpu()) @ vh.cpu()[..., :k, :], a, dtype, scale=scale)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(63, 63), (64, 64), (70, 64), (64, 70), (130, 129), (2, 4, 50, 49)])
+def test_svd_large(shape, dtype):
+    a = rand(*shape, seed=sum(shape), dtype=dtype)
+    for full in (False, True):
+        with torch_ocl.strict():
+            u, s, vh = torch.linalg.svd(a.to("ocl"), full_matrices=full)
+            sv = torch.linalg.svdvals(a.to("ocl"))
+        check_svd(a, u, s, vh, dtype, full)
+        close(sv, torch.linalg.svdvals(a), dtype, scale=10 * float(torch.linalg.svdvals(a).max()))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_svd_large_degenerate(dtype):
+    q, _ = torch.linalg.qr(rand(80, 80, seed=11, dtype=torch.float64))
+    p, _ = torch.linalg.qr(rand(70, 70, seed=12, dtype=torch.float64))
+    spec = torch.cat([torch.full((30,), 2.0), torch.zeros(25), torch.linspace(3, 4, 15)]).double()
+    repeated = q[:, :70] * spec @ p.mT  # repeated and zero singular values, rank 45
+    cases = [torch.eye(64), torch.zeros(70, 64), repeated, repeated.mT,
+             rand(90, 3, seed=13, dtype=torch.float64) @ rand(3, 70, seed=14, dtype=torch.float64),  # rank 3
+             torch.diag(torch.linspace(-5, 5, 64))]  # already bidiagonal, negative entries
+    for a in cases:
+        a = a.to(dtype)
+        with torch_ocl.strict():
+            u, s, vh = torch.linalg.svd(a.to("ocl"), full_matrices=False)
+        check_svd(a, u, s, vh, dtype, False)
+
+
+def test_svd_large_complex_grad_and_non_finite(ocl):
+    a = rand(50, 49, seed=15, dtype=torch.complex64)  # complex: Jacobi at every size
+    with torch_ocl.strict():
+        s = torch.linalg.svdvals(a.to(ocl))
+    close(s, torch.linalg.svdvals(a), torch.complex64, scale=100)
+    # gradients through svd_backward, sign-invariant outputs
+    x = rand(70, 64, seed=16, dtype=torch.float64)
+    xc, xo = x.clone().requires_grad_(), x.to(ocl).requires_grad_()
+    u, s, vh = torch.linalg.svd(xc, full_matrices=False)
+    (s.sum() + (u[:, :4] @ vh[:4]).pow(2).mul(torch.arange(64.0, dtype=torch.float64)).sum()).backward()
+    with torch_ocl.strict():
+        u, s, vh = torch.linalg.svd(xo, full_matrices=False)
+        (s.sum() + (u[:, :4] @ vh[:4]).pow(2).mul(torch.arange(64.0, dtype=torch.float64).to(ocl)).sum()).backward()
+    close(xo.grad, xc.grad, torch.float64, scale=1e3)
+    bad = rand(70, 64, seed=17)
+    bad[7, 9] = float("nan")
+    with pytest.raises(torch.linalg.LinAlgError, match="input matrix contained non-finite values"):
+        torch.linalg.svd(bad.to(ocl))
+    with torch_ocl.strict():  # the process stays usable
+        torch.linalg.svdvals(rand(70, 64).to(ocl))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eigh_svd_large_extreme_scales(dtype):
+    # entries whose squares overflow or underflow the dtype: the large paths scale by a power of 2
+    scales = (1e20, 1e-20, 1e-38) if dtype == torch.float32 else (1e200, 1e-200)
+    for sc in scales:
+        a = (sym(n=70, seed=18, dtype=torch.float64) * sc).to(dtype)
+        b = (rand(72, 66, seed=19, dtype=torch.float64) * sc).to(dtype)
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(a.to("ocl"))
+            u, s, vh = torch.linalg.svd(b.to("ocl"), full_matrices=False)
+        rw, rs = torch.linalg.eigvalsh(a), torch.linalg.svdvals(b)
+        close(w.cpu() / rw.abs().max(), rw / rw.abs().max(), dtype, scale=50)
+        close(s.cpu() / rs.max(), rs / rs.max(), dtype, scale=50)
+        orthonormal_cols(v, dtype)
+        orthonormal_cols(u, dtype)
+        orthonormal_cols(vh.mT, dtype)
+        close((a.double() @ v.cpu().double() - v.cpu().double() * w.cpu().double()) / rw.abs().max(),
+              torch.zeros(70, 70, dtype=torch.float64), torch.float64 if dtype == torch.float64 else dtype, scale=50)

@@ -4,10 +4,12 @@
 // gets CPU's error through the fallback), and for complex too (the same file's complex forms:
 // Hermitian Jacobi turns each pair's element real before rotating). Argument
 // checks and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
-// conventions, so R's signs, Q and the packed reflectors are CPU's. eigh is two-sided Jacobi,
-// the SVD one-sided Jacobi (both in parallel round-robin ordering) whose left vectors are
-// re-orthonormalised (and completed for full_matrices) through the Householder QR; their
-// vectors' signs are not LAPACK's (the OpInfo checks compare them sign-free).
+// conventions, so R's signs, Q and the packed reflectors are CPU's. Small and complex matrices:
+// eigh is two-sided Jacobi, the SVD one-sided Jacobi (both in parallel round-robin ordering)
+// whose left vectors are re-orthonormalised (and completed for full_matrices) through the
+// Householder QR. Large real ones go to linalg_eigh.cpp (tridiagonalisation + QL) and
+// linalg_eigh_svd.cpp (bidiagonalisation + bidiagonal QR). Vectors' signs are not LAPACK's (the
+// OpInfo checks compare them sign-free).
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/native/Resize.h>
@@ -313,6 +315,10 @@ std::tuple<at::Tensor, at::Tensor> eighDevice(const at::Tensor& A, bool lower, b
   sym = sym.add_(at::diag_embed(at::real(A.diagonal(0, -2, -1)).to(A.scalar_type())))
             .resolve_conj()
             .contiguous();
+  if (eighTridiagonalApplies(sym) && sym.numel() > 0) {
+    auto [w, v] = eighTridiagonal(sym, compute_v);
+    return {w, compute_v ? v : at::empty({0}, sym.options())};
+  }
   at::Tensor v = at::empty(compute_v ? sym.sizes() : at::IntArrayRef{0}, sym.options());
   const int64_t batch = at::native::batchCount(sym);
   // (c, s, new a_pp, new a_qq; complex: and the pair's phase) of each round's n / 2 rotations
@@ -396,6 +402,15 @@ void svdInto(Structured<at::meta::structured__linalg_svd>& s, const at::Tensor& 
   auto& U = const_cast<at::Tensor&>(s.output(0));
   auto& S = const_cast<at::Tensor&>(s.output(1));
   auto& Vh = const_cast<at::Tensor&>(s.output(2));
+  if (svdBidiagonalApplies(A) && A.numel() > 0) {
+    auto [u, sv, vh] = svdBidiagonal(A, full_matrices, compute_uv);
+    S.copy_(sv);
+    if (compute_uv) {
+      U.copy_(u);
+      Vh.copy_(vh);
+    }
+    return;
+  }
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n), L = std::max(m, n);
   const bool tall = m >= n;
   // (..., k, L): B's columns, B = A or A^H.
