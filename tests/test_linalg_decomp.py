@@ -452,7 +452,7 @@ def test_eigh_large_non_finite(ocl):
 
 
 # ---- large svd/svdvals: Golub-Kahan bidiagonalisation + bidiagonal QR on the device
-# (linalg_eigh_svd.cpp, from min(m, n) = 64, or 48 in batches of 8; below it and for complex,
+# (linalg_svd.cpp, from min(m, n) = 64, or 48 in batches of 8; below it and for complex,
 # one-sided Jacobi) ----------------------------------------------------------------------------------
 def check_svd(a, u, s, vh, dtype, full):
     ru, rs, rvh = torch.linalg.svd(a, full_matrices=full)

@@ -1,4 +1,4 @@
-// The large-matrix SVD (aten/linalg/linalg_eigh_svd.cpp), real float32/float64 (T == ACC), for a
+// The large-matrix SVD (aten/linalg/linalg_svd.cpp), real float32/float64 (T == ACC), for a
 // tall a (batch, m, ldn) row major (m >= n, rows padded to RW-vectors with zeros): Golub-Kahan
 // bidiagonalisation by Householder reflectors from the left (columns) and the right (rows) in
 // panels (LAPACK dlabrd), the trailing update being two GEMMs; then the Golub-Kahan implicit

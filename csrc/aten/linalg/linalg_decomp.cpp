@@ -8,7 +8,7 @@
 // eigh is two-sided Jacobi, the SVD one-sided Jacobi (both in parallel round-robin ordering)
 // whose left vectors are re-orthonormalised (and completed for full_matrices) through the
 // Householder QR. Large real ones go to linalg_eigh.cpp (tridiagonalisation + QL) and
-// linalg_eigh_svd.cpp (bidiagonalisation + bidiagonal QR). Vectors' signs are not LAPACK's (the
+// linalg_svd.cpp (bidiagonalisation + bidiagonal QR). Vectors' signs are not LAPACK's (the
 // OpInfo checks compare them sign-free).
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>

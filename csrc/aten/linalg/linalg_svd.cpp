@@ -1,4 +1,4 @@
-// The SVD for large real matrices, all on the device (kernels in kernels/linalg_eigh_svd.cl):
+// The SVD for large real matrices, all on the device (kernels in kernels/linalg_svd.cl):
 // Golub-Kahan bidiagonalisation by Householder reflectors in panels (LAPACK dlabrd's blocking:
 // four kernels per column, the trailing update A -= U Y^T + X V^T as two GEMMs), the implicit
 // shifted QR on the bidiagonal recording its rotations, and U, V as the reflectors' products
@@ -26,7 +26,7 @@ constexpr int64_t kSvdBidiagFrom = 64;
 constexpr int64_t kSvdBidiagBatchedFrom = 48;  // with at least kSvdBidiagBatch matrices
 constexpr int64_t kSvdBidiagBatch = 8;
 constexpr int64_t kBrdPanel = 32;  // the bidiagonalisation panel
-constexpr size_t kOneGroup = 64;   // TLS in kernels/linalg_eigh_svd.cl
+constexpr size_t kOneGroup = 64;   // TLS in kernels/linalg_svd.cl
 constexpr int64_t kRowWidth = 8;   // RW
 constexpr size_t kItemsLocal = 8;  // few items per group: order 128 still fills 2 groups
 constexpr int64_t kRecordBudget = int64_t{1} << 22;  // per stream, over the batch
@@ -34,7 +34,7 @@ constexpr int64_t kRecordBudget = int64_t{1} << 22;  // per stream, over the bat
 cl_kernel svdKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
   return programs(idx).kernel(
-      nnProgram(idx, &kLinalgSvdFamily, "linalg_eigh_svd.cl", like.scalar_type()), name);
+      nnProgram(idx, &kLinalgSvdFamily, "linalg_svd.cl", like.scalar_type()), name);
 }
 
 size_t roundUp(int64_t v, int64_t to) {
