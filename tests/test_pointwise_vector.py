@@ -1,8 +1,8 @@
-"""The vector kernels of the pointwise generator (CPU drivers: dense operands of one floating dtype
-run 16 floats or 8 doubles per work item, the last vector element by element) against CPU
-PyTorch in strict mode: sizes around the vector and work-group boundaries, views that do not start
-on a vector boundary, non-contiguous and mixed-dtype operands (the scalar kernels), special
-values, float16/bfloat16/float64."""
+"""The vector kernels of the pointwise generator (CPU drivers: dense operands of one dtype run 16
+floats, float32 or float16 storage, or 8 doubles per work item, the last vector element by
+element; bfloat16 keeps the scalar kernels) against CPU PyTorch in strict mode: sizes around the
+vector and work-group boundaries, views that do not start on a vector boundary, non-contiguous and
+mixed-dtype operands (the scalar kernels), special values, float16/bfloat16/float64."""
 
 import math
 

@@ -65,12 +65,13 @@ bool denseOperands(const at::TensorIteratorBase& iter) {
 }
 
 // Elements per work item of a kVector kernel for compute type t (0: no vector kernel): 16 floats
-// or 8 doubles, one 512-bit register.
+// or 8 doubles, one 512-bit register. Not bfloat16: its ushort16 <-> float16 conversions made
+// gelu 1.7x and mul 1.8x slower than the scalar kernels on PoCL 3.1 (which vectorise those 8
+// wide); half storage converts through vload_half16 / vstore_half16_rte (5-8x faster there).
 int vectorWidth(c10::ScalarType t) {
   switch (t) {
     case c10::kFloat:
     case c10::kHalf:
-    case c10::kBFloat16:
       return 16;
     case c10::kDouble:
       return 8;
@@ -95,9 +96,6 @@ std::string vloadExpr(c10::ScalarType t, int w, const std::string& ptr, const st
   switch (t) {
     case c10::kHalf:  // core OpenCL C: half storage without cl_khr_fp16
       return "vload_half" + n + "(" + v + ", (__global const half*)(" + ptr + "))";
-    case c10::kBFloat16:
-      return "as_float" + n + "(convert_uint" + n + "(vload" + n + "(" + v + ", " + ptr +
-             ")) << 16)";
     default:
       return "vload" + n + "(" + v + ", " + ptr + ")";
   }
@@ -108,8 +106,6 @@ std::string vstoreStmt(c10::ScalarType t, int w, const std::string& ptr, const s
   switch (t) {
     case c10::kHalf:
       return "vstore_half" + n + "_rte(" + value + ", " + v + ", (__global half*)(" + ptr + "));";
-    case c10::kBFloat16:
-      return "vstore" + n + "(ocl_float" + n + "_to_bf16(" + value + "), " + v + ", " + ptr + ");";
     default:
       return "vstore" + n + "(" + value + ", " + v + ", " + ptr + ");";
   }
@@ -134,15 +130,6 @@ std::string vectorKernelSource(const PointwiseOp& op, const at::TensorIteratorBa
   } else {
     s += aten::mathMacros(ts);  // builtins, which take vectors
   }
-  if (compute == c10::kBFloat16)
-    s += "inline ushort" + n + " ocl_float" + n + "_to_bf16(float" + n +
-         " f) {\n"
-         "  uint" +
-         n + " u = as_uint" + n +
-         "(f);\n"
-         "  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even, as c10::BFloat16 does\n"
-         "  return convert_ushort" +
-         n + "(f != f ? (uint" + n + ")0x7fc0 : u >> 16);  // same-size select\n}\n";
   if (op.helpers) s += std::string(op.helpers) + "\n";
   s += "__kernel void pw(__global char* p0, ulong off0";
   for (int i = 1; i < nt; ++i)

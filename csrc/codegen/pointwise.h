@@ -40,8 +40,8 @@ struct PointwiseOp {
   // The expression (and its helpers, if any) means the same when T, a, b and c are vectors of the
   // compute type: comparisons only as select conditions or inside && / || (a vector comparison
   // yields -1, not 1), no scalar-only builtins, ocl_round_out not used. CPU drivers then run
-  // dense same-dtype operands of float, half, bfloat16 and double 16 (double: 8) elements per
-  // work item (see vectorWidth in pointwise.cpp).
+  // dense same-dtype float and half operands 16 elements per work item, double 8 (vectorWidth in
+  // pointwise.cpp).
   bool vector_safe = false;
 };
 
