@@ -113,6 +113,8 @@ def test_host_scalars_broadcast_and_mixed_dtypes():
     check(lambda a, b: a + b.half(), x, y)  # promotion: the scalar kernel
     check(lambda a, b: a.double() * b, x, y)
     check(lambda a, b: torch.mul(a.view(17, 241), b[:241]), x, y)  # broadcast
+    check(lambda a: torch.exp(a[3]), x)  # 0-dim: one partial vector
+    check(lambda a, b: a[3] * b, x, y)  # a 0-dim device tensor broadcast: the scalar kernel
 
 
 def test_inplace_and_out_forms():
