@@ -69,6 +69,9 @@ def main() -> int:
         ("gelu tanh", lambda: torch.nn.functional.gelu(x, approximate="tanh"), 2),
         ("sigmoid", lambda: torch.sigmoid(x), 2),
         ("tanh", lambda: torch.tanh(x), 2),
+        ("erf", lambda: torch.erf(x), 2),
+        ("exp", lambda: torch.exp(x), 2),
+        ("silu", lambda: torch.nn.functional.silu(x), 2),
     ]
     # The same ops in CPU PyTorch, as a fraction of CPU PyTorch's own copy: where that is low too
     # (gelu on a CPU), the op is compute-bound on this hardware whatever the implementation.
@@ -81,6 +84,9 @@ def main() -> int:
         "gelu tanh": lambda: torch.nn.functional.gelu(xc, approximate="tanh"),
         "sigmoid": lambda: torch.sigmoid(xc),
         "tanh": lambda: torch.tanh(xc),
+        "erf": lambda: torch.erf(xc),
+        "exp": lambda: torch.exp(xc),
+        "silu": lambda: torch.nn.functional.silu(xc),
     }
     for name, fn, touched in cases:
         t = median_time(fn, args.reps, sync)

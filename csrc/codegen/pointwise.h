@@ -37,7 +37,19 @@ struct PointwiseOp {
   // ocl_c* functions of kernels/complex.cl); null: the op has no complex kernel. Ops with a real
   // result (abs, angle) yield (T)(value, 0): storing to a real output keeps the real part.
   const char* expr_complex = nullptr;
+  // The expression (and its helpers, if any) means the same when T, a, b and c are vectors of the
+  // compute type: comparisons only as select conditions or inside && / || (a vector comparison
+  // yields -1, not 1), no scalar-only builtins, ocl_round_out not used. CPU drivers then run
+  // dense same-dtype float and half operands 16 elements per work item, double 8 (vectorWidth in
+  // pointwise.cpp).
+  bool vector_safe = false;
 };
+
+// op marked vector_safe (the ops are aggregates initialised by position).
+constexpr PointwiseOp vectorSafe(PointwiseOp op) {
+  op.vector_safe = true;
+  return op;
+}
 
 // True when the generator has a kernel for this compute dtype (complex: when expr_complex is set;
 // the domain then does not apply).

@@ -29,86 +29,93 @@ inline float ocl_round_to_half(float x) {
 }
 inline float ocl_round_to_bf16(float x) { return ocl_bf16_to_float(ocl_float_to_bf16(x)); }
 
-// exp and erf in float from plain arithmetic. CPU drivers implement the builtins as scalar library
-// calls that stop the work-group vectoriser (PoCL 3.1: erf runs at 1/50 of the copy bandwidth);
-// these vectorise and stay within 1.3 ulp (exp) and 1 ulp (erf) over all floats, measured against
-// double-precision libm. Kernels reach them through ocl_exp / ocl_erf, which the pointwise
-// generator maps to the builtins for double.
-inline float ocl_exp_float(float x) {
-  // x = k ln2 + r, |r| <= ln2 / 2; e^r from Cephes' degree-6 polynomial; 2^k as two exponent
-  // fields so that k in [-150, 128] neither wraps nor needs a denormal bit pattern.
-  const float xc = fmin(fmax(x, -104.0f), 89.0f);
-  const float k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // rint, inline
-  float r = fma(k, -0.693145751953125f, xc);
-  r = fma(k, -1.428606765330187e-6f, r);
-  float p = 1.9875691500e-4f;
-  p = fma(p, r, 1.3981999507e-3f);
-  p = fma(p, r, 8.3334519073e-3f);
-  p = fma(p, r, 4.1665795894e-2f);
-  p = fma(p, r, 1.6666665459e-1f);
-  p = fma(p, r, 5.0000001201e-1f);
-  p = fma(p, r * r, r + 1.0f);
-  const int ki = (int)k, k1 = ki >> 1;
-  const float y = p * as_float((k1 + 127) << 23) * as_float((ki - k1 + 127) << 23);
-  return x != x ? x : y;  // not isnan(): PoCL lowers it to a call that blocks vectorisation
-}
-// The same e^x for x already in [-87, 88] and not NaN (callers clamp): one exponent field, no
-// clamp and no NaN select, ~8 of its ~27 vector instructions fewer where erf and tanh call it.
-inline float ocl_exp_inrange_float(float x) {
-  const float k = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = fma(k, -0.693145751953125f, x);
-  r = fma(k, -1.428606765330187e-6f, r);
-  float p = 1.9875691500e-4f;
-  p = fma(p, r, 1.3981999507e-3f);
-  p = fma(p, r, 8.3334519073e-3f);
-  p = fma(p, r, 4.1665795894e-2f);
-  p = fma(p, r, 1.6666665459e-1f);
-  p = fma(p, r, 5.0000001201e-1f);
-  p = fma(p, r * r, r + 1.0f);
-  return p * as_float(((int)k + 127) << 23);
-}
-// erf: minimax polynomials for |a| <= 0.9277 and for 1 - erf(|a|) = exp(poly(|a|)) beyond
-// (N. Juffa's erff), both evaluated and selected so that there is no branch.
-inline float ocl_erf_float(float a) {
-  const float t = fabs(a), s = a * a;
-  const float tt = fmin(t, 8.0f), ss = tt * tt;  // erf(8) is 1 in float; keeps inf - inf out
-  float r = fma(-1.72853470e-5f, tt, 3.83197126e-4f);
-  const float u = fma(-3.88396438e-3f, tt, 2.42546219e-2f);
-  r = fma(r, ss, u);
-  r = fma(r, tt, -1.06777877e-1f);
-  r = fma(r, tt, -6.34846687e-1f);
-  r = fma(r, tt, -1.28717512e-1f);
-  r = fma(r, tt, -tt);  // in [-72, -0.1]; NaN takes the other branch (fmin(NaN, 8) is 8)
-  r = copysign(1.0f - ocl_exp_inrange_float(r), a);
-  float q = -5.96761703e-4f;
-  q = fma(q, s, 4.99119423e-3f);
-  q = fma(q, s, -2.67681349e-2f);
-  q = fma(q, s, 1.12819925e-1f);
-  q = fma(q, s, -3.76125336e-1f);
-  q = fma(q, s, 1.28379166e-1f);
-  q = fma(q, a, a);
-  return t > 0.927734375f ? r : q;
-}
-
-// tanh = (1 - e) / (1 + e) with e = exp(-2|x|) for |x| >= 0.3 (at most one bit lost to the
-// cancellation); below, its odd Taylor series to x^13 (remainder < 1e-9 relative). No branch, so
-// it vectorises (PoCL's tanh is a scalar library call); sigmoid from the same exp.
-// Both on |x|, the sign put back last (so that tanh(-0) is -0, as on CPU).
-inline float ocl_tanh_float(float x) {
-  // e = exp(-2|x|) rounds (1 - e) / (1 + e) to 1 long before -2|x| reaches -40
-  const float a = fabs(x), e = ocl_exp_inrange_float(fmax(-2.0f * a, -40.0f)), s = x * x;
-  const float big = (1.0f - e) / (1.0f + e);
-  float p = -21844.0f / 6081075.0f;
-  p = fma(p, s, 929569.0f / 638512875.0f);
-  p = fma(p, s, -1382.0f / 155925.0f);
-  p = fma(p, s, 62.0f / 2835.0f);
-  p = fma(p, s, -17.0f / 315.0f);
-  p = fma(p, s, 2.0f / 15.0f);
-  p = fma(p, s, -1.0f / 3.0f);
-  const float small = fma(p * s, a, a);
-  return x != x ? x : copysign(a < 0.3f ? small : big, x);
-}
-inline float ocl_sigmoid_float(float x) { return 1.0f / (1.0f + ocl_exp_float(-x)); }
+// exp, erf, tanh and sigmoid in float from plain arithmetic. CPU drivers implement the builtins
+// as scalar library calls that stop the work-group vectoriser (PoCL 3.1: erf runs at 1/50 of the
+// copy bandwidth); these vectorise and stay within 1.3 ulp (exp) and 1 ulp (erf) over all floats,
+// measured against double-precision libm. Kernels reach them through ocl_exp / ocl_erf, which the
+// pointwise generator maps to the builtins for double.
+//
+// One definition for float and for float vectors: OCL_DEFINE_FLOAT_MATH(F, I, S) defines
+// ocl_exp_S, ocl_exp_inrange_S, ocl_erf_S, ocl_tanh_S and ocl_sigmoid_S over float type F with
+// the int type I of its width (float/int here; the pointwise generator's vector kernels on CPU
+// drivers instantiate float16/int16, which PoCL compiles to full AVX-512 registers where its
+// work-group vectoriser stops at 8 lanes). Only operations that mean the same on scalars and
+// vectors: selects whose condition is a comparison, constants cast to F where a builtin takes
+// only vectors.
+#define OCL_DEFINE_FLOAT_MATH(F, I, S)                                                           \
+  /* rint(x / ln2) for |x| < 2^22, inline */                                                     \
+  inline F ocl_exp_k_##S(F x) { return (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; } \
+  /* e^r for r = x - k ln2, |r| <= ln2 / 2: Cephes' degree-6 polynomial */                       \
+  inline F ocl_exp_reduced_##S(F x, F k) {                                                       \
+    F r = fma(k, (F)-0.693145751953125f, x);                                                     \
+    r = fma(k, (F)-1.428606765330187e-6f, r);                                                    \
+    F p = (F)1.9875691500e-4f;                                                                   \
+    p = fma(p, r, (F)1.3981999507e-3f);                                                          \
+    p = fma(p, r, (F)8.3334519073e-3f);                                                          \
+    p = fma(p, r, (F)4.1665795894e-2f);                                                          \
+    p = fma(p, r, (F)1.6666665459e-1f);                                                          \
+    p = fma(p, r, (F)5.0000001201e-1f);                                                          \
+    return fma(p, r * r, r + 1.0f);                                                              \
+  }                                                                                              \
+  /* e^x: 2^k as two exponent fields, so that k in [-150, 128] neither wraps nor needs a       \
+     denormal bit pattern; NaN through x != x (PoCL lowers isnan to a call that blocks          \
+     vectorisation) */                                                                           \
+  inline F ocl_exp_##S(F x) {                                                                    \
+    const F xc = fmin(fmax(x, -104.0f), 89.0f);                                                  \
+    const F k = ocl_exp_k_##S(xc);                                                               \
+    const I ki = convert_##I(k), k1 = ki >> 1;                                                   \
+    const F y = ocl_exp_reduced_##S(xc, k) * as_##F((k1 + 127) << 23) *                          \
+                as_##F((ki - k1 + 127) << 23);                                                   \
+    return x != x ? x : y;                                                                       \
+  }                                                                                              \
+  /* The same e^x for x already in [-87, 88] and not NaN (callers clamp): one exponent field,    \
+     no clamp and no NaN select, ~8 of ~27 vector instructions fewer where erf and tanh call it */ \
+  inline F ocl_exp_inrange_##S(F x) {                                                            \
+    const F k = ocl_exp_k_##S(x);                                                                \
+    return ocl_exp_reduced_##S(x, k) * as_##F((convert_##I(k) + 127) << 23);                     \
+  }                                                                                              \
+  /* erf: minimax polynomials for |a| <= 0.9277 and for 1 - erf(|a|) = exp(poly(|a|)) beyond     \
+     (N. Juffa's erff), both evaluated and selected so that there is no branch */                \
+  inline F ocl_erf_##S(F a) {                                                                    \
+    const F t = fabs(a), s = a * a;                                                              \
+    const F tt = fmin(t, 8.0f), ss = tt * tt; /* erf(8) is 1 in float; keeps inf - inf out */    \
+    F r = fma((F)-1.72853470e-5f, tt, (F)3.83197126e-4f);                                        \
+    const F u = fma((F)-3.88396438e-3f, tt, (F)2.42546219e-2f);                                  \
+    r = fma(r, ss, u);                                                                           \
+    r = fma(r, tt, (F)-1.06777877e-1f);                                                          \
+    r = fma(r, tt, (F)-6.34846687e-1f);                                                          \
+    r = fma(r, tt, (F)-1.28717512e-1f);                                                          \
+    r = fma(r, tt, -tt); /* in [-72, -0.1]; NaN takes the other branch (fmin(NaN, 8) is 8) */    \
+    r = copysign(1.0f - ocl_exp_inrange_##S(r), a);                                              \
+    F q = (F)-5.96761703e-4f;                                                                    \
+    q = fma(q, s, (F)4.99119423e-3f);                                                            \
+    q = fma(q, s, (F)-2.67681349e-2f);                                                           \
+    q = fma(q, s, (F)1.12819925e-1f);                                                            \
+    q = fma(q, s, (F)-3.76125336e-1f);                                                           \
+    q = fma(q, s, (F)1.28379166e-1f);                                                            \
+    q = fma(q, a, a);                                                                            \
+    return t > 0.927734375f ? r : q;                                                             \
+  }                                                                                              \
+  /* tanh = (1 - e) / (1 + e) with e = exp(-2|x|) for |x| >= 0.3 (at most one bit lost to the    \
+     cancellation); below, its odd Taylor series to x^13 (remainder < 1e-9 relative). No branch, \
+     so it vectorises (PoCL's tanh is a scalar library call). Both on |x|, the sign put back     \
+     last (so that tanh(-0) is -0, as on CPU). e = exp(-2|x|) rounds (1 - e) / (1 + e) to 1     \
+     long before -2|x| reaches -40 */                                                            \
+  inline F ocl_tanh_##S(F x) {                                                                   \
+    const F a = fabs(x), e = ocl_exp_inrange_##S(fmax(-2.0f * a, -40.0f)), s = x * x;            \
+    const F big = (1.0f - e) / (1.0f + e);                                                       \
+    F p = (F)(-21844.0f / 6081075.0f);                                                           \
+    p = fma(p, s, (F)(929569.0f / 638512875.0f));                                                \
+    p = fma(p, s, (F)(-1382.0f / 155925.0f));                                                    \
+    p = fma(p, s, (F)(62.0f / 2835.0f));                                                         \
+    p = fma(p, s, (F)(-17.0f / 315.0f));                                                         \
+    p = fma(p, s, (F)(2.0f / 15.0f));                                                            \
+    p = fma(p, s, (F)(-1.0f / 3.0f));                                                            \
+    const F small = fma(p * s, a, a);                                                            \
+    return x != x ? x : copysign(a < 0.3f ? small : big, x);                                     \
+  }                                                                                              \
+  inline F ocl_sigmoid_##S(F x) { return 1.0f / (1.0f + ocl_exp_##S(-x)); }
+OCL_DEFINE_FLOAT_MATH(float, int, float)
 
 // Philox-4x32-10 (Salmon et al., SC'11): counter-based, so element i of a random op draws from
 // counter (offset, i) under key seed on every device, with pure integer arithmetic. Scalar words

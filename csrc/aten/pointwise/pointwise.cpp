@@ -74,14 +74,15 @@ using codegen::PointwiseOp;
 
 // Floating results of a comparison-free expression normalise bools to 0/1 in the generator.
 // The last field of an op is its complex form (kernels/complex.cl), where it has one.
-const PointwiseOp kadd{"add", "a + s0 * b", "a + s0 * b", Domain::kAll,
-                       false, nullptr,      nullptr,      "a + ocl_cmul(s0, b)"};
-const PointwiseOp ksub{"sub", "a - s0 * b", "a - s0 * b", Domain::kAll,
-                       false, nullptr,      nullptr,      "a - ocl_cmul(s0, b)"};
-const PointwiseOp kMul{"mul", "a * b", "a * b", Domain::kAll,
-                       false, nullptr, nullptr, "ocl_cmul(a, b)"};
-const PointwiseOp kDiv{"div", "a / b", nullptr, Domain::kFloating,
-                       false, nullptr, nullptr, "ocl_cdiv(a, b)"};
+// The last field: vector-safe (PointwiseOp::vector_safe).
+const PointwiseOp kadd{"add",   "a + s0 * b", "a + s0 * b",          Domain::kAll, false,
+                       nullptr, nullptr,      "a + ocl_cmul(s0, b)", true};
+const PointwiseOp ksub{"sub",   "a - s0 * b", "a - s0 * b",          Domain::kAll, false,
+                       nullptr, nullptr,      "a - ocl_cmul(s0, b)", true};
+const PointwiseOp kMul{"mul",   "a * b", "a * b",          Domain::kAll, false,
+                       nullptr, nullptr, "ocl_cmul(a, b)", true};
+const PointwiseOp kDiv{"div",   "a / b",          nullptr, Domain::kFloating, false, nullptr,
+                       nullptr, "ocl_cdiv(a, b)", true};
 const PointwiseOp kMaximum{"maximum", "(isnan(a) || isnan(b)) ? a + b : fmax(a, b)", "max(a, b)"};
 const PointwiseOp kMinimum{"minimum", "(isnan(a) || isnan(b)) ? a + b : fmin(a, b)", "min(a, b)"};
 const PointwiseOp kAtan2{"atan2", "atan2(a, b)", nullptr, Domain::kFloating};
@@ -95,8 +96,8 @@ const PointwiseOp kGt{"gt", "a > b", nullptr, Domain::kAll, true};
 const PointwiseOp kGe{"ge", "a >= b", nullptr, Domain::kAll, true};
 const PointwiseOp kClampMin{"clamp_min", "isnan(a) ? a : fmax(a, s0)", "max(a, s0)"};
 // Inputs are (self, grad): the gradient passes where the forward input exceeded the threshold.
-const PointwiseOp kThresholdBackward{"threshold_backward", "a <= s0 ? (T)0 : b",
-                                     "a <= s0 ? (T)0 : b"};
+const PointwiseOp kThresholdBackward =
+    codegen::vectorSafe({"threshold_backward", "a <= s0 ? (T)0 : b", "a <= s0 ? (T)0 : b"});
 
 #define OCL_BINARY_ALPHA(NAME, META)                                                               \
   at::Tensor NAME##Fn(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {        \
@@ -191,9 +192,10 @@ at::Tensor& thresholdBackwardOut(const at::Tensor& grad, const at::Tensor& self,
 }
 
 // Unary floating functions: ints promote to float in their meta functions.
-#define OCL_UNARY_C(NAME, EXPR, EXPR_INT, DOMAIN, EXPR_COMPLEX)                                    \
-  const PointwiseOp k_##NAME{                                                                      \
-      #NAME, EXPR, EXPR_INT, DOMAIN, false, nullptr, nullptr, EXPR_COMPLEX};                       \
+// VEC: the expression is vector-safe (PointwiseOp::vector_safe).
+#define OCL_UNARY_CV(NAME, EXPR, EXPR_INT, DOMAIN, EXPR_COMPLEX, VEC)                              \
+  const PointwiseOp k_##NAME{#NAME,   EXPR,    EXPR_INT,     DOMAIN, false,                        \
+                             nullptr, nullptr, EXPR_COMPLEX, VEC};                                 \
   at::Tensor NAME##Fn(const at::Tensor& a) {                                                       \
     return run<at::meta::structured_##NAME>(k_##NAME, "aten::" #NAME, "", Mode::kFunctional,       \
                                             nullptr, {}, a);                                       \
@@ -207,19 +209,24 @@ at::Tensor& thresholdBackwardOut(const at::Tensor& grad, const at::Tensor& self,
     return out;                                                                                    \
   }
 
+#define OCL_UNARY_C(NAME, EXPR, EXPR_INT, DOMAIN, EXPR_COMPLEX) \
+  OCL_UNARY_CV(NAME, EXPR, EXPR_INT, DOMAIN, EXPR_COMPLEX, false)
 #define OCL_UNARY(NAME, EXPR, EXPR_INT, DOMAIN) OCL_UNARY_C(NAME, EXPR, EXPR_INT, DOMAIN, nullptr)
 #define OCL_UNARY_FLOAT(NAME, EXPR) OCL_UNARY(NAME, EXPR, nullptr, Domain::kFloating)
 // Floating functions that also have a complex form.
 #define OCL_UNARY_FC(NAME, EXPR, EXPR_COMPLEX) \
   OCL_UNARY_C(NAME, EXPR, nullptr, Domain::kFloating, EXPR_COMPLEX)
-OCL_UNARY_FC(exp, "ocl_exp(a)", "ocl_cexp(a)")
+// ... whose expression is also vector-safe.
+#define OCL_UNARY_FCV(NAME, EXPR, EXPR_COMPLEX) \
+  OCL_UNARY_CV(NAME, EXPR, nullptr, Domain::kFloating, EXPR_COMPLEX, true)
+OCL_UNARY_FCV(exp, "ocl_exp(a)", "ocl_cexp(a)")
 OCL_UNARY_FC(exp2, "exp2(a)", "ocl_cexp(a * (R)M_LN2)")
 OCL_UNARY_FC(expm1, "expm1(a)", "ocl_cexpm1(a)")
 OCL_UNARY_FC(log, "log(a)", "ocl_clog(a)")
 OCL_UNARY_FC(log2, "log2(a)", "ocl_clog(a) / (R)M_LN2")
 OCL_UNARY_FC(log10, "log10(a)", "ocl_clog(a) / (R)M_LN10")
 OCL_UNARY_FC(log1p, "log1p(a)", "ocl_clog1p(a)")
-OCL_UNARY_FC(sqrt, "sqrt(a)", "ocl_csqrt(a)")
+OCL_UNARY_FCV(sqrt, "sqrt(a)", "ocl_csqrt(a)")
 OCL_UNARY_FC(rsqrt, "rsqrt(a)", "ocl_crsqrt(a)")
 OCL_UNARY_FC(sin, "sin(a)", "ocl_csin(a)")
 OCL_UNARY_FC(cos, "cos(a)", "ocl_ccos(a)")
@@ -229,53 +236,54 @@ OCL_UNARY_FC(acos, "acos(a)", "ocl_cacos(a)")
 OCL_UNARY_FC(atan, "atan(a)", "ocl_catan(a)")
 OCL_UNARY_FC(sinh, "sinh(a)", "ocl_csinh(a)")
 OCL_UNARY_FC(cosh, "cosh(a)", "ocl_ccosh(a)")
-OCL_UNARY_FC(tanh, "ocl_tanh(a)", "ocl_ctanh(a)")
-OCL_UNARY_FLOAT(erf, "ocl_erf(a)")
+OCL_UNARY_FCV(tanh, "ocl_tanh(a)", "ocl_ctanh(a)")
+OCL_UNARY_CV(erf, "ocl_erf(a)", nullptr, Domain::kFloating, nullptr, true)
 OCL_UNARY_FLOAT(erfc, "erfc(a)")
-OCL_UNARY_FC(sigmoid, "ocl_sigmoid(a)", "ocl_csigmoid(a)")
-OCL_UNARY_FC(reciprocal, "(T)1 / a", "ocl_crecip(a)")
-OCL_UNARY_C(neg, "-a", "-a", Domain::kAll, "-a")
+OCL_UNARY_FCV(sigmoid, "ocl_sigmoid(a)", "ocl_csigmoid(a)")
+OCL_UNARY_FCV(reciprocal, "(T)1 / a", "ocl_crecip(a)")
+OCL_UNARY_CV(neg, "-a", "-a", Domain::kAll, "-a", true)
 OCL_UNARY(ceil, "ceil(a)", "a", Domain::kAll)
 OCL_UNARY(floor, "floor(a)", "a", Domain::kAll)
 OCL_UNARY(trunc, "trunc(a)", "a", Domain::kAll)
 
 OCL_UNARY(sign, "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))", Domain::kAll)
-OCL_UNARY_FC(silu, "a / ((T)1 + ocl_exp(-a))", "ocl_cdiv(a, (T)(1, 0) + ocl_cexp(-a))")
+OCL_UNARY_FCV(silu, "a / ((T)1 + ocl_exp(-a))", "ocl_cdiv(a, (T)(1, 0) + ocl_cexp(-a))")
 
 // Activations with arguments, and their gradients: (grad, self) are the inputs a, b.
-const PointwiseOp kGelu{"gelu", "(T)0.5 * a * ((T)1 + ocl_erf(a * (T)M_SQRT1_2))", nullptr,
-                        Domain::kFloating};
-const PointwiseOp kGeluTanh{
-    "gelu_tanh",
-    "(T)0.5 * a * ((T)1 + ocl_tanh((T)0.7978845608028654 * (a + (T)0.044715 * a * a * a)))",
-    nullptr, Domain::kFloating};
-const PointwiseOp kGeluBackward{
-    "gelu_backward",
-    "a * ((T)0.5 * ((T)1 + ocl_erf(b * (T)M_SQRT1_2)) + b * ocl_exp((T)-0.5 * b * b) * "
-    "(T)0.3989422804014327)",
-    nullptr, Domain::kFloating};
+const PointwiseOp kGelu = codegen::vectorSafe(
+    {"gelu", "(T)0.5 * a * ((T)1 + ocl_erf(a * (T)M_SQRT1_2))", nullptr, Domain::kFloating});
+const PointwiseOp kGeluTanh = codegen::vectorSafe(
+    {"gelu_tanh",
+     "(T)0.5 * a * ((T)1 + ocl_tanh((T)0.7978845608028654 * (a + (T)0.044715 * a * a * a)))",
+     nullptr, Domain::kFloating});
+const PointwiseOp kGeluBackward = codegen::vectorSafe(
+    {"gelu_backward",
+     "a * ((T)0.5 * ((T)1 + ocl_erf(b * (T)M_SQRT1_2)) + b * ocl_exp((T)-0.5 * b * b) * "
+     "(T)0.3989422804014327)",
+     nullptr, Domain::kFloating});
 // d/dx of gelu_tanh without 1 - tanh(u)^2, which cancels catastrophically once tanh(u) rounds
 // near +-1 (an error of 1e-5 where the gradient is 0): with e = exp(-2|u|),
 // (1 + tanh u) / 2 = (u < 0 ? e : 1) / (1 + e) and sech(u)^2 = 4e / (1 + e)^2.
 #define OCL_GELU_U "((T)0.7978845608028654 * (b + (T)0.044715 * b * b * b))"
 #define OCL_GELU_E "ocl_exp((T)-2 * fabs(" OCL_GELU_U "))"
-const PointwiseOp kGeluTanhBackward{"gelu_tanh_backward",
-                                    "a * (((" OCL_GELU_U " < (T)0) ? " OCL_GELU_E
-                                    " : (T)1) / ((T)1 + " OCL_GELU_E ") + (T)2 * b * " OCL_GELU_E
-                                    " / (((T)1 + " OCL_GELU_E ") * ((T)1 + " OCL_GELU_E
-                                    ")) * (T)0.7978845608028654 * "
-                                    "((T)1 + (T)0.134145 * b * b))",
-                                    nullptr, Domain::kFloating};
+const PointwiseOp kGeluTanhBackward = codegen::vectorSafe(
+    {"gelu_tanh_backward",
+     "a * (((" OCL_GELU_U " < (T)0) ? " OCL_GELU_E " : (T)1) / ((T)1 + " OCL_GELU_E
+     ") + (T)2 * b * " OCL_GELU_E " / (((T)1 + " OCL_GELU_E ") * ((T)1 + " OCL_GELU_E
+     ")) * (T)0.7978845608028654 * "
+     "((T)1 + (T)0.134145 * b * b))",
+     nullptr, Domain::kFloating});
 #undef OCL_GELU_E
 #undef OCL_GELU_U
-const PointwiseOp kSiluBackward{
-    "silu_backward",
-    "a * ((T)1 / ((T)1 + ocl_exp(-b))) * ((T)1 + b * ((T)1 - (T)1 / ((T)1 + ocl_exp(-b))))",
-    nullptr, Domain::kFloating};
-const PointwiseOp kLeakyRelu{"leaky_relu", "a > (T)0 ? a : a * s0", nullptr, Domain::kFloating};
+const PointwiseOp kSiluBackward = codegen::vectorSafe(
+    {"silu_backward",
+     "a * ((T)1 / ((T)1 + ocl_exp(-b))) * ((T)1 + b * ((T)1 - (T)1 / ((T)1 + ocl_exp(-b))))",
+     nullptr, Domain::kFloating});
+const PointwiseOp kLeakyRelu =
+    codegen::vectorSafe({"leaky_relu", "a > (T)0 ? a : a * s0", nullptr, Domain::kFloating});
 // Inputs are (self, grad), as for threshold_backward.
-const PointwiseOp kLeakyReluBackward{"leaky_relu_backward", "a > (T)0 ? b : b * s0", nullptr,
-                                     Domain::kFloating};
+const PointwiseOp kLeakyReluBackward = codegen::vectorSafe(
+    {"leaky_relu_backward", "a > (T)0 ? b : b * s0", nullptr, Domain::kFloating});
 // Integer pow as CPU's powi: square-and-multiply with wrap-around (in ulong: the low bits of a
 // product depend only on the low bits of its factors, and unsigned overflow is defined); negative
 // exponents give 1, +-1 or 0.
