@@ -542,3 +542,34 @@ def test_cpu_tile_reads_padded_rows_in_place(cols):
         _C._set_gemm_provider("auto")
     torch.testing.assert_close(out.cpu(), torch.bmm(a, store[:, :, :cols]), rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(out2.cpu(), a[0] @ tight, rtol=1e-4, atol=1e-4)
+
+
+def test_host_blas_fresh_segments_unsynchronised():
+    """Operands in segments no native kernel has seen yet, written by device kernels still in the
+    queue: the host addresses are learned by probes queued ahead of the GEMM (no host wait), and
+    every result must still be right. Each 24 MiB tensor takes a segment of its own."""
+    if not _usable("host_blas", torch.float32):
+        pytest.skip("no host_blas on this device")
+    _C._set_gemm_provider("host_blas")
+    try:
+        gen = torch.Generator().manual_seed(5)
+        outs, refs = [], []
+        with torch_ocl.strict():
+            for i in range(3):
+                a_c = _rand(64, 96, dtype=torch.float32, gen=gen)
+                b_c = _rand(96, 48, dtype=torch.float32, gen=gen)
+                # A big tensor first, so that a, b and the result land in fresh segments, then
+                # device writes into them (pending) right before the GEMM reads them.
+                big = torch.empty(6 << 20, device=DEV)
+                a = torch.zeros(64, 96, device=DEV).add_(a_c.to(DEV))
+                b = torch.empty(96 * 48 + (6 << 20), device=DEV)[: 96 * 48].view(96, 48)
+                b.copy_(b_c.to(DEV)).mul_(2.0)
+                c = torch.mm(a, b)
+                assert _C._last_gemm_provider() == "host_blas"
+                outs.append(c)
+                refs.append(torch.mm(a_c, b_c * 2.0))
+                del big
+        for c, r in zip(outs, refs):
+            torch.testing.assert_close(c.cpu(), r, rtol=1e-4, atol=1e-4)
+    finally:
+        _C._set_gemm_provider("auto")
