@@ -900,7 +900,8 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   // The tuning table (warmup's measurements) first, unless a provider is forced.
   if (forced().load(std::memory_order_relaxed) == GemmProvider::kAuto) {
     const int cls = gemmShapeClass(out.size(-2), out.size(-1), a.size(-1),
-                                   cpuTileReadsBInPlace(b, out.size(-1), out.size(-2)));
+                                   cpuTileReadsBInPlace(b, out.size(-1), out.size(-2)),
+                                   gemmOperandTransposed(a), gemmOperandTransposed(b));
     if (const auto tuned = gemmTunedProvider(idx, t, cls); tuned && supports(*tuned, idx, t))
       return *tuned;
   }
@@ -928,7 +929,8 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
 
 int gemmShapeClassOf(const at::Tensor& a, const at::Tensor& b) {
   return gemmShapeClass(a.size(-2), b.size(-1), a.size(-1),
-                        cpuTileReadsBInPlace(b, b.size(-1), a.size(-2)));
+                        cpuTileReadsBInPlace(b, b.size(-1), a.size(-2)), gemmOperandTransposed(a),
+                        gemmOperandTransposed(b));
 }
 
 std::string gemmShapeRule(c10::DeviceIndex idx) {
