@@ -573,3 +573,36 @@ def test_host_blas_fresh_segments_unsynchronised():
             torch.testing.assert_close(c.cpu(), r, rtol=1e-4, atol=1e-4)
     finally:
         _C._set_gemm_provider("auto")
+
+
+def test_tuning_classes_by_transposition(tmp_path, monkeypatch):
+    """The tuning table's classes tell the operands' layouts apart (A^T: a weight gradient x^T @ dy,
+    B^T: x @ W^T), and gemm follows an entry of a transposed class only for that layout."""
+    monkeypatch.setenv("TORCH_OCL_CACHE_DIR", str(tmp_path))
+    g = torch.Generator().manual_seed(21)
+    a_c, b_c = torch.randn(40, 72, generator=g), torch.randn(72, 56, generator=g)
+    a, b = a_c.to(DEV), b_c.to(DEV)
+    at = a_c.t().contiguous().to(DEV).t()  # same values, read transposed
+    bt = b_c.t().contiguous().to(DEV).t()
+    c_nn, c_tn = _C._gemm_shape_class_of(a, b), _C._gemm_shape_class_of(at, b)
+    c_nt, c_tt = _C._gemm_shape_class_of(a, bt), _C._gemm_shape_class_of(at, bt)
+    assert len({c_nn, c_tn, c_nt, c_tt}) == 4 and c_nn < 72
+    assert (c_tn - c_nn, c_nt % 72, c_tt // 72) == (72, c_nn % 72 - (c_nn % 2), 3)
+    assert "A^T" in _C._gemm_shape_class_name(c_tn) and "B^T" in _C._gemm_shape_class_name(c_nt)
+    # A row or a column vector is not "transposed".
+    assert _C._gemm_shape_class_of(a[:1], b) < 72
+    key = _C._gemm_device_key(0)
+    try:
+        with open(_C._gemm_tuning_path(), "w") as f:
+            f.write(f"{key}\tFloat\t{c_tn}\ttiled\n")
+        assert _C._gemm_tuning_reload() == 1
+        with torch_ocl.strict():
+            r_tn = torch.mm(at, b)
+            assert _C._last_gemm_provider() == "tiled"
+            r_nn = torch.mm(a, b)
+            assert _C._last_gemm_provider() != "tiled"
+        torch.testing.assert_close(r_tn.cpu(), a_c @ b_c, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(r_nn.cpu(), a_c @ b_c, rtol=1e-4, atol=1e-4)
+    finally:
+        monkeypatch.undo()
+        _C._gemm_tuning_reload()
