@@ -383,3 +383,27 @@ def test_conv_batch_chunks_accumulate_weight_grad():
     for name, t, c, o in zip(("output", "input grad", "weight grad"), truth, cpu, ocl):
         cpu_err, ocl_err = (c - t).abs().max().item(), (o - t).abs().max().item()
         assert ocl_err <= 4 * cpu_err + 1e-5, (name, ocl_err, cpu_err)
+
+
+def test_grouped_batched_weight_grad_chunks_accumulate():
+    # Groups of 16 output channels: the weight gradient is one batched GEMM over (sample, group)
+    # per 8 MiB chunk of columns plus a sum over the samples; 3 samples of 32 x 3 x 3 x 60 x 60
+    # columns (4.2 MB a sample, both groups) take two chunks, the second added in place.
+    # Compared with the float64 result, as the test above.
+    x, w = rand((3, 32, 60, 60), 3), rand((32, 16, 3, 3), 4)
+    go = rand((3, 32, 60, 60), 98)
+
+    def run(dtype, device):
+        xs = x.to(dtype).to(device).detach().clone().requires_grad_()
+        ws = w.to(dtype).to(device).detach().clone().requires_grad_()
+        with torch_ocl.strict() if device == "ocl" else contextlib.nullcontext():
+            out = F.conv2d(xs, ws, padding=1, groups=2)
+            out.backward(go.to(dtype).to(device))
+        return [t.detach().cpu().double() for t in (out, xs.grad, ws.grad)]
+
+    truth, cpu, ocl = run(torch.float64, "cpu"), run(torch.float32, "cpu"), run(torch.float32, "ocl")
+    for name, t, c, o in zip(("output", "input grad", "weight grad"), truth, cpu, ocl):
+        cpu_err, ocl_err = (c - t).abs().max().item(), (o - t).abs().max().item()
+        assert ocl_err <= 4 * cpu_err + 1e-5, (name, ocl_err, cpu_err)
+    # float64 runs the same batched path.
+    torch.testing.assert_close(run(torch.float64, "ocl")[2], truth[2], rtol=1e-10, atol=1e-10)
