@@ -309,6 +309,15 @@ GROUP_CASES = {
         lambda x, w: F.conv_transpose2d(x, w, stride=2, groups=3), [(1, 6, 3, 4), (6, 2, 2, 3)]),
     "transpose_depthwise": (lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, groups=4),
                             [(2, 4, 5, 5), (4, 1, 3, 3)]),
+    # 16 or more rows per group: all (sample, group) products in one batched GEMM, the weight
+    # gradient as one batched GEMM and a sum over the samples (odd channels per group).
+    "groups2_batched": (lambda x, w, b: F.conv2d(x, w, b, stride=(1, 2), padding=(2, 1),
+                                                 dilation=(2, 1), groups=2),
+                        [(3, 34, 9, 11), (32, 17, 3, 3), (32,)]),
+    "transpose_groups_batched": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1,
+                                           groups=2),
+        [(3, 32, 5, 6), (32, 9, 3, 3), (18,)]),
     "transpose1d_groups": (
         lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, output_padding=1, groups=2),
         [(2, 4, 9), (4, 3, 3), (6,)]),
@@ -322,7 +331,8 @@ def test_grouped_and_transposed_strict(case, dtype):
     check_fn(fn, [rand(s, i) for i, s in enumerate(shapes)], dtype=dtype, strict=True)
 
 
-@pytest.mark.parametrize("case", ["groups3_odd", "transpose_groups_outpad", "depthwise_mult2"])
+@pytest.mark.parametrize("case", ["groups3_odd", "transpose_groups_outpad", "depthwise_mult2",
+                                  "groups2_batched"])
 @pytest.mark.parametrize("layout", ["channels_last", "sliced"])
 def test_grouped_and_transposed_layouts(case, layout):
     fn, shapes = GROUP_CASES[case]
@@ -335,7 +345,8 @@ def test_grouped_and_transposed_layouts(case, layout):
     check_fn(fn, [rand(tuple(s), i) for i, s in enumerate(shapes)], prep=prep, strict=True)
 
 
-@pytest.mark.parametrize("case", ["groups3_odd", "transpose_groups_outpad", "depthwise_mult2"])
+@pytest.mark.parametrize("case", ["groups3_odd", "transpose_groups_outpad", "depthwise_mult2",
+                                  "groups2_batched"])
 def test_grouped_and_transposed_zero_batch(case):
     fn, shapes = GROUP_CASES[case]
     ts = [rand(s, i) for i, s in enumerate(shapes)]
@@ -372,3 +383,27 @@ def test_conv_batch_chunks_accumulate_weight_grad():
     for name, t, c, o in zip(("output", "input grad", "weight grad"), truth, cpu, ocl):
         cpu_err, ocl_err = (c - t).abs().max().item(), (o - t).abs().max().item()
         assert ocl_err <= 4 * cpu_err + 1e-5, (name, ocl_err, cpu_err)
+
+
+def test_grouped_batched_weight_grad_chunks_accumulate():
+    # Groups of 16 output channels: the weight gradient is one batched GEMM over (sample, group)
+    # per 8 MiB chunk of columns plus a sum over the samples; 3 samples of 32 x 3 x 3 x 60 x 60
+    # columns (4.2 MB a sample, both groups) take two chunks, the second added in place.
+    # Compared with the float64 result, as the test above.
+    x, w = rand((3, 32, 60, 60), 3), rand((32, 16, 3, 3), 4)
+    go = rand((3, 32, 60, 60), 98)
+
+    def run(dtype, device):
+        xs = x.to(dtype).to(device).detach().clone().requires_grad_()
+        ws = w.to(dtype).to(device).detach().clone().requires_grad_()
+        with torch_ocl.strict() if device == "ocl" else contextlib.nullcontext():
+            out = F.conv2d(xs, ws, padding=1, groups=2)
+            out.backward(go.to(dtype).to(device))
+        return [t.detach().cpu().double() for t in (out, xs.grad, ws.grad)]
+
+    truth, cpu, ocl = run(torch.float64, "cpu"), run(torch.float32, "cpu"), run(torch.float32, "ocl")
+    for name, t, c, o in zip(("output", "input grad", "weight grad"), truth, cpu, ocl):
+        cpu_err, ocl_err = (c - t).abs().max().item(), (o - t).abs().max().item()
+        assert ocl_err <= 4 * cpu_err + 1e-5, (name, ocl_err, cpu_err)
+    # float64 runs the same batched path.
+    torch.testing.assert_close(run(torch.float64, "ocl")[2], truth[2], rtol=1e-10, atol=1e-10)

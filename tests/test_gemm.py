@@ -542,3 +542,67 @@ def test_cpu_tile_reads_padded_rows_in_place(cols):
         _C._set_gemm_provider("auto")
     torch.testing.assert_close(out.cpu(), torch.bmm(a, store[:, :, :cols]), rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(out2.cpu(), a[0] @ tight, rtol=1e-4, atol=1e-4)
+
+
+def test_host_blas_fresh_segments_unsynchronised():
+    """Operands in segments no native kernel has seen yet, written by device kernels still in the
+    queue: the host addresses are learned by probes queued ahead of the GEMM (no host wait), and
+    every result must still be right. Each 24 MiB tensor takes a segment of its own."""
+    if not _usable("host_blas", torch.float32):
+        pytest.skip("no host_blas on this device")
+    _C._set_gemm_provider("host_blas")
+    try:
+        gen = torch.Generator().manual_seed(5)
+        outs, refs = [], []
+        with torch_ocl.strict():
+            for i in range(3):
+                a_c = _rand(64, 96, dtype=torch.float32, gen=gen)
+                b_c = _rand(96, 48, dtype=torch.float32, gen=gen)
+                # A big tensor first, so that a, b and the result land in fresh segments, then
+                # device writes into them (pending) right before the GEMM reads them.
+                big = torch.empty(6 << 20, device=DEV)
+                a = torch.zeros(64, 96, device=DEV).add_(a_c.to(DEV))
+                b = torch.empty(96 * 48 + (6 << 20), device=DEV)[: 96 * 48].view(96, 48)
+                b.copy_(b_c.to(DEV)).mul_(2.0)
+                c = torch.mm(a, b)
+                assert _C._last_gemm_provider() == "host_blas"
+                outs.append(c)
+                refs.append(torch.mm(a_c, b_c * 2.0))
+                del big
+        for c, r in zip(outs, refs):
+            torch.testing.assert_close(c.cpu(), r, rtol=1e-4, atol=1e-4)
+    finally:
+        _C._set_gemm_provider("auto")
+
+
+def test_tuning_classes_by_transposition(tmp_path, monkeypatch):
+    """The tuning table's classes tell the operands' layouts apart (A^T: a weight gradient x^T @ dy,
+    B^T: x @ W^T), and gemm follows an entry of a transposed class only for that layout."""
+    monkeypatch.setenv("TORCH_OCL_CACHE_DIR", str(tmp_path))
+    g = torch.Generator().manual_seed(21)
+    a_c, b_c = torch.randn(40, 72, generator=g), torch.randn(72, 56, generator=g)
+    a, b = a_c.to(DEV), b_c.to(DEV)
+    at = a_c.t().contiguous().to(DEV).t()  # same values, read transposed
+    bt = b_c.t().contiguous().to(DEV).t()
+    c_nn, c_tn = _C._gemm_shape_class_of(a, b), _C._gemm_shape_class_of(at, b)
+    c_nt, c_tt = _C._gemm_shape_class_of(a, bt), _C._gemm_shape_class_of(at, bt)
+    assert len({c_nn, c_tn, c_nt, c_tt}) == 4 and c_nn < 72
+    assert (c_tn - c_nn, c_nt % 72, c_tt // 72) == (72, c_nn % 72 - (c_nn % 2), 3)
+    assert "A^T" in _C._gemm_shape_class_name(c_tn) and "B^T" in _C._gemm_shape_class_name(c_nt)
+    # A row or a column vector is not "transposed".
+    assert _C._gemm_shape_class_of(a[:1], b) < 72
+    key = _C._gemm_device_key(0)
+    try:
+        with open(_C._gemm_tuning_path(), "w") as f:
+            f.write(f"{key}\tFloat\t{c_tn}\ttiled\n")
+        assert _C._gemm_tuning_reload() == 1
+        with torch_ocl.strict():
+            r_tn = torch.mm(at, b)
+            assert _C._last_gemm_provider() == "tiled"
+            r_nn = torch.mm(a, b)
+            assert _C._last_gemm_provider() != "tiled"
+        torch.testing.assert_close(r_tn.cpu(), a_c @ b_c, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(r_nn.cpu(), a_c @ b_c, rtol=1e-4, atol=1e-4)
+    finally:
+        monkeypatch.undo()
+        _C._gemm_tuning_reload()

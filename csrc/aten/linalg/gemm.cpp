@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 
@@ -330,48 +331,82 @@ void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
 // kernel with host pointers in its own (sorted) order of the buffers, not in the order of
 // args_mem_loc, so with two or more buffers the pointers can land in the wrong slots (seen here:
 // A and C swapped, a segfault). A native kernel with a single buffer is unambiguous: the address
-// of each cl_mem is learned once that way and cached until the driver destroys the object (its
-// destructor callback drops the entry, so a recycled handle is never mistaken for the old one).
+// of each cl_mem is learned that way once, into a slot that the GEMM's native kernel reads when
+// it runs. The probe is enqueued ahead of the GEMM on the same in-order queue and never waited
+// for (the first version waited for it on the host, which drained the whole stream at every
+// segment a GEMM saw for the first time). The slot stays valid for the life of the process; the
+// map entry is dropped when the driver destroys the object (its destructor callback), so a
+// recycled handle is never mistaken for the old one.
 class HostAddresses {
  public:
+  // Filled by the probe (on a worker thread), read by the GEMM kernel queued after it.
+  struct Slot {
+    std::atomic<char*> ptr{nullptr};
+  };
   static HostAddresses& get() {
     static HostAddresses* h = new HostAddresses();  // NOLINT: lives as long as the process
     return *h;
   }
-  char* of(cl_command_queue q, cl_mem mem) {
+  // The slot of mem's host address, with a probe queued on q ahead of what is enqueued next
+  // when the address is not known yet (or was probed on another queue and has not arrived).
+  const Slot* slotOf(cl_command_queue q, cl_mem mem) {
+    Slot* slot = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = map_.find(mem);
-      if (it != map_.end()) return it->second;
+      if (it != map_.end()) {
+        if (it->second.slot->ptr.load(std::memory_order_acquire) ||
+            std::find(it->second.queues.begin(), it->second.queues.end(), q) !=
+                it->second.queues.end())
+          return it->second.slot;
+        slot = it->second.slot;
+        it->second.queues.push_back(q);
+      } else {
+        slots_.emplace_back();
+        slot = &slots_.back();
+        map_.emplace(mem, Entry{slot, {q}});
+        OCL_CHECK(clSetMemObjectDestructorCallback(mem, &HostAddresses::forget, this));
+      }
     }
     struct Probe {
       void* ptr;  // the handle, replaced by the driver
-      void** out;
+      Slot* slot;
     };
-    void* found = nullptr;
-    Probe probe{mem, &found};
+    Probe probe{mem, slot};
     const void* loc = &probe.ptr;
-    rt::ClEvent ev;
     OCL_CHECK(clEnqueueNativeKernel(
-        q, [](void* p) { *static_cast<Probe*>(p)->out = static_cast<Probe*>(p)->ptr; }, &probe,
-        sizeof(probe), 1, &mem, &loc, 0, nullptr, ev.out()));
-    const cl_event e = ev.get();
-    OCL_CHECK(clWaitForEvents(1, &e));  // once per buffer: the queue drains up to here
-    TORCH_CHECK(found != nullptr, "clEnqueueNativeKernel gave no host address for a buffer");
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (map_.emplace(mem, static_cast<char*>(found)).second)
-      OCL_CHECK(clSetMemObjectDestructorCallback(mem, &HostAddresses::forget, this));
-    return static_cast<char*>(found);
+        q,
+        [](void* p) {
+          auto* pr = static_cast<Probe*>(p);
+          pr->slot->ptr.store(static_cast<char*>(pr->ptr), std::memory_order_release);
+        },
+        &probe, sizeof(probe), 1, &mem, &loc, 0, nullptr, nullptr));
+    probes_.fetch_add(1, std::memory_order_relaxed);
+    return slot;
   }
+  int64_t probes() const { return probes_.load(std::memory_order_relaxed); }
 
  private:
+  struct Entry {
+    Slot* slot;
+    std::vector<cl_command_queue> queues;  // where a probe for it was queued
+  };
   static void CL_CALLBACK forget(cl_mem mem, void* self) {
     auto* h = static_cast<HostAddresses*>(self);
     std::lock_guard<std::mutex> lock(h->mutex_);
     h->map_.erase(mem);
   }
   std::mutex mutex_;
-  std::unordered_map<cl_mem, char*> map_;
+  std::unordered_map<cl_mem, Entry> map_;
+  std::deque<Slot> slots_;  // never shrinks: a queued kernel may still read a forgotten slot
+  std::atomic<int64_t> probes_{0};
+};
+
+// A host address known when the native kernel runs: the slot's value plus a byte offset.
+struct HostPtr {
+  const HostAddresses::Slot* slot = nullptr;
+  size_t offset = 0;
+  char* get() const { return slot ? slot->ptr.load(std::memory_order_acquire) + offset : nullptr; }
 };
 
 // The argument block the driver copies: host addresses of the operands (bytes offsets added).
@@ -379,7 +414,7 @@ class HostAddresses {
 // with the queue; their slots (unused) are handles[].
 struct HostGemmArgs {
   void* handles[4];
-  char *a, *b, *c, *bias;
+  HostPtr a, b, c, bias;
   int64_t sa, sb, sc;  // batch strides, elements
   int64_t sbias[3];    // bias strides (batch, row, column), elements; 0 where it broadcasts
   double bias_scale[2];
@@ -418,8 +453,8 @@ class WidenedAffinity {
 // The epilogue's bias, before the BLAS call: C = beta * C + bias_scale * bias for one matrix
 // (beta 0 ignores C), so that the BLAS then adds its product with beta = 1.
 template <typename T>
-void hostBiasPrepass(const HostGemmArgs& g, int i, T* C) {
-  const T* bias = reinterpret_cast<const T*>(g.bias) + i * g.sbias[0];
+void hostBiasPrepass(const HostGemmArgs& g, const char* bias_base, int i, T* C) {
+  const T* bias = reinterpret_cast<const T*>(bias_base) + i * g.sbias[0];
   T scale, beta;
   if constexpr (c10::is_complex<T>::value) {
     using R = typename T::value_type;
@@ -459,7 +494,9 @@ void CL_CALLBACK hostGemmKernel(void* p) {
   const WidenedAffinity widen;
   // A batch stride of 0 for C sums the products into it (gemmBatchSum): beta after the first.
   const bool sum = g.sc == 0 && g.batch > 1;
-  const bool pre = g.bias != nullptr;
+  char *const pa = g.a.get(), *const pb = g.b.get(), *const pc = g.c.get();
+  const char* const pbias = g.bias.get();
+  const bool pre = pbias != nullptr;
   const float alpha_c[2] = {static_cast<float>(g.alpha[0]), static_cast<float>(g.alpha[1])};
   for (int i = 0; i < g.batch; ++i) {
     const bool beta_one = (sum && i > 0) || pre;
@@ -467,34 +504,34 @@ void CL_CALLBACK hostGemmKernel(void* p) {
     const double beta_z[2] = {beta, beta_one ? 0.0 : g.beta[1]};
     const float beta_c[2] = {static_cast<float>(beta_z[0]), static_cast<float>(beta_z[1])};
     if (g.dtype == at::kComplexFloat) {
-      const auto* A = reinterpret_cast<const c10::complex<float>*>(g.a) + i * g.sa;
-      const auto* B = reinterpret_cast<const c10::complex<float>*>(g.b) + i * g.sb;
-      auto* C = reinterpret_cast<c10::complex<float>*>(g.c) + i * g.sc;
-      if (pre) hostBiasPrepass<c10::complex<float>>(g, i, C);
+      const auto* A = reinterpret_cast<const c10::complex<float>*>(pa) + i * g.sa;
+      const auto* B = reinterpret_cast<const c10::complex<float>*>(pb) + i * g.sb;
+      auto* C = reinterpret_cast<c10::complex<float>*>(pc) + i * g.sc;
+      if (pre) hostBiasPrepass<c10::complex<float>>(g, pbias, i, C);
       g.cgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, alpha_c, A, g.lda, B, g.ldb, beta_c, C,
               g.ldc);
       hostActivation<c10::complex<float>>(g, C);
     } else if (g.dtype == at::kComplexDouble) {
-      const auto* A = reinterpret_cast<const c10::complex<double>*>(g.a) + i * g.sa;
-      const auto* B = reinterpret_cast<const c10::complex<double>*>(g.b) + i * g.sb;
-      auto* C = reinterpret_cast<c10::complex<double>*>(g.c) + i * g.sc;
-      if (pre) hostBiasPrepass<c10::complex<double>>(g, i, C);
+      const auto* A = reinterpret_cast<const c10::complex<double>*>(pa) + i * g.sa;
+      const auto* B = reinterpret_cast<const c10::complex<double>*>(pb) + i * g.sb;
+      auto* C = reinterpret_cast<c10::complex<double>*>(pc) + i * g.sc;
+      if (pre) hostBiasPrepass<c10::complex<double>>(g, pbias, i, C);
       g.zgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, beta_z, C,
               g.ldc);
       hostActivation<c10::complex<double>>(g, C);
     } else if (g.dtype == at::kDouble) {
-      const double* A = reinterpret_cast<const double*>(g.a) + i * g.sa;
-      const double* B = reinterpret_cast<const double*>(g.b) + i * g.sb;
-      double* C = reinterpret_cast<double*>(g.c) + i * g.sc;
-      if (pre) hostBiasPrepass<double>(g, i, C);
+      const double* A = reinterpret_cast<const double*>(pa) + i * g.sa;
+      const double* B = reinterpret_cast<const double*>(pb) + i * g.sb;
+      double* C = reinterpret_cast<double*>(pc) + i * g.sc;
+      if (pre) hostBiasPrepass<double>(g, pbias, i, C);
       g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha[0], A, g.lda, B, g.ldb, beta, C,
               g.ldc);
       hostActivation<double>(g, C);
     } else {
-      const float* A = reinterpret_cast<const float*>(g.a) + i * g.sa;
-      const float* B = reinterpret_cast<const float*>(g.b) + i * g.sb;
-      float* C = reinterpret_cast<float*>(g.c) + i * g.sc;
-      if (pre) hostBiasPrepass<float>(g, i, C);
+      const float* A = reinterpret_cast<const float*>(pa) + i * g.sa;
+      const float* B = reinterpret_cast<const float*>(pb) + i * g.sb;
+      float* C = reinterpret_cast<float*>(pc) + i * g.sc;
+      if (pre) hostBiasPrepass<float>(g, pbias, i, C);
       g.sgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, static_cast<float>(g.alpha[0]), A, g.lda,
               B, g.ldb, static_cast<float>(beta), C, g.ldc);
       hostActivation<float>(g, C);
@@ -527,11 +564,11 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   for (cl_mem m : {A.buf.mem, B.buf.mem, C.mem, bias.mem})
     if (m && std::find(mems, mems + nmem, m) == mems + nmem) mems[nmem++] = m;
   HostAddresses& host = HostAddresses::get();
-  g.a = host.of(q, A.buf.mem) + A.buf.offset;
-  g.b = host.of(q, B.buf.mem) + B.buf.offset;
-  g.c = host.of(q, C.mem) + C.offset;
+  g.a = {host.slotOf(q, A.buf.mem), A.buf.offset};
+  g.b = {host.slotOf(q, B.buf.mem), B.buf.offset};
+  g.c = {host.slotOf(q, C.mem), C.offset};
   if (bias.mem) {
-    g.bias = host.of(q, bias.mem) + bias.offset;
+    g.bias = {host.slotOf(q, bias.mem), bias.offset};
     const at::Tensor& bt = epi.bias;
     g.sbias[0] = bt.dim() == 3 ? bt.stride(0) : 0;
     g.sbias[1] = bt.stride(-2), g.sbias[2] = bt.stride(-1);
@@ -863,7 +900,8 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   // The tuning table (warmup's measurements) first, unless a provider is forced.
   if (forced().load(std::memory_order_relaxed) == GemmProvider::kAuto) {
     const int cls = gemmShapeClass(out.size(-2), out.size(-1), a.size(-1),
-                                   cpuTileReadsBInPlace(b, out.size(-1), out.size(-2)));
+                                   cpuTileReadsBInPlace(b, out.size(-1), out.size(-2)),
+                                   gemmOperandTransposed(a), gemmOperandTransposed(b));
     if (const auto tuned = gemmTunedProvider(idx, t, cls); tuned && supports(*tuned, idx, t))
       return *tuned;
   }
@@ -891,7 +929,8 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
 
 int gemmShapeClassOf(const at::Tensor& a, const at::Tensor& b) {
   return gemmShapeClass(a.size(-2), b.size(-1), a.size(-1),
-                        cpuTileReadsBInPlace(b, b.size(-1), a.size(-2)));
+                        cpuTileReadsBInPlace(b, b.size(-1), a.size(-2)), gemmOperandTransposed(a),
+                        gemmOperandTransposed(b));
 }
 
 std::string gemmShapeRule(c10::DeviceIndex idx) {

@@ -58,7 +58,7 @@ std::shared_ptr<const Table> load() {
     if (f.size() < 4) continue;
     try {
       const int cls = std::stoi(f[2]);
-      if (cls < 0 || cls >= 72) continue;
+      if (cls < 0 || cls >= kGemmShapeClasses) continue;
       t->entries[{f[0], f[1], cls}] = parseGemmProvider(f[3]);
     } catch (...) {
       continue;  // a line from another version: ignored, never fatal
@@ -100,20 +100,33 @@ const std::string& deviceKeyCached(c10::DeviceIndex idx) {
 
 }  // namespace
 
-int gemmShapeClass(int64_t rows, int64_t cols, int64_t k, bool b_in_place) {
-  return ((bucket3(rows) * 3 + bucket3(cols)) * 4 + bucket4(k)) * 2 + (b_in_place ? 1 : 0);
+int gemmShapeClass(int64_t rows, int64_t cols, int64_t k, bool b_in_place, bool a_trans,
+                   bool b_trans) {
+  const int base =
+      ((bucket3(rows) * 3 + bucket3(cols)) * 4 + bucket4(k)) * 2 + (b_in_place ? 1 : 0);
+  return base + 72 * ((a_trans ? 1 : 0) + (b_trans ? 2 : 0));
+}
+
+bool gemmOperandTransposed(const at::Tensor& t) {
+  if (t.dim() < 2) return false;
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  if (rows <= 1 || cols <= 1) return false;
+  return t.stride(-2) == 1 && t.stride(-1) != 1;
 }
 
 std::string gemmShapeClassName(int cls) {
   static const char* r3[] = {"<=96", "<=768", ">768"};
   static const char* r4[] = {"<=96", "<=768", "<=2048", ">2048"};
+  const int trans = cls / 72;
+  cls %= 72;
   const bool inplace = cls % 2;
   cls /= 2;
   const int bk = cls % 4;
   cls /= 4;
   const int bc = cls % 3, br = cls / 3;
   return std::string("rows") + r3[br] + " cols" + r3[bc] + " k" + r4[bk] +
-         (inplace ? " B in place" : " B packed");
+         (inplace ? " B in place" : " B packed") + ((trans & 1) ? " A^T" : "") +
+         ((trans & 2) ? " B^T" : "");
 }
 
 std::string gemmDeviceKey(c10::DeviceIndex idx) {

@@ -19,8 +19,16 @@
 namespace torch_ocl::aten {
 
 // Buckets of the result's rows and columns (<= 96, <= 768, more), of K (<= 96, <= 768, <= 2048,
-// more), and whether cpu_tile reads B in place: a number in [0, 72).
-int gemmShapeClass(int64_t rows, int64_t cols, int64_t k, bool b_in_place);
+// more), whether cpu_tile reads B in place, and the operands' transposition (A read transposed:
+// unit row stride, as a linear's weight gradient x^T @ dy; B transposed, as x @ W^T): a number
+// in [0, kGemmShapeClasses). Classes below 72 are the untransposed ones (the tables of earlier
+// versions had only those).
+constexpr int kGemmShapeClasses = 288;
+int gemmShapeClass(int64_t rows, int64_t cols, int64_t k, bool b_in_place, bool a_trans = false,
+                   bool b_trans = false);
+// Whether a (rows x cols, any batch) operand is read transposed by the BLAS providers: unit row
+// stride and not unit column stride (a row or a column vector is not).
+bool gemmOperandTransposed(const at::Tensor& t);
 // The class of a @ b on its device (B in place as cpu_tile would read it).
 int gemmShapeClassOf(const at::Tensor& a, const at::Tensor& b);
 // "rows<=96 cols<=768 k>2048 B in place" and the like.

@@ -183,14 +183,20 @@ def gemm_info(index: int) -> dict[str, Any]:
     try:
         table = _C._gemm_tuning_table(index)
         tuned: dict[str, dict[str, int]] = {}
-        for dtype, _cls, prov in table:
+        # Per operand layout (the class's transposition bits: classes 72 * (A^T + 2 B^T) on).
+        layouts: dict[str, dict[str, int]] = {}
+        for dtype, cls, prov in table:
             tuned.setdefault(dtype, {})
             tuned[dtype][prov] = tuned[dtype].get(prov, 0) + 1
+            lay = {0: "A @ B", 1: "A^T @ B", 2: "A @ B^T", 3: "A^T @ B^T"}[int(cls) // 72 % 4]
+            per = layouts.setdefault(f"{dtype.lower()} {lay}", {})
+            per[prov] = per.get(prov, 0) + 1
         return {"providers": _C._gemm_providers(index), "caps": _C._gemm_device_caps(index),
                 "shape_rule": _C._gemm_shape_rule(index),
                 "host_blas": _C._host_blas_info(), "forced": _C._forced_gemm_provider(),
                 "tuning": {"path": _C._gemm_tuning_path(), "enabled": _C._gemm_tuning_enabled(),
-                           "classes": len(table), "by_dtype": tuned}}
+                           "classes": len(table), "by_dtype": tuned,
+                           "by_layout": layouts}}
     except Exception as e:  # a broken device: say why instead of failing the whole report
         return {"error": str(e)}
 
@@ -298,6 +304,9 @@ def format_text(report: dict) -> str:
                                     for dt, c in tu["by_dtype"].items())
                     out.append(f"        tuned by shape class (warmup, {tu['classes']} classes"
                                f"{'' if tu['enabled'] else ', disabled'}): {per}")
+                    for lay, c in tu.get("by_layout", {}).items():
+                        out.append(f"          {lay}: "
+                                   + ", ".join(f"{p} {n}" for p, n in sorted(c.items())))
                     out.append(f"        table: {tu['path']}")
                 elif gm["shape_rule"]:
                     out.append(f"        by shape: {gm['shape_rule']} (not tuned: run "
