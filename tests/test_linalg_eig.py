@@ -215,6 +215,17 @@ def test_errors():
     with torch_ocl.strict():
         w = torch.linalg.eigvals(nan.to("ocl"))
     close(w, torch.linalg.eigvals(nan), torch.float32)
+    # geev's scaling of a matrix with an infinite entry multiplies by 0: NaN eigenvalues, as CPU
+    for m in [torch.tensor([[1.0, float("inf")], [0.0, 2.0]]),
+              torch.tensor([[1.0, 2.0], [float("inf"), 1.0]])]:
+        with torch_ocl.strict():
+            w = torch.linalg.eigvals(m.to("ocl")).cpu()
+        torch.testing.assert_close(w, torch.linalg.eigvals(m), equal_nan=True)
+    # all NaN: the QR iteration cannot converge; LAPACK's info becomes PyTorch's error (CPU's
+    # MKL rejects it in its balancing and the process crashes, so there is no CPU call here)
+    with torch_ocl.strict():
+        with pytest.raises(torch.linalg.LinAlgError, match="failed to converge"):
+            torch.linalg.eigvals(torch.full((3, 3), float("nan"), device="ocl"))
     # the process stays usable
     w, _ = eig_ocl(torch.eye(2))
     close(w, torch.ones(2, dtype=torch.complex64), torch.float32)
