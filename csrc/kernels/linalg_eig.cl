@@ -41,10 +41,18 @@ typedef CT E;
 #define ULP 1.1920929e-07f
 #endif
 
-inline CT c_mul(CT a, CT b) { return ocl_cmul(a, b); }
-inline CT c_conj(CT a) { return (CT)(a.x, -a.y); }
-inline CT c_scale(CT a, CR s) { return (CT)(a.x * s, a.y * s); }
-inline CR c_abs1(CT a) { return fabs(a.x) + fabs(a.y); }
+inline CT c_mul(CT a, CT b) {
+  return ocl_cmul(a, b);
+}
+inline CT c_conj(CT a) {
+  return (CT)(a.x, -a.y);
+}
+inline CT c_scale(CT a, CR s) {
+  return (CT)(a.x * s, a.y * s);
+}
+inline CR c_abs1(CT a) {
+  return fabs(a.x) + fabs(a.y);
+}
 
 // LAPACK's dlapy2: sqrt(x^2 + y^2) without needless overflow.
 inline CR lapy2(CR x, CR y) {
@@ -57,7 +65,9 @@ inline CR lapy3(CR x, CR y, CR zv) {
   if (w == 0) return xa + ya + za;
   return w * sqrt((xa / w) * (xa / w) + (ya / w) * (ya / w) + (za / w) * (za / w));
 }
-inline CR sign_of(CR a, CR b) { return copysign(fabs(a), b); }  // Fortran SIGN(a, b)
+inline CR sign_of(CR a, CR b) {
+  return copysign(fabs(a), b);
+}  // Fortran SIGN(a, b)
 
 #ifdef EIG_REAL
 // DLARFG on (alpha, x[0..m-2], stride 1): returns tau, alpha becomes beta, x the vector's tail.
@@ -484,8 +494,8 @@ long lahqr(__global CR* a, __global CR* z, long n, long ilo, long ihi, __global 
         CR h21s = A_(m + 1, m);
         CR s = fabs(A_(m, m) - rt2r) + fabs(rt2i) + fabs(h21s);
         h21s = A_(m + 1, m) / s;
-        v[0] = h21s * A_(m, m + 1) + (A_(m, m) - rt1r) * ((A_(m, m) - rt2r) / s) -
-               rt1i * (rt2i / s);
+        v[0] =
+            h21s * A_(m, m + 1) + (A_(m, m) - rt1r) * ((A_(m, m) - rt2r) / s) - rt1i * (rt2i / s);
         v[1] = h21s * (A_(m, m) + A_(m + 1, m + 1) - rt1r - rt2r);
         v[2] = h21s * A_(m + 2, m + 1);
         s = fabs(v[0]) + fabs(v[1]) + fabs(v[2]);
@@ -606,8 +616,7 @@ long lahqr(__global CR* a, __global CR* z, long n, long ilo, long ihi, __global 
 }
 #else
 // ZLAHQR (wantz = wantt).
-long lahqr(__global CT* a, __global CT* z, long n, long ilo, long ihi, __global CT* w,
-           int wantt) {
+long lahqr(__global CT* a, __global CT* z, long n, long ilo, long ihi, __global CT* w, int wantt) {
   if (ilo == ihi) {
     w[ilo - 1] = A_(ilo, ilo);
     return 0;
@@ -860,8 +869,7 @@ void trevc(__global E* a, __global E* z, long n, __global CT* x) {
       }
       x[ki - 2] = (CT)(xr1, 0);
       x[ki - 1] = (CT)(0, xi2);
-      for (long k = 1; k <= ki - 2; ++k)
-        x[k - 1] = (CT)(-xr1 * A_(k, ki - 1), -xi2 * A_(k, ki));
+      for (long k = 1; k <= ki - 2; ++k) x[k - 1] = (CT)(-xr1 * A_(k, ki - 1), -xi2 * A_(k, ki));
       top = ki - 2;
     }
     for (long j = top; j >= 1;) {
@@ -917,11 +925,10 @@ void trevc(__global E* a, __global E* z, long n, __global CT* x) {
 // (wr, wi, scale); eb: (batch, n) E scratch (tau); xb: (batch, n) CT scratch; pb: (batch, n) int.
 // Outputs: w (batch, n) CT; v (batch, n, n) CT row-major (vectors in columns) when compute_v;
 // info (batch) int: 0, or LAPACK's info (the QR algorithm did not converge).
-__kernel void geev(__global char* ab, ulong aoff, __global char* zb, ulong zoff,
-                   __global char* rb, ulong roff, __global char* eb, ulong eoff,
-                   __global char* xb, ulong xoff, __global char* pb, ulong poff,
-                   __global char* wb, ulong woff, __global char* vb, ulong voff,
-                   __global char* ib, ulong ioff, long n, long batch, int compute_v) {
+__kernel void geev(__global char* ab, ulong aoff, __global char* zb, ulong zoff, __global char* rb,
+                   ulong roff, __global char* eb, ulong eoff, __global char* xb, ulong xoff,
+                   __global char* pb, ulong poff, __global char* wb, ulong woff, __global char* vb,
+                   ulong voff, __global char* ib, ulong ioff, long n, long batch, int compute_v) {
   const long g = get_global_id(0);
   if (g >= batch) return;
   __global E* a = (__global E*)(ab + aoff) + g * n * n;
