@@ -81,10 +81,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> geevDevice(const at::Tensor& A, b
   setArg(k, i, static_cast<cl_long>(n));
   setArg(k, i, static_cast<cl_long>(batch));
   setArg(k, i, static_cast<cl_int>(compute_v));
-  // One work item per matrix; a small fixed local size (one compile per size on PoCL).
-  constexpr size_t kLocal = 16;
-  const size_t global = (static_cast<size_t>(batch) + kLocal - 1) / kLocal * kLocal;
-  launchND(device(idx), currentQueue(idx), k, global, kLocal);
+  // One work item per matrix; a small fixed local size (one compile per size on PoCL), less
+  // where the kernel's register use allows less.
+  rt::Device& dev = device(idx);
+  size_t kwg = 0;
+  OCL_CHECK(
+      clGetKernelWorkGroupInfo(k, dev.id(), CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg, nullptr));
+  size_t local = 16;
+  while (local > 1 && local > kwg) local /= 2;
+  const size_t global = (static_cast<size_t>(batch) + local - 1) / local * local;
+  launchND(dev, currentQueue(idx), k, global, local);
   OCL_CATCH
   return {w, v, info};
 }
