@@ -112,15 +112,16 @@ print("DONE", flush=True)
 
 
 def test_fallback_warning_reaches_python_as_user_warning():
-    # Called through torch's Python functions, the warning is a Python UserWarning. linalg.eig
-    # has no ocl kernel yet; if it gets one, pick another op the conformance matrix marks `fb`.
-    a = torch.eye(3, dtype=torch.float64, device="ocl")
-    with torch_ocl.strict(), pytest.raises(NotImplementedError, match="linalg_eig"):
-        torch.linalg.eig(a)
-    _, w = _record(lambda: torch.linalg.eig(a))
+    # Called through torch's Python functions, the warning is a Python UserWarning. float16
+    # matrix_exp has no ocl kernel yet; if it gets one, pick another op the conformance matrix
+    # marks `fb`.
+    a = torch.eye(3, dtype=torch.float16, device="ocl")
+    with torch_ocl.strict(), pytest.raises(NotImplementedError, match="linalg_matrix_exp"):
+        torch.linalg.matrix_exp(a)
+    _, w = _record(lambda: torch.linalg.matrix_exp(a))
     assert len(w) == 1 and w[0].category is UserWarning
-    assert "aten::linalg_eig" in str(w[0].message)
-    _, w = _record(lambda: torch.linalg.eig(a))
+    assert "aten::linalg_matrix_exp" in str(w[0].message)
+    _, w = _record(lambda: torch.linalg.matrix_exp(a))
     assert w == []
 
 

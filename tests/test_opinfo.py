@@ -72,6 +72,8 @@ SUBSET = [
     ("polygamma.polygamma_n_2", F32),
     ("igamma", F32),
     ("renorm", F32),
+    ("linalg.eig", ("float32", "float64", "complex64")),
+    ("linalg.eigvals", F32),
 ]
 
 CASES = [(name, d) for name, dtypes in SUBSET for d in dtypes]

@@ -191,8 +191,11 @@ TIE_ORDER_OPS = {"sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "
 # and the symmetric eigendecomposition. LAPACK's signs are no more right than another
 # implementation's, so their results are compared, like PyTorch's own OpInfo gradient checks do,
 # through the sample's sign-invariant output_process_fn_grad (|U|, S, |Vh|, U Vh, eigenvalues,
-# |eigenvectors|), after the raw outputs' shapes and dtypes.
-SIGN_FREE_OPS = {"svd", "linalg.svd", "linalg.eigh"}
+# |eigenvectors|), after the raw outputs' shapes and dtypes. linalg.eig too: geev makes each
+# vector's largest component real, but for a real matrix's complex pair the sign left is decided
+# by rounding in the last QR sweeps (MKL, OpenBLAS and reference LAPACK disagree among
+# themselves); its eigenvalues are compared raw, in geev's order.
+SIGN_FREE_OPS = {"svd", "linalg.svd", "linalg.eigh", "linalg.eig"}
 
 
 def _tie_dim(op, sample):
@@ -238,8 +241,12 @@ def _grad_outputs(outs, seed):
     torch = _torch()
     g = torch.Generator().manual_seed(seed)
     result = []
+    # Complex outputs get complex cotangents: without them the CPU's autograd.grad refuses a
+    # non-scalar output and the sample counted as not applicable (float32 skip cells of
+    # complex-valued ops: linalg.eig, fft.*, polar, complex, view_as_complex).
     for o in outs:
-        result.append(torch.randn(o.shape, generator=g, dtype=o.dtype) if o.is_floating_point() else None)
+        result.append(torch.randn(o.shape, generator=g, dtype=o.dtype)
+                      if o.is_floating_point() or o.is_complex() else None)
     return result
 
 
