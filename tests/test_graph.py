@@ -13,6 +13,7 @@ import copy
 import pytest
 import torch
 import torch_ocl
+from torch_ocl._inductor import graphs as ocl_graphs
 
 pytestmark = pytest.mark.skipif(
     not hasattr(torch._C, "_acceleratorGraph"), reason="torch without torch.accelerator.Graph"
@@ -233,6 +234,7 @@ def test_reduce_overhead_mlp_inference_and_training_match_eager_and_cpu():
     dev_model = copy.deepcopy(cpu_model).to("ocl")
     f = torch.compile(dev_model, mode="reduce-overhead")
     gen = torch.Generator().manual_seed(4)
+    replays0 = ocl_graphs.stats["replays"]
     xs = [torch.randn(8, 12, generator=gen) for _ in range(5)]
     with torch_ocl.strict():
         with torch.no_grad():
@@ -252,6 +254,8 @@ def test_reduce_overhead_mlp_inference_and_training_match_eager_and_cpu():
             cpu_model(x).square().sum().backward()
             for p, q in zip(cpu_model.parameters(), dev_model.parameters()):
                 torch.testing.assert_close(q.grad.cpu(), p.grad, atol=5e-5, rtol=5e-5)
+    # 3 inference calls, 3 forward and 3 backward calls replayed (the others warm up/record).
+    assert ocl_graphs.stats["replays"] - replays0 >= 9
 
 
 @pytest.mark.usefixtures("fresh_dynamo")
@@ -260,8 +264,12 @@ def test_reduce_overhead_changing_input_shapes():
     dev_model = copy.deepcopy(cpu_model).to("ocl")
     f = torch.compile(dev_model, mode="reduce-overhead", dynamic=True)
     gen = torch.Generator().manual_seed(5)
+    recordings0, replays0 = ocl_graphs.stats["recordings"], ocl_graphs.stats["replays"]
     with torch_ocl.strict(), torch.no_grad():
-        for rows in (4, 7, 4, 9, 7, 4, 9):
+        for rows in (4, 7, 4, 9, 7, 4, 9, 7, 9):
             x = torch.randn(rows, 12, generator=gen)
             torch.testing.assert_close(f(x.to("ocl")).clone().cpu(), cpu_model(x), atol=ATOL,
                                        rtol=RTOL, msg=f"rows={rows}")
+    # One recording per size (made at its second call), replayed at the third.
+    assert ocl_graphs.stats["recordings"] - recordings0 == 3
+    assert ocl_graphs.stats["replays"] - replays0 == 3

@@ -31,6 +31,9 @@ from typing import Any, Callable
 
 import torch
 
+# Recordings made and replays run since the process started (benchmarks and tests read them).
+stats = {"recordings": 0, "replays": 0}
+
 _MAX_RECORDINGS = 2  # per input signature; beyond, calls with live old outputs run unreplayed
 
 # data_ptr -> weak reference to a static output tensor of some recording (a later graph that
@@ -51,7 +54,8 @@ class _Recording:
         for i, x in enumerate(inputs):
             if not isinstance(x, torch.Tensor):
                 self.static.append(x)
-            elif i in static_idxs or x.data_ptr() in _graph_outputs:
+            elif (i in static_idxs or isinstance(x, torch.nn.Parameter)
+                  or x.data_ptr() in _graph_outputs):
                 self.static.append(x)
                 self.inplace_ptrs[i] = x.data_ptr()
             else:
@@ -66,24 +70,31 @@ class _Recording:
             outs = model(list(self.static))
         finally:
             self.graph.capture_end()  # raises when something could not be recorded
-        for i in self.inplace_ptrs:  # replays read them by address; holding them would keep
-            self.static[i] = None  # another recording's outputs looking alive
+        stats["recordings"] += 1
         self.tuple_out = isinstance(outs, tuple)
         self.outputs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        own = {id(t) for t in self.static if isinstance(t, torch.Tensor)}
+        self.echoed = [id(o) in own for o in self.outputs]
+        for i in self.inplace_ptrs:  # replays read them by address; holding them would keep
+            self.static[i] = None  # another recording's outputs looking alive
         for o in self.outputs:
             if isinstance(o, torch.Tensor):
                 _graph_outputs[o.data_ptr()] = o
         self.baseline = None
 
+    def _counts(self) -> list:
+        # Measured the same way each time (the loop's own references are then the same). An
+        # output that is one of the inputs (saved for the backward: a parameter, or our static
+        # buffer, which the next call refills whatever happens) is left out.
+        return [_refs(o) if isinstance(o, torch.Tensor) and not self.echoed[i] else None
+                for i, o in enumerate(self.outputs)]
+
     def mark_returned(self):
         # Reference counts with only our own references, before the caller gets the outputs.
-        self.baseline = [_refs(o) if isinstance(o, torch.Tensor) else None for o in self.outputs]
+        self.baseline = self._counts()
 
     def outputs_free(self) -> bool:
-        for o, base in zip(self.outputs, self.baseline):
-            if base is not None and _refs(o) != base:
-                return False
-        return True
+        return self._counts() == self.baseline
 
     def inputs_fit(self, new_inputs) -> bool:
         return all(new_inputs[i].data_ptr() == p for i, p in self.inplace_ptrs.items())
@@ -92,6 +103,7 @@ class _Recording:
         for i in self.copy_idxs:
             self.static[i].copy_(new_inputs[i])
         self.graph.replay()
+        stats["replays"] += 1
         for i in self.copy_back:
             new_inputs[i].copy_(self.static[i])
         return self.result()
@@ -196,10 +208,15 @@ def install() -> None:
             # CPU 0-d tensors (an optimizer's step) are read by value when the graph is called.
             _warn_once("it takes CPU tensors, which the generated code reads at each call")
             return
+        # Static inputs of a forward or inference graph: its parameters and buffers. A
+        # backward's "static" inputs are the forward's saved tensors, which keep their address
+        # only while the forward replays; those are found at recording time (_graph_outputs).
+        static = set()
+        if not graph_kwargs.get("is_backward"):
+            static = set(graph_kwargs.get("static_input_idxs", ()) or ())
+            static |= set((self.fx_kwargs or {}).get("static_input_idxs", ()) or ())
         self.current_callable = replaying(
-            self.current_callable,
-            graph_kwargs.get("static_input_idxs", ()),
-            getattr(self, "mutated_input_idxs", ()),
+            self.current_callable, static, getattr(self, "mutated_input_idxs", ())
         )
 
     post_compile._ocl_replay = True  # type: ignore[attr-defined]
