@@ -165,12 +165,15 @@ def test_shared_pool_two_graphs_and_reset_recapture():
             g1.capture_begin()
 
 
-@pytest.mark.parametrize("what", ["item", "pageable_h2d", "rand", "other_stream"])
+@pytest.mark.parametrize("what", ["item", "pageable_h2d", "rand", "other_stream", "replay"])
 def test_uncapturable_op_raises_and_process_stays_usable(what):
     x = torch.randn(100)
     dx = x.to("ocl")
     (dx + 1).sum()
     torch.accelerator.synchronize()
+    inner = torch.accelerator.Graph()
+    with inner:
+        dx.mul_(1.0)
     g = torch.accelerator.Graph()
     with pytest.raises(RuntimeError, match="cannot be captured"):
         with g:
@@ -181,6 +184,8 @@ def test_uncapturable_op_raises_and_process_stays_usable(what):
                 y.add_(torch.ones(100).to("ocl"))
             elif what == "rand":
                 torch.rand(10, device="ocl")
+            elif what == "replay":
+                inner.replay()
             else:
                 with torch.Stream(device="ocl"):
                     y.mul_(2)

@@ -149,6 +149,7 @@ class OclGraphImpl final : public at::GraphImplInterface {
                 "Called Graph.replay without a preceding successful capture (ocl).");
     if (!instantiated_) instantiate();
     cl_command_queue q = currentQueue(dev_);
+    aten::refuseCapture(q, "replaying a graph inside another capture");
     OCL_TRY
     graph_->replay(q);
     OCL_CHECK(clFlush(q));
