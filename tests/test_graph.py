@@ -60,8 +60,8 @@ def test_side_stream_capture_and_replay_on_it():
         with s, g:
             out = torch.relu(da @ db) + 1  # matmul: host BLAS native kernel on PoCL
         for k in range(3):
-            da.mul_(1.5)
-            with s:
+            with s:  # the input update on the replay's stream (streams are not ordered)
+                da.mul_(1.5)
                 g.replay()
             s.synchronize()
             want = torch.relu((a * 1.5 ** (k + 1)) @ b) + 1
@@ -278,3 +278,45 @@ def test_reduce_overhead_changing_input_shapes():
     # One recording per size (made at its second call), replayed at the third.
     assert ocl_graphs.stats["recordings"] - recordings0 == 3
     assert ocl_graphs.stats["replays"] - replays0 == 3
+
+
+@pytest.mark.usefixtures("fresh_dynamo")
+def test_reduce_overhead_mutated_buffers_and_unrecordable_graphs():
+    """BatchNorm's running statistics (inputs the graph mutates) follow CPU across replays; a
+    graph with dropout (random numbers cannot be captured) runs without replay, with a warning,
+    and its results stay right."""
+    torch.manual_seed(6)
+    cpu_model = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.BatchNorm1d(16),
+                                    torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    dev_model = copy.deepcopy(cpu_model).to("ocl")
+    f = torch.compile(dev_model, mode="reduce-overhead")
+    gen = torch.Generator().manual_seed(7)
+    replays0 = ocl_graphs.stats["replays"]
+    with torch_ocl.strict():
+        for _ in range(5):
+            x = torch.randn(10, 12, generator=gen)
+            dev_model.zero_grad(set_to_none=True)
+            cpu_model.zero_grad(set_to_none=True)
+            f(x.to("ocl")).sum().backward()
+            cpu_model(x).sum().backward()
+        bn_cpu, bn_dev = cpu_model[1], dev_model[1]
+        torch.testing.assert_close(bn_dev.running_mean.cpu(), bn_cpu.running_mean, atol=1e-5,
+                                   rtol=1e-5)
+        torch.testing.assert_close(bn_dev.running_var.cpu(), bn_cpu.running_var, atol=1e-5,
+                                   rtol=1e-5)
+        for p, q in zip(cpu_model.parameters(), dev_model.parameters()):
+            torch.testing.assert_close(q.grad.cpu(), p.grad, atol=5e-5, rtol=5e-5)
+    assert ocl_graphs.stats["replays"] - replays0 >= 6
+
+    torch._dynamo.reset()
+    drop = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.Dropout(0.5)).to("ocl")
+    g = torch.compile(drop, mode="reduce-overhead")
+    x = torch.randn(10, 12, device="ocl")
+    with torch_ocl.strict(), pytest.warns(UserWarning, match="random number generation"):
+        for _ in range(3):
+            out = g(x)
+    kept = out.detach().cpu()
+    lin = (x @ drop[0].weight.T + drop[0].bias).detach().cpu()
+    zero = kept == 0
+    assert 0 < zero.sum() < zero.numel()
+    torch.testing.assert_close(kept[~zero], (lin * 2)[~zero], atol=1e-5, rtol=1e-5)

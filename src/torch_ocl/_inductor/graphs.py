@@ -8,7 +8,8 @@ simple, non-tree version):
 - one recording per distinct set of input shapes/strides/dtypes and integer inputs (dynamic
   shapes: a graph per size), made at the second call with that signature (the first one is the
   warm-up: kernel builds, caches), on the current stream, into a private memory pool;
-- inputs that Inductor lists as static (parameters, buffers) are used in place, and must keep
+- inputs that Inductor lists as static (parameters, buffers) are used in place unless the graph
+  mutates them (a capture that fails half-way has then changed only our copies), and must keep
   their address (else the call runs without replay); inputs that are outputs of another
   replayed graph (a backward's saved activations) are used in place while their address stays
   the same; every other tensor input is copied into a static buffer before each replay, and
@@ -54,8 +55,8 @@ class _Recording:
         for i, x in enumerate(inputs):
             if not isinstance(x, torch.Tensor):
                 self.static.append(x)
-            elif (i in static_idxs or isinstance(x, torch.nn.Parameter)
-                  or x.data_ptr() in _graph_outputs):
+            elif i not in mutated_idxs and (i in static_idxs or isinstance(x, torch.nn.Parameter)
+                                            or x.data_ptr() in _graph_outputs):
                 self.static.append(x)
                 self.inplace_ptrs[i] = x.data_ptr()
             else:
