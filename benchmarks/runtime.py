@@ -40,10 +40,13 @@ def chain_figures(dev, device_index: int, reps: int, sync, ops: int = 100, n: in
     out = {"ops": ops, "numel": n}
     for name, fn in (("add_", inplace), ("add", functional)):
         out[f"{name}_us"] = median_time(fn, reps, sync) / ops * 1e6
-    if hasattr(torch.accelerator, "Graph"):  # the same chain captured once, then replayed
+    try:  # the same chain captured once, then replayed (torch 2.12+, a build with graphs)
+        g = torch.accelerator.Graph()
+    except (AttributeError, RuntimeError):
+        g = None
+    if g is not None:
         inplace()
         sync()
-        g = torch.accelerator.Graph()
         with g:
             inplace()
         out["add__replay_us"] = median_time(g.replay, reps, sync) / ops * 1e6
