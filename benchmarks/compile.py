@@ -135,6 +135,8 @@ def measure(name: str, compiled, steps: int, small: bool, device: str = "ocl",
         step = inference_step(w, bool(compiled))
     elif compiled == "step":
         step = compile_step(w.step)
+    elif compiled == "reduce-overhead":
+        w.model.forward = torch.compile(w.model.forward, mode="reduce-overhead")
     elif compiled:
         # torch.compile of the model's forward (and so its backward); the optimizer stays eager.
         # (nn.Module.compile() traced nothing in this PyTorch build.)
@@ -159,6 +161,44 @@ def measure(name: str, compiled, steps: int, small: bool, device: str = "ocl",
         "launches_per_step": statistics.median(launches),
         **({"device_ms_per_step": device_time_ms(step, device)} if BREAKDOWN else {}),
     }
+
+
+def _capturable(step) -> None:
+    """Makes the optimizer in a workload's step closure capturable (its step counts on the device,
+    bias corrections computed there), as graph capture needs; before its state exists."""
+    names = step.__code__.co_freevars
+    if "opt" in names:
+        opt = step.__closure__[names.index("opt")].cell_contents
+        for g in opt.param_groups:
+            if "capturable" in g:
+                g["capturable"] = True
+
+
+def measure_captured(name: str, steps: int, small: bool) -> dict:
+    """The workload's whole eager training step captured once in a torch.accelerator.Graph and
+    replayed (the batch of the capture every time: a timing of the replay, not of training)."""
+    torch._dynamo.reset()
+    w = workload(name, small)
+    _capturable(w.step)
+    w.step()
+    w.step()  # optimizer state and .grad exist, kernels built
+    sync("ocl")
+    g = torch.accelerator.Graph()
+    t0 = time.perf_counter()
+    with g:
+        w.step()
+    sync("ocl")
+    first = time.perf_counter() - t0
+    times, launches = [], []
+    for _ in range(steps):
+        n0 = torch_ocl._C._kernel_launch_count()
+        t0 = time.perf_counter()
+        g.replay()
+        sync("ocl")
+        times.append(time.perf_counter() - t0)
+        launches.append(torch_ocl._C._kernel_launch_count() - n0)
+    return {"first_step_s": first, "step_ms": statistics.median(times) * 1e3,
+            "launches_per_step": statistics.median(launches)}
 
 
 BREAKDOWN = False
@@ -271,6 +311,10 @@ def main() -> int:
     ap.add_argument("--sdpa-fused", action="store_true",
                     help="also the whole step with attention kept as calls of the eager fused "
                          "kernels (config.sdpa_math_min_scores=0)")
+    ap.add_argument("--reduce-overhead", action="store_true",
+                    help='also torch.compile(forward, mode="reduce-overhead") (compiled graphs '
+                    "replayed as captured graphs) and the eager whole step captured in a "
+                    "torch.accelerator.Graph and replayed")
     ap.add_argument("--rounds", type=int, default=1,
                     help="measure every form this many times, interleaved; report the best")
     args = ap.parse_args()
@@ -291,6 +335,11 @@ def main() -> int:
             best("eager", False, args.steps, args.small)
             best("compiled", True, args.steps, args.small)
             best("step", "step", args.steps, args.small)
+            if args.reduce_overhead:
+                best("compiled_ro", "reduce-overhead", args.steps, args.small)
+                m = measure_captured(name, args.steps, args.small)
+                if "captured" not in r or m["step_ms"] < r["captured"]["step_ms"]:
+                    r["captured"] = m
             if infer:
                 best("infer_eager", False, args.steps, args.small, infer=True)
                 best("infer_compiled", True, args.steps, args.small, infer=True)
@@ -339,6 +388,14 @@ def main() -> int:
                   f"({e['device_ms_per_step'] / e['step_ms']:.0%} of the step), compiled step "
                   f"{st['device_ms_per_step']:.2f} ms "
                   f"({st['device_ms_per_step'] / st['step_ms']:.0%})")
+        if "compiled_ro" in r:
+            ro, cap = r["compiled_ro"], r["captured"]
+            print(f"{'':<8}reduce-overhead (compiled forward+backward replayed): "
+                  f"{ro['step_ms']:.2f} ms ({e['step_ms'] / ro['step_ms']:.2f}x eager, "
+                  f"{c['step_ms'] / ro['step_ms']:.2f}x compiled), "
+                  f"{ro['launches_per_step']:.0f} launches; eager whole step captured and "
+                  f"replayed: {cap['step_ms']:.2f} ms ({e['step_ms'] / cap['step_ms']:.2f}x "
+                  f"eager), {cap['launches_per_step']:.0f} launches")
         if "infer_eager" in r:
             ie, ic = r["infer_eager"], r["infer_compiled"]
             print(f"{'':<8}inference: eager {ie['step_ms']:.2f} ms, compiled {ic['step_ms']:.2f} "

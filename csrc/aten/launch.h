@@ -9,6 +9,7 @@
 #include "integration/profiler.h"
 #include "integration/state.h"
 #include "kernels/embedded.h"
+#include "runtime/graph.h"
 
 #include <array>
 #include <atomic>
@@ -65,9 +66,24 @@ void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2
 // Enqueues an N-D kernel (dims 1..3; local may be null: the driver picks) on queue.
 void launchKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
                   const size_t* local);
+// A buffer copy / fill on queue, recorded while it captures a graph (event may be null).
+void enqueueCopyBuffer(cl_command_queue queue, const rt::BufferRef& src, const rt::BufferRef& dst,
+                       size_t bytes, cl_event* event = nullptr);
+void enqueueFillBuffer(cl_command_queue queue, const rt::BufferRef& dst, const void* pattern,
+                       size_t pattern_size, size_t bytes, cl_event* event = nullptr);
+// Raises a RuntimeError saying that `what` cannot be captured when queue is capturing a graph
+// (and invalidates that capture). Call before enqueueing `what`. Off capture: one atomic load.
+void refuseCaptureSlow(cl_command_queue queue, const char* what);
+inline void refuseCapture(cl_command_queue queue, const char* what) {
+  if (rt::capture::active()) refuseCaptureSlow(queue, what);
+}
 // Kernels enqueued through launch1D/launchND/launch2D/launchKernel since the process started (all
 // devices, threads).
 int64_t kernelLaunchCount();
+// Adds n to that count (graph replays: their kernel nodes are launches too).
+void countLaunches(int64_t n);
+// While a stream captures a graph (runtime/graph.h), the launch helpers also record each launch
+// as a node of that graph; off capture that costs one relaxed atomic load per launch.
 
 // Debug mode (debug_mode.cpp): launches wait for their queue and check the device-side records,
 // raising with the name of the aten op that launched them.

@@ -2,6 +2,7 @@
 
 #include <ATen/Context.h>
 
+#include "aten/launch.h"
 #include "integration/state.h"
 
 #include <cstring>
@@ -46,7 +47,7 @@ class OclDeviceAllocator final : public c10::DeviceAllocator {
     rt::BufferRef d = resolvePtr(dest), s = resolvePtr(src);
     OCL_TRY
     cl_command_queue q = currentQueue(currentDevice());
-    OCL_CHECK(clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, count, 0, nullptr, nullptr));
+    aten::enqueueCopyBuffer(q, s, d, count);
     OCL_CATCH
   }
 

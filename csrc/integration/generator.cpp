@@ -5,6 +5,7 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/CallOnce.h>
 
+#include "aten/launch.h"
 #include "integration/state.h"
 
 #include <cstring>
@@ -58,6 +59,10 @@ c10::DeviceType OclGeneratorImpl::device_type() {
 }
 
 std::pair<uint64_t, uint64_t> OclGeneratorImpl::philoxEngineInputs(uint64_t increment) {
+  // A captured kernel keeps the (seed, offset) it was launched with: every replay of a graph
+  // would draw the same numbers. Refused until graphs advance the offset on the device.
+  aten::refuseCapture(currentQueue(device().index()),
+                      "random number generation (rand, randn, dropout, ...)");
   increment = ((increment + 3) / 4) * 4;
   uint64_t offset = offset_;
   offset_ += increment;

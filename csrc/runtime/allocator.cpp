@@ -158,8 +158,10 @@ class AddressRange {
 
 struct Block;
 
-// Lookup key for the pools: (stream, size, address).
+// Lookup key for the pools: (memory pool, stream, size, address). Memory pool 0 is the general
+// one; others are private to graphs (see beginPoolCapture).
 struct PoolKey {
+  int mempool;
   int stream;
   size_t size;
   uintptr_t ptr;
@@ -179,6 +181,7 @@ struct Segment {
   uintptr_t base = 0;
   size_t size = 0;
   bool small = false;
+  int mempool = 0;  // 0: general; else the graph memory pool that owns the segment
 };
 
 struct Block {
@@ -187,6 +190,7 @@ struct Block {
   size_t size = 0;
   size_t requested = 0;  // bytes asked for (for requested_bytes)
   int stream = 0;
+  int mempool = 0;           // that of its segment
   bool small = false;        // pool
   bool allocated = false;    // handed out and not yet freed
   bool spare = false;        // on the free list of Block objects
@@ -199,10 +203,11 @@ struct Block {
   LiveMap::node_type live_node;
 
   bool isSplit() const { return prev != nullptr || next != nullptr; }
-  PoolKey key() const { return {stream, size, ptr}; }
+  PoolKey key() const { return {mempool, stream, size, ptr}; }
 };
 
 bool keyLess(const PoolKey& a, const PoolKey& b) {
+  if (a.mempool != b.mempool) return a.mempool < b.mempool;
   if (a.stream != b.stream) return a.stream < b.stream;
   if (a.size != b.size) return a.size < b.size;
   return a.ptr < b.ptr;
@@ -271,6 +276,9 @@ struct DeviceAllocator::Impl {
   std::vector<std::unique_ptr<Block>> block_store;         // owns every Block
   std::vector<Block*> spare_blocks;
   std::vector<std::pair<Event, Block*>> pending;  // recordStream events of freed blocks
+  // Memory pool that allocations of each stream come from (0: the general one); nonzero while a
+  // graph captures on that stream.
+  std::array<int, kStreamsPerDevice> capture_pool{};
 
   Impl(Device& d, uint64_t memory_limit)
       : dev(d),
@@ -306,6 +314,7 @@ struct DeviceAllocator::Impl {
     b->ptr = 0;
     b->size = b->requested = 0;
     b->stream = 0;
+    b->mempool = 0;
     b->allocated = false;
     b->stream_uses = 0;
     b->event_count = 0;
@@ -363,9 +372,9 @@ struct DeviceAllocator::Impl {
   }
 
   // ---- allocation --------------------------------------------------------------------------
-  Block* findFree(BlockPool& pool, int stream, size_t size) {
-    auto it = pool.lower_bound(PoolKey{stream, size, 0});
-    if (it == pool.end() || (*it)->stream != stream) return nullptr;
+  Block* findFree(BlockPool& pool, int mempool, int stream, size_t size) {
+    auto it = pool.lower_bound(PoolKey{mempool, stream, size, 0});
+    if (it == pool.end() || (*it)->stream != stream || (*it)->mempool != mempool) return nullptr;
     Block* b = *it;
     b->pool_node = pool.extract(it);
     return b;
@@ -385,7 +394,7 @@ struct DeviceAllocator::Impl {
 
   // A new segment as one free block that is in no pool; nullptr (and the reason in *why) when
   // the limit, the address range or the driver's memory is exhausted.
-  Block* newSegment(size_t seg_size, int stream, bool small, std::string* why) {
+  Block* newSegment(size_t seg_size, int stream, bool small, int mempool, std::string* why) {
     uint64_t reserved = static_cast<uint64_t>(st.reserved_bytes[kAggregate].current);
     if (reserved + seg_size > limit) {
       *why = "A new segment of " + formatSize(seg_size) + " would exceed the allocator limit.";
@@ -413,6 +422,7 @@ struct DeviceAllocator::Impl {
     seg->base = base;
     seg->size = seg_size;
     seg->small = small;
+    seg->mempool = mempool;
     Segment* s = seg.get();
     segments.emplace(base, std::move(seg));
     table.set(base, seg_size, s);
@@ -421,6 +431,7 @@ struct DeviceAllocator::Impl {
     b->ptr = base;
     b->size = seg_size;
     b->stream = stream;
+    b->mempool = mempool;
     b->small = small;
     st.num_device_alloc++;
     forStats(small, [&](int i) {
@@ -443,6 +454,7 @@ struct DeviceAllocator::Impl {
       b->ptr = rest->ptr;
       b->size = size;
       b->stream = rest->stream;
+      b->mempool = rest->mempool;
       b->small = small;
       b->prev = rest->prev;
       if (b->prev) b->prev->next = b;
@@ -586,18 +598,52 @@ struct DeviceAllocator::Impl {
     });
   }
 
-  // c10's release_cached_blocks: waits for pending events, then releases every segment that
-  // is one free block.
+  // c10's release_cached_blocks: waits for pending events, then releases every segment of the
+  // general memory pool that is one free block. Graph memory pools keep theirs: a graph's
+  // replays write to the blocks it was captured with, freed or not.
   void releaseCached() {
     synchronizeEvents();
     for (BlockPool* pool : {&small_pool, &large_pool}) {
       for (auto it = pool->begin(); it != pool->end();) {
         Block* b = *it;
         ++it;
-        if (!b->isSplit()) releaseSegment(b);
+        if (!b->isSplit() && b->mempool == 0) releaseSegment(b);
       }
     }
     trimSpareBlocks();
+  }
+
+  // The graph memory pool `mempool` is no longer used by any graph: its segments that are one
+  // free block are released, the others join the general pool (their live blocks are tensors
+  // someone still holds).
+  void releaseMempool(int mempool) {
+    synchronizeEvents();  // every block of the pool is then live or in a pool set
+    std::vector<Segment*> segs;
+    for (auto& [base, seg] : segments)
+      if (seg->mempool == mempool) segs.push_back(seg.get());
+    for (Segment* s : segs) {
+      Block* first = nullptr;
+      for (Block* b : small_pool)
+        if (b->segment == s && !b->prev) first = b;
+      for (Block* b : large_pool)
+        if (b->segment == s && !b->prev) first = b;
+      if (!first) {
+        auto it = live.lower_bound(s->base);
+        if (it != live.end() && it->second->segment == s) first = it->second;
+      }
+      while (first && first->prev) first = first->prev;
+      s->mempool = 0;
+      if (first && !first->isSplit() && !first->allocated) {
+        releaseSegment(first);
+        continue;
+      }
+      for (Block* b = first; b; b = b->next) {
+        const bool pooled = !b->allocated;
+        if (pooled) poolErase(b);
+        b->mempool = 0;
+        if (pooled) poolInsert(b);
+      }
+    }
   }
 
   [[noreturn]] void throwOutOfMemory(size_t size, const std::string& why) {
@@ -652,17 +698,18 @@ void* DeviceAllocator::allocate(size_t nbytes, int stream_index) {
   std::lock_guard<std::mutex> lock(m.mu);
   m.processEvents();
   BlockPool& pool = small ? m.small_pool : m.large_pool;
-  Block* b = m.findFree(pool, stream_index, size);
+  const int mempool = m.capture_pool[stream_index];
+  Block* b = m.findFree(pool, mempool, stream_index, size);
   if (!b) {
     const size_t seg_size = m.segmentSize(size);
     std::string why;
-    b = m.newSegment(seg_size, stream_index, small, &why);
+    b = m.newSegment(seg_size, stream_index, small, mempool, &why);
     if (!b) {
       // Free every cached segment and try once more.
       m.st.num_alloc_retries++;
       m.releaseCached();
-      b = m.findFree(pool, stream_index, size);
-      if (!b) b = m.newSegment(seg_size, stream_index, small, &why);
+      b = m.findFree(pool, mempool, stream_index, size);
+      if (!b) b = m.newSegment(seg_size, stream_index, small, mempool, &why);
       if (!b) m.throwOutOfMemory(size, why);
     }
   }
@@ -737,6 +784,35 @@ void DeviceAllocator::recordStream(const void* ptr, int stream_index) {
   if (!b) throw std::invalid_argument(m.unknownPointer("recordStream", ptr));
   // Uses on the allocation stream need no synchronization.
   if (stream_index != b->stream) b->stream_uses |= 1u << stream_index;
+}
+
+void DeviceAllocator::beginPoolCapture(int stream_index, int mempool) {
+  checkStream(stream_index, "DeviceAllocator::beginPoolCapture");
+  if (mempool <= 0) throw std::invalid_argument("beginPoolCapture: memory pool ids are > 0");
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->capture_pool[stream_index] = mempool;
+}
+
+void DeviceAllocator::endPoolCapture(int stream_index) {
+  checkStream(stream_index, "DeviceAllocator::endPoolCapture");
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->capture_pool[stream_index] = 0;
+}
+
+void DeviceAllocator::releasePool(int mempool) {
+  if (mempool <= 0) return;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (int& p : impl_->capture_pool)
+    if (p == mempool) p = 0;
+  impl_->releaseMempool(mempool);
+}
+
+size_t DeviceAllocator::poolReservedBytes(int mempool) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  size_t n = 0;
+  for (auto& [base, seg] : impl_->segments)
+    if (seg->mempool == mempool) n += seg->size;
+  return n;
 }
 
 void DeviceAllocator::emptyCache() {

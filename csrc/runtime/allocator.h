@@ -80,8 +80,19 @@ class DeviceAllocator {
   bool owns(const void* ptr) const;         // inside this allocator's reserved address range
   size_t blockSize(const void* ptr) const;  // size of the live block that starts at ptr
   void recordStream(const void* ptr, int stream_index);
-  // Releases every cached segment that holds no live block. Waits for pending stream events.
+  // Releases every cached segment of the general memory pool that holds no live block. Waits
+  // for pending stream events.
   void emptyCache();
+
+  // Graph memory pools (ids > 0, chosen by the caller). Between beginPoolCapture and
+  // endPoolCapture, allocations on stream_index come from segments of that pool only; blocks of
+  // a pool, freed or not, return to that pool, so a graph captured with it can be replayed into
+  // the same addresses. emptyCache() keeps the memory of pools; releasePool() hands it back
+  // (segments with live blocks move to the general pool).
+  void beginPoolCapture(int stream_index, int mempool);
+  void endPoolCapture(int stream_index);
+  void releasePool(int mempool);
+  size_t poolReservedBytes(int mempool) const;  // bytes of the segments of mempool
 
   AllocatorStats stats() const;
   void resetPeakStats();

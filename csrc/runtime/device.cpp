@@ -1,5 +1,7 @@
 #include "device.h"
 
+#include "graph.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -168,6 +170,9 @@ void Event::record(Device& dev, int stream_index) {
 
 void Event::wait(Device& dev, int stream_index) const {
   if (!ev_) return;
+  // A replay would not wait for the other stream's work.
+  capture::refuseIfCapturing(dev.queue(stream_index),
+                             "a wait on an event or another stream (wait_event/wait_stream)");
   cl_event e = ev_.get();
   OCL_CHECK(clEnqueueBarrierWithWaitList(dev.queue(stream_index), 1, &e, nullptr));
 }

@@ -120,8 +120,7 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
     rt::BufferRef d = bufferOf(dst), s = bufferOf(src);
     OCL_TRY
     ProfiledCommand pc(CommandKind::kMemcpy, "Memcpy DtoD (Device -> Device)");
-    OCL_CHECK(clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, dst.nbytes(), 0, nullptr,
-                                  pc.event()));
+    enqueueCopyBuffer(q, s, d, dst.nbytes(), pc.event());
     OCL_CATCH
     return;
   }
@@ -186,12 +185,23 @@ void copyHostToDevice(const at::Tensor& dst, const at::Tensor& src, bool non_blo
   }
   rt::BufferRef d = bufferOf(dst);
   c10::Stream stream = currentStream(idx);
-  const bool async = non_blocking && isPinned(host);
+  const bool pinned = isPinned(host);
+  const bool async = non_blocking && pinned;
+  rt::CommandGraph* graph = rt::capture::graphOf(queueOf(stream));
+  // A captured write reads its host memory again at every replay (as CUDA graphs do), so only
+  // pinned memory, which the graph keeps alive, can be captured.
+  if (graph && !pinned)
+    refuseCapture(queueOf(stream),
+                  "a copy from pageable CPU memory to ocl (copy_/to); copy from pinned memory "
+                  "(pin_memory()), or make the tensor before the capture,");
   OCL_TRY
   ProfiledCommand pc(CommandKind::kMemcpy, "Memcpy HtoD (Host -> Device)");
   OCL_CHECK(clEnqueueWriteBuffer(queueOf(stream), d.mem, async ? CL_FALSE : CL_TRUE, d.offset,
                                  dst.nbytes(), host.const_data_ptr(), 0, nullptr, pc.event()));
   OCL_CATCH
+  if (graph)
+    graph->addWrite(d.mem, d.offset, dst.nbytes(), host.const_data_ptr(),
+                    std::make_shared<c10::Storage>(host.storage()));
   if (async) {
     // The pinned block must not be reused before the write has read it.
     recordHostUse(host.storage().mutable_data(), host.storage().data_ptr().get_context(), stream);
@@ -221,6 +231,10 @@ void copyDeviceToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blo
   }
   rt::BufferRef s = bufferOf(src);
   const bool async = non_blocking && isPinned(dst);
+  // The host acts on what it reads, and a replay would not read again.
+  refuseCapture(currentQueue(idx),
+                "a copy from ocl to CPU memory (.cpu(), .item(), .tolist(), printing, or an op "
+                "that reads a data-dependent size)");
   OCL_TRY {
     ProfiledCommand pc(CommandKind::kMemcpy, "Memcpy DtoH (Device -> Host)");
     OCL_CHECK(clEnqueueReadBuffer(currentQueue(idx), s.mem, async ? CL_FALSE : CL_TRUE, s.offset,

@@ -67,8 +67,7 @@ at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value) {
     rt::BufferRef b = bufferOf(self);
     OCL_TRY
     ProfiledCommand pc(CommandKind::kMemset, "Memset (Device)");
-    OCL_CHECK(clEnqueueFillBuffer(q, b.mem, bits.bytes, bits.size, b.offset, self.nbytes(), 0,
-                                  nullptr, pc.event()));
+    enqueueFillBuffer(q, b, bits.bytes, bits.size, self.nbytes(), pc.event());
     OCL_CATCH
     return self;
   }

@@ -1,5 +1,7 @@
 #include "aten/launch.h"
 
+#include "runtime/graph.h"
+
 #include <algorithm>
 #include <atomic>
 
@@ -12,13 +14,19 @@ int64_t kernelLaunchCount() {
   return g_launches.load(std::memory_order_relaxed);
 }
 
+void countLaunches(int64_t n) {
+  g_launches.fetch_add(n, std::memory_order_relaxed);
+}
+
 void launchND(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, size_t global,
               size_t local) {
   (void)dev;
   if (global == 0) return;
+  rt::CommandGraph* graph = rt::capture::graphOf(queue);
   ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
   OCL_CHECK(
       clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, pc.event()));
+  if (graph) graph->addKernel(kernel, 1, nullptr, &global, &local);
   g_launches.fetch_add(1, std::memory_order_relaxed);
   afterLaunch(queue);
 }
@@ -31,9 +39,11 @@ void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2
 
 void launchKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
                   const size_t* local) {
+  rt::CommandGraph* graph = rt::capture::graphOf(queue);
   ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
   OCL_CHECK(
       clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, 0, nullptr, pc.event()));
+  if (graph) graph->addKernel(kernel, dims, nullptr, global, local);
   g_launches.fetch_add(1, std::memory_order_relaxed);
   afterLaunch(queue);
 }
@@ -44,9 +54,11 @@ void launch1D(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int64_t
   // One work item per element: PoCL vectorises across work items, and a grid-stride loop
   // measured 4x slower there (benchmarks/runtime.py, raw fill kernel); GPUs do not mind.
   const size_t global = (static_cast<size_t>(n) + local - 1) / local * local;
+  rt::CommandGraph* graph = rt::capture::graphOf(queue);
   ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
   OCL_CHECK(
       clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, pc.event()));
+  if (graph) graph->addKernel(kernel, 1, nullptr, &global, &local);
   g_launches.fetch_add(1, std::memory_order_relaxed);
   afterLaunch(queue);
 }
@@ -57,10 +69,12 @@ void launch1DTail(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int
   const size_t un = static_cast<size_t>(n);
   size_t full = un / local * local;
   if (full != un && un < 16 * local) full = 0;  // a second launch would cost more than it saves
+  rt::CommandGraph* graph = rt::capture::graphOf(queue);
   if (full > 0) {
     ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
     OCL_CHECK(
         clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &full, &local, 0, nullptr, pc.event()));
+    if (graph) graph->addKernel(kernel, 1, nullptr, &full, &local);
     g_launches.fetch_add(1, std::memory_order_relaxed);
     afterLaunch(queue);
   }
@@ -70,8 +84,33 @@ void launch1DTail(rt::Device& dev, cl_command_queue queue, cl_kernel kernel, int
   ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
   OCL_CHECK(
       clEnqueueNDRangeKernel(queue, kernel, 1, &offset, &global, &local, 0, nullptr, pc.event()));
+  if (graph) graph->addKernel(kernel, 1, &offset, &global, &local);
   g_launches.fetch_add(1, std::memory_order_relaxed);
   afterLaunch(queue);
+}
+
+void enqueueCopyBuffer(cl_command_queue queue, const rt::BufferRef& src, const rt::BufferRef& dst,
+                       size_t bytes, cl_event* event) {
+  rt::CommandGraph* graph = rt::capture::graphOf(queue);
+  OCL_CHECK(clEnqueueCopyBuffer(queue, src.mem, dst.mem, src.offset, dst.offset, bytes, 0, nullptr,
+                                event));
+  if (graph) graph->addCopy(src.mem, dst.mem, src.offset, dst.offset, bytes);
+}
+
+void enqueueFillBuffer(cl_command_queue queue, const rt::BufferRef& dst, const void* pattern,
+                       size_t pattern_size, size_t bytes, cl_event* event) {
+  rt::CommandGraph* graph = rt::capture::graphOf(queue);
+  OCL_CHECK(clEnqueueFillBuffer(queue, dst.mem, pattern, pattern_size, dst.offset, bytes, 0,
+                                nullptr, event));
+  if (graph) graph->addFill(dst.mem, pattern, pattern_size, dst.offset, bytes);
+}
+
+void refuseCaptureSlow(cl_command_queue queue, const char* what) {
+  try {
+    rt::capture::refuse(queue, what);
+  } catch (const rt::CaptureError& e) {
+    TORCH_CHECK(false, e.what());
+  }
 }
 
 void checkSameDevice(std::initializer_list<std::reference_wrapper<const at::Tensor>> tensors) {

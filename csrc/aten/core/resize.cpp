@@ -20,8 +20,7 @@ void resizeStorageBytes(const c10::Storage& storage, size_t newsize) {
   if (keep > 0 && storage.data() != nullptr) {
     rt::BufferRef d = resolvePtr(fresh.get()), s = resolvePtr(storage.data());
     OCL_TRY
-    OCL_CHECK(clEnqueueCopyBuffer(currentQueue(storage.device().index()), s.mem, d.mem, s.offset,
-                                  d.offset, keep, 0, nullptr, nullptr));
+    aten::enqueueCopyBuffer(currentQueue(storage.device().index()), s, d, keep);
     OCL_CATCH
   }
   // The old block goes back to the cache; stream-ordered reuse keeps the copy above safe.

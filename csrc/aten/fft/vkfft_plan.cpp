@@ -198,6 +198,7 @@ class Plan {
       tempRef = bufferOf(temp);
     }
     cl_command_queue queue = currentQueue(idx);
+    refuseCapture(queue, "a VkFFT transform (it enqueues by itself)");
     std::lock_guard<std::mutex> lock(mutex_);
     bind(data, real, tempRef);
     queue_ = queue;

@@ -330,6 +330,7 @@ at::Tensor& nonzeroOut(const at::Tensor& self, at::Tensor& out) {
   setArgs(ks, cb, static_cast<cl_long>(nb));
   launch1D(dev, q, ks, 1);
   // The one readback of a data-dependent size (CUDA's nonzero does the same).
+  refuseCapture(q, "nonzero (it reads a data-dependent size back to the host)");
   OCL_CHECK(clEnqueueReadBuffer(q, cb.mem, CL_TRUE, cb.offset + nb * sizeof(cl_long),
                                 sizeof(cl_long), &total, 0, nullptr, nullptr));
   OCL_CATCH

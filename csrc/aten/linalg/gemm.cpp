@@ -308,6 +308,7 @@ void clblastGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   constexpr size_t es = sizeof(T);
   const auto fns = clblastGemmFns<T>();
   cl_command_queue q = currentQueue(out.device().index());
+  refuseCapture(q, "a CLBlast GEMM (it enqueues by itself)");
   std::lock_guard<std::mutex> lock(clblastMutex());
   if (!batched) {
     checkClBlast(
@@ -590,8 +591,8 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   g.alpha[0] = al.real(), g.alpha[1] = al.imag(), g.beta[0] = be.real(), g.beta[1] = be.imag();
   g.sgemm = blas.sgemm, g.dgemm = blas.dgemm, g.cgemm = blas.cgemm, g.zgemm = blas.zgemm;
   const void* locs[4] = {&g.handles[0], &g.handles[1], &g.handles[2], &g.handles[3]};
-  OCL_CHECK(clEnqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
-                                  nullptr));
+  OCL_CHECK(rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
+                                    nullptr));
   afterLaunch(q);
 }
 

@@ -34,6 +34,10 @@ def register_dynamo() -> None:
     from .attention import register_when_inductor_loads
 
     register_when_inductor_loads()
+    # mode="reduce-overhead": compiled ocl graphs replay as captured graphs (graphs.py).
+    from .graphs import install_when_inductor_loads
+
+    install_when_inductor_loads()
 
 
 def _codegen_hash() -> str:
@@ -45,7 +49,7 @@ def _codegen_hash() -> str:
     h = hashlib.sha256(_C._prelude_source().encode())
     here = pathlib.Path(__file__).parent
     for name in ("codegen.py", "opencl.py", "runtime.py", "device_op_overrides.py", "lowering.py",
-                 "attention.py"):
+                 "attention.py"):  # not graphs.py: it wraps compiled graphs after the cache
         h.update((here / name).read_bytes())
     return h.hexdigest()
 

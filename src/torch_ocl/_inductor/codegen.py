@@ -810,11 +810,6 @@ class OclWrapperCodegen(PythonWrapperCodegen):
         super().write_header()
         self.imports.writeline("from torch_ocl._inductor.runtime import async_compile_ocl")
         self.imports.writeline("from torch_ocl._inductor.runtime import pow_f32 as ocl_pow_f32")
-        import torch._inductor.config as inductor_config
-
-        if inductor_config.triton.cudagraphs:  # part of the FX-graph cache key
-            self.imports.writeline("from torch_ocl._inductor.runtime import no_graph_replay")
-            self.imports.writeline("no_graph_replay()")
 
     def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True,
                                      **kwargs):

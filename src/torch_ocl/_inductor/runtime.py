@@ -57,19 +57,3 @@ def async_compile_ocl(source: str, name: str, device: int = 0):
     if threads > 1:
         return _pool(threads).submit(_build, source, name, device)
     return _build(source, name, device)
-
-
-@functools.cache
-def no_graph_replay() -> None:
-    """Called by a generated module compiled with Inductor's CUDA graphs on (``mode=
-    "reduce-overhead"``): ocl has no graph replay, so the graph runs kernel by kernel as in the
-    default mode (Inductor itself skips CUDA graphs for a non-CUDA device without a word). Says
-    so once per process."""
-    import warnings
-
-    warnings.warn(
-        'torch.compile(mode="reduce-overhead") on ocl: graph replay (CUDA graphs) is not '
-        "implemented for ocl; the compiled graphs run kernel by kernel, as in the default "
-        "mode (results are the same)",
-        stacklevel=2,
-    )
