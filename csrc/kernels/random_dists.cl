@@ -89,8 +89,7 @@ inline REAL rd_gamma(REAL alpha, rd_stream* s, int want_log) {
     const REAL vm1 = t * (R(3) + t * (R(3) + t));  // v - 1
     const REAL u = R(1) - rd_uniform(s);
     const REAL xx = x * x;
-    if (u < R(1) - R(0.0331) * xx * xx ||
-        log(u) < R(0.5) * xx + d * (R(3) * log1p(t) - vm1)) {
+    if (u < R(1) - R(0.0331) * xx * xx || log(u) < R(0.5) * xx + d * (R(3) * log1p(t) - vm1)) {
       return want_log ? log_scale + log(d) + R(3) * log1p(t) : scale * d * (R(1) + vm1);
     }
   }
@@ -99,9 +98,9 @@ inline REAL rd_gamma(REAL alpha, rd_stream* s, int want_log) {
 // Stirling's series remainder: lgamma(k + 1) = (k + 1/2) log(k + 1) - (k + 1) + log(2 pi) / 2 +
 // tail(k) (the table and series of stirling_approx_tail in Distributions.h).
 inline REAL rd_stirling_tail(REAL k) {
-  const REAL tab[10] = {R(0.0810614667953272),  R(0.0413406959554092),  R(0.0276779256849983),
-                        R(0.02079067210376509), R(0.0166446911898211),  R(0.0138761288230707),
-                        R(0.0118967099458917),  R(0.0104112652619720),  R(0.00925546218271273),
+  const REAL tab[10] = {R(0.0810614667953272),  R(0.0413406959554092), R(0.0276779256849983),
+                        R(0.02079067210376509), R(0.0166446911898211), R(0.0138761288230707),
+                        R(0.0118967099458917),  R(0.0104112652619720), R(0.00925546218271273),
                         R(0.00833056343336287)};
   if (k >= 0 && k < R(10)) return tab[(int)k];
   const REAL kp1sq = (k + R(1)) * (k + R(1));
@@ -252,35 +251,35 @@ __kernel void binomial_k(__global char* ob, ulong ooff, __global const char* cb,
 #define RD_PI 3.14159265358979323846
 
 // digamma_one<XT, AT>: Cephes' digamma with the asymptotic series for x >= 10.
-#define RD_DEFINE_DIGAMMA(NAME, XT, AT)                                                   \
-  inline XT NAME(XT x) {                                                                  \
-    const AT PSI_10 = 2.25175258906672110764;                                             \
-    if (x == 0) return INFINITY;                                                          \
-    AT additional_summand = 0;                                                            \
-    const int x_is_integer = x == floor(x);                                               \
-    if (x < 0) {                                                                          \
-      if (x_is_integer) return INFINITY;                                                  \
-      additional_summand = -(XT)RD_PI / tan((XT)RD_PI * x);                               \
-      x = 1 - x;                                                                          \
-    }                                                                                     \
-    AT result = 0;                                                                        \
-    while (x < 10) {                                                                      \
-      result -= 1 / x;                                                                    \
-      x += 1;                                                                             \
-    }                                                                                     \
-    if (x == 10) return (XT)(result + PSI_10 + additional_summand);                       \
-    const AT A[7] = {8.33333333333333333333E-2, -2.10927960927960927961E-2,               \
-                     7.57575757575757575758E-3, -4.16666666666666666667E-3,               \
-                     3.96825396825396825397E-3, -8.33333333333333333333E-3,               \
-                     8.33333333333333333333E-2};                                          \
-    AT y = 0;                                                                             \
-    if (x < 1.0e17f) {                                                                    \
-      const AT z = (AT)1 / (AT)(x * x);                                                   \
-      AT p = 0;                                                                           \
-      for (int j = 0; j <= 6; ++j) p = p * z + A[j];                                      \
-      y = z * p;                                                                          \
-    }                                                                                     \
-    return (XT)(result + log(x) - (0.5f / x) - y + additional_summand);                   \
+#define RD_DEFINE_DIGAMMA(NAME, XT, AT)                                     \
+  inline XT NAME(XT x) {                                                    \
+    const AT PSI_10 = 2.25175258906672110764;                               \
+    if (x == 0) return INFINITY;                                            \
+    AT additional_summand = 0;                                              \
+    const int x_is_integer = x == floor(x);                                 \
+    if (x < 0) {                                                            \
+      if (x_is_integer) return INFINITY;                                    \
+      additional_summand = -(XT)RD_PI / tan((XT)RD_PI * x);                 \
+      x = 1 - x;                                                            \
+    }                                                                       \
+    AT result = 0;                                                          \
+    while (x < 10) {                                                        \
+      result -= 1 / x;                                                      \
+      x += 1;                                                               \
+    }                                                                       \
+    if (x == 10) return (XT)(result + PSI_10 + additional_summand);         \
+    const AT A[7] = {8.33333333333333333333E-2, -2.10927960927960927961E-2, \
+                     7.57575757575757575758E-3, -4.16666666666666666667E-3, \
+                     3.96825396825396825397E-3, -8.33333333333333333333E-3, \
+                     8.33333333333333333333E-2};                            \
+    AT y = 0;                                                               \
+    if (x < 1.0e17f) {                                                      \
+      const AT z = (AT)1 / (AT)(x * x);                                     \
+      AT p = 0;                                                             \
+      for (int j = 0; j <= 6; ++j) p = p * z + A[j];                        \
+      y = z * p;                                                            \
+    }                                                                       \
+    return (XT)(result + log(x) - (0.5f / x) - y + additional_summand);     \
   }
 RD_DEFINE_DIGAMMA(rd_digamma_s, REAL, ACC)
 RD_DEFINE_DIGAMMA(rd_digamma_a, ACC, ACC)
@@ -327,8 +326,8 @@ inline REAL rd_standard_gamma_grad(REAL alpha_in, REAL x_in) {
   const ACC coef_uv[3][8] = {
       {0.16009398, -0.094634809, 0.025146376, -0.0030648343, 1, 0.32668115, 0.10406089,
        0.0014179084},
-      {0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113,
-       -0.0035938915, -0.00058392623},
+      {0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113, -0.0035938915,
+       -0.00058392623},
       {0.040121004, -0.0065914022, -0.0026286047, -0.0013441777, 0.017050642, -0.0021309326,
        0.00085092367, -1.5247877e-07},
   };
@@ -372,12 +371,11 @@ inline REAL rd_beta_grad_alpha_mid(ACC x, ACC alpha, ACC beta) {
   const ACC mean = alpha / total;
   const ACC std = sqrt(alpha * beta / (total + 1)) / total;
   if (mean - 0.1 * std <= x && x <= mean + 0.1 * std) {
-    const ACC poly =
-        47 * x * (beta * beta) * (beta * beta) +
-        alpha * ((43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta +
-                 alpha * (3 * (59 + 180 * beta - 90 * x) * (beta * beta) +
-                          alpha * ((453 + 1620 * beta * (1 - x) - 455 * x) * beta +
-                                   alpha * (8 * (1 - x) * (135 * beta - 11)))));
+    const ACC poly = 47 * x * (beta * beta) * (beta * beta) +
+                     alpha * ((43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta +
+                              alpha * (3 * (59 + 180 * beta - 90 * x) * (beta * beta) +
+                                       alpha * ((453 + 1620 * beta * (1 - x) - 455 * x) * beta +
+                                                alpha * (8 * (1 - x) * (135 * beta - 11)))));
     const ACC prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total);
     const ACC prefactor_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total);
     return (REAL)(prefactor_num / (1 - x) * poly / prefactor_den);
@@ -394,8 +392,7 @@ inline REAL rd_beta_grad_alpha_mid(ACC x, ACC alpha, ACC beta) {
   const ACC term3_num = sqrt(8 * alpha * beta / total);
   const ACC term3_den = beta * x + alpha * (x - 1);
   const ACC term3 = term3_num / term3_den;
-  const ACC term4_base =
-      beta * log(beta / (total * (1 - x))) + alpha * log(alpha / (total * x));
+  const ACC term4_base = beta * log(beta / (total * (1 - x))) + alpha * log(alpha / (total * x));
   const ACC term4 = pow(term4_base, (ACC)-1.5f);
   const ACC term1234 = term1 + term2 * (term3 + (x < mean ? term4 : -term4));
   return (REAL)(stirling * prefactor * term1234);
@@ -443,8 +440,7 @@ inline REAL rd_dirichlet_grad(REAL x, REAL alpha, REAL total) {
       q += ua * (c[1][i][j][0] + b * (c[1][i][j][1] + b * (c[1][i][j][2] + b * c[1][i][j][3])));
     }
   }
-  const ACC approx =
-      x_ * (rd_digamma_s((REAL)total_) - rd_digamma_s((REAL)alpha_)) / beta_;
+  const ACC approx = x_ * (rd_digamma_s((REAL)total_) - rd_digamma_s((REAL)alpha_)) / beta_;
   return (REAL)(p / q * approx);
 }
 
