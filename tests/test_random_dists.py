@@ -235,6 +235,12 @@ def test_same_seed_same_numbers_two_calls_differ_generator_independent():
         c = native(fn).cpu()
         assert torch.equal(a, c)
         assert not torch.equal(a, b)
+    # get_rng_state / set_rng_state replay them too
+    for fn in _all_samplers():
+        state = torch.ocl.get_rng_state()
+        a = native(fn).cpu()
+        torch.ocl.set_rng_state(state)
+        assert torch.equal(a, native(fn).cpu())
     g = torch.Generator(device="ocl")
     g.manual_seed(3)
     x = native(lambda: torch._standard_gamma(torch.full((300,), 2.0, device="ocl"), generator=g)).cpu()

@@ -4,8 +4,8 @@
 //
 // A rejection sampler draws a variable number of values, so element i reads a stream: the Philox
 // blocks at counters (offset + j, i) for j = 0, 1, ... The host advances the generator's offset by
-// RD_STREAM_BLOCKS per call, so streams of two calls overlap only past that many blocks (never, in
-// practice: the loops below need a handful). Element i's numbers depend on (seed, offset, i) only.
+// 2^18 per call (kStreamBlocks in distributions.cpp), so the streams of two calls could meet only
+// past 2^18 blocks of one element (never, in practice: the loops below need a handful). Element i's numbers depend on (seed, offset, i) only.
 
 // Reparameterised gradients accumulate in double where the device has it, as CPU does.
 #ifdef TORCH_OCL_FP64

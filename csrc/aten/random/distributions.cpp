@@ -20,10 +20,10 @@ namespace {
 
 char kDistFamily;
 
-// Philox blocks each element's stream may use before it could meet the next call's numbers
-// (random_dists.cl): a gamma draw needs about two, a Poisson draw below rate 10 at most rate / 4 +
-// 1 on average.
-constexpr uint64_t kStreamBlocks = uint64_t{1} << 16;
+// Philox blocks (counter values) each element's stream may use before it could meet the next
+// call's numbers (random_dists.cl); the generator's offset advances by this much per call. A
+// gamma draw needs one or two blocks on average, a Poisson draw below rate 10 about (rate + 1) / 2.
+constexpr uint64_t kStreamBlocks = uint64_t{1} << 18;
 
 cl_program distProgram(c10::DeviceIndex idx, c10::ScalarType t) {
   return programs(idx).get({&kDistFamily, dtypeCode(t)}, [&] {
@@ -98,7 +98,7 @@ void launchDist(const char* kernel, const at::Tensor& out, const std::vector<at:
   const c10::ScalarType t = out.scalar_type();
   checkDtypeSupported(t, idx);
   std::pair<uint64_t, uint64_t> so{0, 0};
-  if (random) so = philoxInputs(std::move(gen), idx, 4 * kStreamBlocks);
+  if (random) so = philoxInputs(std::move(gen), idx, kStreamBlocks);
   cl_program prog = distProgram(idx, t);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, kernel);
@@ -136,7 +136,7 @@ at::Tensor sampleDirichlet(const at::Tensor& alpha, std::optional<at::Generator>
   {
     const c10::DeviceIndex idx = a.device().index();
     checkDtypeSupported(t, idx);
-    const auto so = philoxInputs(std::move(gen), idx, 4 * kStreamBlocks);
+    const auto so = philoxInputs(std::move(gen), idx, kStreamBlocks);
     cl_program prog = distProgram(idx, t);
     OCL_TRY
     cl_kernel k = programs(idx).kernel(prog, "log_gamma_k");
