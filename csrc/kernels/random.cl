@@ -123,13 +123,14 @@ __kernel void log_normal_k(__global char* db, ulong doff, long n, ulong seed, ul
   st((__global ST*)(db + doff), i, (C)exp(mean + stdv * z));
 }
 
-// geometric_: trials up to the first success, ceil(log(u) / log1p(-p)) >= 1 for u in (0, 1).
+// geometric_: trials up to the first success, ceil(log(u) / log1p(-p)) >= 1 for u in (0, 1);
+// inv_log1m_p = 1 / log1p(-p), from the host.
 __kernel void geometric_k(__global char* db, ulong doff, long n, ulong seed, ulong offset,
-                          REAL p) {
+                          REAL inv_log1m_p) {
   const long i = get_global_id(0);
   if (i >= n) return;
   const REAL u = rnd_uniform_open(ocl_philox_at(seed, offset, i));
-  st((__global ST*)(db + doff), i, (C)ceil(log(u) / log1p(-p)));
+  st((__global ST*)(db + doff), i, (C)ceil(log(u) * inv_log1m_p));
 }
 
 // rrelu_with_noise in training: x * r with r uniform in [lower, upper) where x <= 0, r kept in

@@ -341,8 +341,9 @@ struct GeometricKernel {
     TORCH_CHECK(randomDtype(t) && t != c10::kBool, "\"geometric_cpu\" not implemented for '",
                 c10::toString(t), "'");
     fillContiguous(self, [&](const at::Tensor& d) {
-      launchSimple(d, "geometric_k", gen,
-                   [&](cl_kernel k, cl_uint& a) { setReal(k, a, isDouble(d.scalar_type()), p); });
+      launchSimple(d, "geometric_k", gen, [&](cl_kernel k, cl_uint& a) {
+        setReal(k, a, isDouble(d.scalar_type()), 1.0 / std::log1p(-p));
+      });
     });
   }
 };
