@@ -130,9 +130,18 @@ def _mha_pair(E=12, H=4, seed=0, dtype=torch.float32):
 KPM = torch.tensor([[False] * 7, [False] * 4 + [True] * 3, [True] * 7])  # last: all keys padded
 
 
+@pytest.fixture(params=["materialised", "sdpa"])
+def attention_route(request, monkeypatch):
+    """Without need_weights, MHA materialises the scores unless they pass
+    TORCH_OCL_MHA_SCORES_MIB; 0 sends every call through the SDPA kernel."""
+    if request.param == "sdpa":
+        monkeypatch.setenv("TORCH_OCL_MHA_SCORES_MIB", "0")
+    return request.param
+
+
 @pytest.mark.parametrize("need_weights,average", [(False, True), (True, True), (True, False)])
 @pytest.mark.parametrize("masks", ["none", "kpm", "attn", "both", "attn3d"])
-def test_multihead_attention_fast_path(need_weights, average, masks):
+def test_multihead_attention_fast_path(need_weights, average, masks, attention_route):
     mha, mha_d = _mha_pair()
     x = torch.randn(3, 7, 12, generator=gen(8))
     kpm = KPM if masks in ("kpm", "both") else None
@@ -199,7 +208,7 @@ def _encoder(norm_first, activation, layers=2, batch_first=True, nested=True, se
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 @pytest.mark.parametrize("padding", [False, True])
 @pytest.mark.parametrize("batch_first", [True, False])
-def test_transformer_encoder_eval(norm_first, activation, padding, batch_first):
+def test_transformer_encoder_eval(norm_first, activation, padding, batch_first, attention_route):
     enc, enc_d = _encoder(norm_first, activation, batch_first=batch_first)
     x = torch.randn(3, 7, 12, generator=gen(14))
     kpm = KPM.clone() if padding else None

@@ -6,8 +6,9 @@
 //
 // The masks follow CPU's fast path exactly: a float mask is made boolean (nonzero = left out) as
 // at::native's masked_softmax does, and a query row whose keys are all left out gives NaN, not
-// the zeros SDPA gives. Without need_weights the attention runs in our SDPA kernel (no (L, S)
-// score matrix), with need_weights the scores are materialised as CPU does.
+// the zeros SDPA gives. The scores are materialised as CPU does (batched GEMMs and
+// _masked_softmax) unless need_weights is off and they would exceed TORCH_OCL_MHA_SCORES_MIB; then
+// the attention runs in our SDPA kernel with no (L, S) score matrix.
 //
 // Nested tensors: TransformerEncoder turns its input into a nested tensor when it gets a
 // src_key_padding_mask on the fast path (transformer.py accepts the privateuse1 device there).
@@ -27,10 +28,18 @@
 #include "aten/launch.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace torch_ocl::aten {
 namespace {
+
+// Above this size of the (B, H, T, T) scores attention without need_weights runs in SDPA:
+// TORCH_OCL_MHA_SCORES_MIB (default 256; 0 always takes SDPA). Read per call (tests switch it).
+double materialiseBytes() {
+  const char* env = std::getenv("TORCH_OCL_MHA_SCORES_MIB");
+  return (env && *env ? std::atof(env) : 256.0) * 1024.0 * 1024.0;
+}
 
 bool fastpathDtype(c10::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
@@ -144,7 +153,13 @@ std::tuple<at::Tensor, at::Tensor> nativeMultiHeadAttention(
   if (has_mask) mask = mask4d(*mask_opt, mask_type, B, T, T);
   at::Tensor ctx;  // (B, H, T, dh)
   at::Tensor weights;
-  if (!need_weights) {
+  // The scores materialised (two batched GEMMs around _masked_softmax, CPU's own sequence) unless
+  // they would be large: on PoCL the GEMM route measured 4-6x faster than our SDPA kernel at
+  // T = 128 and 512 (benchmark in the commit message); SDPA keeps memory O(T) for long sequences.
+  const double score_bytes = static_cast<double>(B) * static_cast<double>(num_head) *
+                             static_cast<double>(T) * static_cast<double>(T) *
+                             static_cast<double>(query.element_size());
+  if (!need_weights && score_bytes > materialiseBytes()) {
     // q is already scaled: SDPA with scale 1, the mask as a -inf bias of its own (small) size.
     std::optional<at::Tensor> bias;
     if (mask.defined()) {
@@ -166,7 +181,7 @@ std::tuple<at::Tensor, at::Tensor> nativeMultiHeadAttention(
       qkt = at::_softmax(qkt, qkt.dim() - 1, false);
     }
     ctx = at::matmul(qkt, v);
-    weights = qkt;
+    if (need_weights) weights = qkt;
   }
   // (B, H, T, dh) -> (B * T, D), then the output projection with its bias in the GEMM epilogue.
   const at::Tensor ctx2 = ctx.permute({0, 2, 1, 3}).reshape({B * T, D});
