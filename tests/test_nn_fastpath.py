@@ -401,3 +401,21 @@ def test_glu_jvp_and_forward_ad(dtype):
             with torch_ocl.strict():
                 td = fwAD.unpack_dual(F.glu(fwAD.make_dual(ocl(x), ocl(dx)), -2)).tangent
         close(td, tc, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("padding", [False, True])
+def test_transformer_encoder_dtypes_noncontiguous(dtype, padding):
+    enc, _ = _encoder(False, "gelu")
+    enc = enc.to(dtype)
+    enc_d = copy.deepcopy(enc).to("ocl")
+    x = torch.randn(7, 3, 12, generator=gen(35)).to(dtype).transpose(0, 1)  # (B, T, E) view
+    kpm = torch.tensor([[False] * 7, [False] * 4 + [True] * 3, [False] + [True] * 6])
+    kpm = kpm if padding else None
+    with torch.no_grad():
+        e = enc(x, src_key_padding_mask=kpm)
+        xd = ocl(x.transpose(0, 1)).transpose(0, 1)
+        assert not xd.is_contiguous()
+        with torch_ocl.strict():
+            o = enc_d(xd, src_key_padding_mask=ocl(kpm))
+    close(o, e, dtype)
