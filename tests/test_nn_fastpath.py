@@ -419,3 +419,21 @@ def test_transformer_encoder_dtypes_noncontiguous(dtype, padding):
         with torch_ocl.strict():
             o = enc_d(xd, src_key_padding_mask=ocl(kpm))
     close(o, e, dtype)
+
+
+def test_multihead_attention_nested_query(attention_route):
+    mha, mha_d = _mha_pair(E=8, H=2)
+    x = torch.randn(3, 5, 8, generator=gen(36))
+    keep = torch.tensor([[True] * 5, [True] * 3 + [False] * 2, [True] + [False] * 4])
+    with torch.no_grad():
+        nt = torch._nested_tensor_from_mask(x, keep)
+        e = mha(nt, nt, nt, need_weights=False)[0].to_padded_tensor(0.0)
+        with torch_ocl.strict():
+            ntd = torch._nested_tensor_from_mask(ocl(x), ocl(keep))
+            assert ntd.is_nested and ntd.device.type == "ocl"
+            od = mha_d(ntd, ntd, ntd, need_weights=False)[0]
+            assert od.is_nested
+            o = od.to_padded_tensor(0.0)
+        close(o, e)
+        with pytest.raises(RuntimeError, match="need_weights=False only"):
+            mha_d(ntd, ntd, ntd, need_weights=True)

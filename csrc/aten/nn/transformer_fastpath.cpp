@@ -105,9 +105,7 @@ std::tuple<at::Tensor, at::Tensor> nativeMultiHeadAttention(
     std::optional<int64_t> mask_type) {
   const bool has_mask = mask_opt.has_value() && mask_opt->defined();
   TORCH_CHECK(!query.is_nested() && !key.is_nested() && !value.is_nested(),
-              "torch-ocl: _native_multi_head_attention on nested tensors is not supported on ocl "
-              "(nn.TransformerEncoder's nested fast path is; pass a padded tensor and a "
-              "key_padding_mask instead)");
+              "torch-ocl: _native_multi_head_attention: a nested query needs nested key and value");
   const int64_t D = embed_dim;
   TORCH_CHECK(query.dim() == 3, "expected 3-D `query`, got ", query.dim(), "-D tensor");
   TORCH_CHECK(query.sizes()[2] == embed_dim, "passed-in embed_dim ", embed_dim,
@@ -190,6 +188,48 @@ std::tuple<at::Tensor, at::Tensor> nativeMultiHeadAttention(
   return {proj, weights};
 }
 
+// The padded form of a nested (B, T_i, D) tensor and its key-padding mask (true = padding).
+std::pair<at::Tensor, at::Tensor> padNested(const at::Tensor& nested) {
+  auto* impl = at::native::get_nested_tensor_impl(nested);
+  const at::Tensor& sizes = impl->get_nested_sizes();  // (B, 2) on the CPU
+  TORCH_CHECK(sizes.dim() == 2 && sizes.size(1) == 2,
+              "torch-ocl: the Transformer fast path expects a nested tensor of 2-D rows");
+  const at::Tensor padded = at::native::NestedTensor_to_padded_tensor_generic(nested, 0.0);
+  const at::Tensor lengths = sizes.select(1, 0).to(padded.device());
+  const at::Tensor kpm =
+      at::arange(padded.size(1), lengths.options()).unsqueeze(0).ge(lengths.unsqueeze(1));
+  return {padded, kpm};
+}
+
+// _native_multi_head_attention on a nested query (self-attention, no mask, no weights, as CPU's
+// nested path allows): the padded query with its padding as a key-padding mask, the valid rows
+// packed back into a nested result.
+std::tuple<at::Tensor, at::Tensor> nativeMultiHeadAttentionNested(
+    const at::Tensor& query, const at::Tensor& key, const at::Tensor& value, int64_t embed_dim,
+    int64_t num_head, const at::Tensor& qkv_weight, const at::Tensor& qkv_bias,
+    const at::Tensor& proj_weight, const at::Tensor& proj_bias,
+    const std::optional<at::Tensor>& mask, bool need_weights, bool average_attn_weights,
+    std::optional<int64_t> mask_type) {
+  TORCH_CHECK(!(mask.has_value() && mask->defined()),
+              "NestedTensor with mask is not supported yet");
+  TORCH_CHECK(query.is_same(key) && key.is_same(value),
+              "torch-ocl: _native_multi_head_attention on nested tensors supports self-attention "
+              "only (query, key and value the same tensor)");
+  TORCH_CHECK(!need_weights,
+              "torch-ocl: _native_multi_head_attention on nested tensors supports "
+              "need_weights=False only");
+  const at::Tensor& sizes = at::native::get_nested_tensor_impl(query)->get_nested_sizes();
+  if (at::native::get_nested_tensor_impl(query)->get_buffer().numel() == 0)
+    return {at::detail::make_tensor<at::native::NestedTensorImpl>(
+                at::native::get_nested_tensor_impl(query)->get_buffer(), sizes),
+            at::Tensor()};
+  auto [padded, kpm] = padNested(query);
+  auto r =
+      nativeMultiHeadAttention(padded, padded, padded, embed_dim, num_head, qkv_weight, qkv_bias,
+                               proj_weight, proj_bias, kpm, false, average_attn_weights, 1);
+  return {at::_nested_from_padded(std::get<0>(r), sizes, false), at::Tensor()};
+}
+
 // nn.TransformerEncoderLayer's fast path: PyTorch's own composition (the one it registers for
 // CPU and CUDA), whose ops (layer_norm, _native_multi_head_attention above, _addmm_activation,
 // addmm, add_) all run natively here.
@@ -220,17 +260,11 @@ at::Tensor encoderLayerNested(const at::Tensor& src, int64_t embed_dim, int64_t 
   TORCH_CHECK(!(mask.has_value() && mask->defined()),
               "torch-ocl: _transformer_encoder_layer_fwd takes no mask with a nested input");
   auto* impl = at::native::get_nested_tensor_impl(src);
-  const at::Tensor& sizes = impl->get_nested_sizes();  // (B, 2) on the CPU
+  const at::Tensor& sizes = impl->get_nested_sizes();
   const at::Tensor& buffer = impl->get_buffer();
   if (buffer.numel() == 0)
     return at::detail::make_tensor<at::native::NestedTensorImpl>(buffer, sizes);
-  TORCH_CHECK(sizes.dim() == 2 && sizes.size(1) == 2,
-              "torch-ocl: _transformer_encoder_layer_fwd expects a nested tensor of 2-D rows");
-  const at::Tensor padded = at::native::NestedTensor_to_padded_tensor_generic(src, 0.0);
-  const int64_t T = padded.size(1);
-  const at::Tensor lengths = sizes.select(1, 0).to(buffer.device());
-  const at::Tensor kpm =
-      at::arange(T, lengths.options()).unsqueeze(0).ge(lengths.unsqueeze(1));  // true = padding
+  auto [padded, kpm] = padNested(src);
   const at::Tensor out =
       encoderLayerDense(padded, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
                         use_gelu, norm_first, eps, nw1, nb1, nw2, nb2, fw1, fb1, fw2, fb2, kpm, 1);
@@ -250,6 +284,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
+  m.impl("_native_multi_head_attention", TORCH_FN(nativeMultiHeadAttentionNested));
   m.impl("_transformer_encoder_layer_fwd", TORCH_FN(encoderLayerNested));
   m.impl("to_padded_tensor", TORCH_FN(at::native::NestedTensor_to_padded_tensor_generic));
 }
