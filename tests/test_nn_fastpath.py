@@ -192,6 +192,14 @@ def test_transform_bias_rescale_qkv(dtype):
         assert a.shape == b.shape == (3, 4, 5, 3)
         close(a, b, dtype)
         close(c, b, dtype)
+    keep = torch.tensor([[True] * 5, [True] * 2 + [False] * 3, [False] * 5])
+    nested = torch._nested_tensor_from_mask(qkv, keep)  # a nested qkv is padded with zeros
+    en = torch._transform_bias_rescale_qkv(nested, bias, 4)
+    with torch_ocl.strict():
+        on = torch._transform_bias_rescale_qkv(torch._nested_tensor_from_mask(ocl(qkv), ocl(keep)),
+                                               ocl(bias), 4)
+    for a, b in zip(on, en):
+        close(a, b, dtype)
 
 
 def _encoder(norm_first, activation, layers=2, batch_first=True, nested=True, seed=0):

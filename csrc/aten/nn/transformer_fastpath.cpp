@@ -285,6 +285,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 
 TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
   m.impl("_native_multi_head_attention", TORCH_FN(nativeMultiHeadAttentionNested));
+  m.impl("_transform_bias_rescale_qkv", TORCH_FN(transformBiasRescaleQkv));
   m.impl("_transformer_encoder_layer_fwd", TORCH_FN(encoderLayerNested));
   m.impl("to_padded_tensor", TORCH_FN(at::native::NestedTensor_to_padded_tensor_generic));
 }
