@@ -445,3 +445,14 @@ def test_multihead_attention_nested_query(attention_route):
         close(o, e)
         with pytest.raises(RuntimeError, match="need_weights=False only"):
             mha_d(ntd, ntd, ntd, need_weights=True)
+
+
+def test_multihead_attention_zero_batch():
+    mha, mha_d = _mha_pair()
+    x = torch.randn(0, 7, 12)
+    with torch.no_grad():
+        e = mha(x, x, x, need_weights=False)[0]
+        xd = ocl(x)
+        with torch_ocl.strict():
+            o = mha_d(xd, xd, xd, need_weights=False)[0]
+    assert o.shape == e.shape == (0, 7, 12)
