@@ -1,8 +1,9 @@
-// Batch, layer and group normalisation, forward and backward, for float/double/half/bfloat16
-// (statistics and sums accumulate in float for half/bfloat16). Inputs are made contiguous
-// (channels_last batch-norm inputs are copied once, as several CUDA paths do). Statistics come
-// from one work group per row (fixed order: results do not depend on timing); weights and biases
-// travel as ACC-typed copies, which also covers float parameters with half inputs.
+// Batch, layer and group normalisation, forward and backward, and batch_norm_update_stats, for
+// float/double/half/bfloat16 (statistics and sums accumulate in float for half/bfloat16). Inputs
+// are made contiguous (channels_last batch-norm inputs are copied once, as several CUDA paths do).
+// Statistics come from one work group per row (fixed order: results do not depend on timing);
+// weights and biases travel as ACC-typed copies, which also covers float parameters with half
+// inputs.
 #include <ATen/ATen.h>
 #include <ATen/native/layer_norm.h>
 #include <torch/library.h>
