@@ -552,3 +552,72 @@ __kernel void stats_vcols_blk(__global char* o0b, ulong o0off, __global char* o1
     if (has_o1) VSTORE_Y(o1, 0, mean + u / (ACC)dim);
   }
 }
+
+// ---- _masked_softmax / _masked_softmax_backward ----------------------------------------------
+// One work item per (outer, inner) line of the contiguous input, as softmax_fwd. The mask (bool,
+// one byte an element, true = left out) is a strided view expanded to the input's sizes:
+// masked_base finds a line's first mask element from the input's sizes and the mask's strides,
+// and msd steps it along the softmax dim. CPU's semantics: the maximum over the kept elements,
+// exp(x - max) stored and summed, masked elements 0, and a row with nothing kept gives NaN
+// (1 / 0 replaced by NaN as CPU does).
+typedef struct {
+  long sizes[OCL_MAX_DIMS];
+  long mstrides[OCL_MAX_DIMS];
+  long ndim, msd;
+} MaskGeom;
+
+inline long masked_base(__private const MaskGeom* g, long linear) {
+  long off = 0;
+  for (long k = g->ndim - 1; k >= 0; --k) {
+    off += (linear % g->sizes[k]) * g->mstrides[k];
+    linear /= g->sizes[k];
+  }
+  return off;
+}
+
+__kernel void masked_softmax_fwd(__global char* yb, ulong yoff, __global const char* xb,
+                                 ulong xoff, __global const char* mb, ulong moff, long outer,
+                                 long dim, long inner, MaskGeom g) {
+  const long gid = get_global_id(0);
+  if (gid >= outer * inner) return;
+  const long base = (gid / inner) * dim * inner + gid % inner;
+  __global const XT* x = (__global const XT*)(xb + xoff) + base;
+  __global YT* y = (__global YT*)(yb + yoff) + base;
+  __global const uchar* mk = (__global const uchar*)(mb + moff) + masked_base(&g, base);
+  ACC m = 0;
+  int any = 0;
+  for (long d = 0; d < dim; ++d) {
+    if (mk[d * g.msd]) continue;
+    const ACC v = LOAD_X(x, d * inner);
+    m = any ? SM_MAX(m, v) : v;
+    any = 1;
+  }
+  ACC s = 0;
+  for (long d = 0; d < dim; ++d) {
+    const ACC e = mk[d * g.msd] ? (ACC)0 : ocl_exp(LOAD_X(x, d * inner) - m);
+    STORE_Y(y, d * inner, e);
+    s += LOAD_Y(y, d * inner);  // the stored (rounded) value, as CPU sums it
+  }
+  const ACC r = s == (ACC)0 ? (ACC)NAN : (ACC)1 / s;
+  for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, LOAD_Y(y, d * inner) * r);
+}
+
+// gx = masked ? 0 : y * (gy - sum over the kept elements of gy * y); gx, gy and y share XT.
+__kernel void masked_softmax_bwd(__global char* gxb, ulong gxoff, __global const char* gyb,
+                                 ulong gyoff, __global const char* yb, ulong yoff,
+                                 __global const char* mb, ulong moff, long outer, long dim,
+                                 long inner, MaskGeom g) {
+  const long gid = get_global_id(0);
+  if (gid >= outer * inner) return;
+  const long base = (gid / inner) * dim * inner + gid % inner;
+  __global XT* gx = (__global XT*)(gxb + gxoff) + base;
+  __global const XT* gy = (__global const XT*)(gyb + gyoff) + base;
+  __global const XT* y = (__global const XT*)(yb + yoff) + base;
+  __global const uchar* mk = (__global const uchar*)(mb + moff) + masked_base(&g, base);
+  ACC s = 0;
+  for (long d = 0; d < dim; ++d)
+    if (!mk[d * g.msd]) s += LOAD_X(gy, d * inner) * LOAD_X(y, d * inner);
+  for (long d = 0; d < dim; ++d)
+    STORE_X(gx, d * inner,
+            mk[d * g.msd] ? (ACC)0 : LOAD_X(y, d * inner) * (LOAD_X(gy, d * inner) - s));
+}

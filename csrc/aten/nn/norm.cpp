@@ -1,8 +1,9 @@
-// Batch, layer and group normalisation, forward and backward, for float/double/half/bfloat16
-// (statistics and sums accumulate in float for half/bfloat16). Inputs are made contiguous
-// (channels_last batch-norm inputs are copied once, as several CUDA paths do). Statistics come
-// from one work group per row (fixed order: results do not depend on timing); weights and biases
-// travel as ACC-typed copies, which also covers float parameters with half inputs.
+// Batch, layer and group normalisation, forward and backward, and batch_norm_update_stats, for
+// float/double/half/bfloat16 (statistics and sums accumulate in float for half/bfloat16). Inputs
+// are made contiguous (channels_last batch-norm inputs are copied once, as several CUDA paths do).
+// Statistics come from one work group per row (fixed order: results do not depend on timing);
+// weights and biases travel as ACC-typed copies, which also covers float parameters with half
+// inputs.
 #include <ATen/ATen.h>
 #include <ATen/native/layer_norm.h>
 #include <torch/library.h>
@@ -298,6 +299,41 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNorm(const at::Tensor& input
   }
   apply(out, x, mean, rstd, accOf(weight, acc), accOf(bias, acc), {sh.hw, sh.c}, {sh.hw, sh.c});
   return {out, save_mean, save_invstd};
+}
+
+// batch_norm_update_stats (SyncBatchNorm-style code): the batch mean and biased variance per
+// channel, and the running statistics updated with the unbiased variance, as CPU's
+// batch_norm_cpu_update_stats_template (Var transform). Outputs in the parameters' dtype (float
+// for half/bfloat16 inputs with float running stats), else the input's.
+std::tuple<at::Tensor, at::Tensor> batchNormUpdateStats(const at::Tensor& input,
+                                                        const std::optional<at::Tensor>& rm_opt,
+                                                        const std::optional<at::Tensor>& rv_opt,
+                                                        double momentum) {
+  const at::Tensor running_mean = opt(rm_opt), running_var = opt(rv_opt);
+  checkSameDevice({input, running_mean, running_var});
+  TORCH_CHECK(input.dim() >= 2,
+              "batch_norm_update_stats: expected an input with at least 2 "
+              "dimensions");
+  TORCH_CHECK(input.numel() != 0,
+              "input tensor must have at least one element, but got "
+              "input_sizes = ",
+              input.sizes());
+  if (!nnFloating(input.scalar_type())) {
+    auto r = runFallback("aten::batch_norm_update_stats", "", {input, rm_opt, rv_opt, momentum});
+    return {r[0].toTensor(), r[1].toTensor()};
+  }
+  const at::Tensor x = input.contiguous();
+  const BnShape sh = bnShape(x);
+  const auto pdt = paramType(x, {running_mean, running_var});
+  const at::Tensor st = moments(x, {sh.c, sh.n, sh.c * sh.hw, sh.hw}, 0.0);
+  const int64_t m = sh.n * sh.hw;
+  if (running_mean.defined())
+    running_mean.mul_(1 - momentum).add_(st[0].to(running_mean.scalar_type()), momentum);
+  if (running_var.defined()) {
+    const at::Tensor unbiased = st[2] * (static_cast<double>(m) / static_cast<double>(m - 1));
+    running_var.mul_(1 - momentum).add_(unbiased.to(running_var.scalar_type()), momentum);
+  }
+  return {st[0].to(pdt), st[2].to(pdt)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNormBackward(
@@ -690,6 +726,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_native_batch_norm_legit", TORCH_FN(nativeBatchNormLegit));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(nativeBatchNormLegitNoStats));
   m.impl("batch_norm_backward", TORCH_FN(batchNormBackwardNew));
+  m.impl("batch_norm_update_stats", TORCH_FN(batchNormUpdateStats));
   m.impl("native_batch_norm", TORCH_FN(nativeBatchNorm));
   m.impl("native_batch_norm_backward", TORCH_FN(nativeBatchNormBackward));
   m.impl("native_group_norm", TORCH_FN(nativeGroupNorm));

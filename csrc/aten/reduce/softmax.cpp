@@ -3,6 +3,8 @@
 // that are long get one work-group each (kernels/softmax.cl), the rest one work item per line.
 // CPU drivers (PoCL): one work item per row, or per VW neighbouring lines when inner > 1, in
 // explicit vector types (the _v* kernels); TORCH_OCL_TREE_REDUCTIONS=1 forces the GPU shapes.
+// _masked_softmax (the Transformer fast path's softmax) and its backward: one work item per line,
+// the boolean mask read through stride-0 views instead of CPU's expanded copies.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/_log_softmax_backward_data_meta.h>
@@ -208,6 +210,115 @@ void launchItems(rt::Device& dev, c10::DeviceIndex idx, cl_kernel k, int64_t ite
            local);
 }
 
+// ---- _masked_softmax ---------------------------------------------------------------------------
+
+struct alignas(8) MaskGeom {
+  cl_long sizes[kMaxDims];
+  cl_long mstrides[kMaxDims];
+  cl_long ndim, msd;
+};
+
+// Geometry of a mask view m (expanded to x's sizes) for the masked kernels over dim.
+MaskGeom maskGeom(const at::Tensor& x, const at::Tensor& m, int64_t dim) {
+  TORCH_CHECK(x.dim() <= kMaxDims, "torch-ocl: _masked_softmax supports at most ", kMaxDims,
+              " dimensions, got ", x.dim());
+  MaskGeom g{};
+  g.ndim = x.dim();
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    g.sizes[d] = x.size(d);
+    g.mstrides[d] = x.size(d) == 1 ? 0 : m.stride(d);
+  }
+  g.msd = x.dim() == 0 ? 0 : g.mstrides[dim];
+  return g;
+}
+
+bool maskedNative(c10::ScalarType t) {
+  return native(t);
+}
+
+// Launches masked_softmax_fwd (tensors {y, x, mask}) or masked_softmax_bwd ({gx, gy, y, mask}).
+void launchMasked(bool backward, const at::Tensor& x, const at::Tensor& mask, int64_t dim,
+                  std::initializer_list<at::Tensor> tensors) {
+  if (x.numel() == 0) return;
+  const c10::DeviceIndex idx = x.device().index();
+  const Geometry g = geometry(x, dim);
+  const MaskGeom mg = maskGeom(x, mask, dim);
+  cl_program prog = softmaxProgram(idx, x.scalar_type(), x.scalar_type());
+  rt::Device& dev = device(idx);
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, backward ? "masked_softmax_bwd" : "masked_softmax_fwd");
+  cl_uint a = 0;
+  for (const at::Tensor& t : tensors) setArg(k, a, bufferOf(t));
+  setArg(k, a, bufferOf(mask));
+  setArg(k, a, static_cast<cl_long>(g.outer));
+  setArg(k, a, static_cast<cl_long>(g.dim));
+  setArg(k, a, static_cast<cl_long>(g.inner));
+  setArg(k, a, mg);
+  launchItems(dev, idx, k, g.outer * g.inner);
+  OCL_CATCH
+}
+
+// CPU's mask_type rules (aten/src/ATen/native/SoftMax.cpp): 0 an (L, L) attention mask and 1 a
+// (B, L) padding mask of a 4-D input, both broadcast here as stride-0 views instead of CPU's
+// contiguous expansion; any other mask (or input) rank is the generic type 2, whose mask has the
+// input's shape. True marks an element left out.
+at::Tensor maskedSoftmax(const at::Tensor& self, const at::Tensor& mask,
+                         std::optional<int64_t> dim_opt, std::optional<int64_t> mask_type_opt) {
+  checkSameDevice({self, mask});
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be a boolean tensor");
+  if (!maskedNative(self.scalar_type()))
+    return runFallback("aten::_masked_softmax", "", {self, mask, dim_opt, mask_type_opt})[0]
+        .toTensor();
+  std::optional<int64_t> mask_type = mask_type_opt;
+  if (mask.dim() != 2 || self.dim() != 4) mask_type = 2;
+  at::Tensor m = mask;
+  if (mask_type == 2) {
+    TORCH_CHECK(self.sizes() == mask.sizes(),
+                "For mask_type == 2 mask shape should match input shape")
+  } else if (mask_type == 1) {
+    TORCH_CHECK(self.size(0) == mask.size(0) && self.size(2) == mask.size(1) &&
+                    self.size(3) == mask.size(1),
+                "For mask_type == 1 mask shape should be (B, L)");
+    m = mask.view({self.size(0), 1, 1, self.size(2)}).expand(self.sizes());
+  } else if (mask_type == 0) {
+    TORCH_CHECK(self.size(2) == mask.size(0) && self.size(2) == mask.size(1) &&
+                    self.size(3) == mask.size(1),
+                "For mask_type == 0 mask shape should be (L, L)");
+    m = mask.view({1, 1, self.size(2), self.size(2)}).expand(self.sizes());
+  }
+  TORCH_CHECK(mask_type.has_value(), "Mask Type should be defined");
+  TORCH_CHECK(*mask_type == 0 || *mask_type == 1 || *mask_type == 2,
+              "Mask Type should be 0 (src_mask) or 1 (src_key_padding_mask), or 2 (default_mask)");
+  const int64_t dim = at::maybe_wrap_dim(dim_opt.value_or(self.dim() - 1), self.dim());
+  at::Tensor out = at::empty_like(self);
+  const at::Tensor x = self.contiguous();
+  at::Tensor y = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+  launchMasked(false, x, m, dim, {y, x});
+  if (!y.is_same(out)) out.copy_(y);
+  return out;
+}
+
+at::Tensor maskedSoftmaxBackward(const at::Tensor& grad_output, const at::Tensor& output,
+                                 const at::Tensor& mask, std::optional<int64_t> dim_opt) {
+  checkSameDevice({grad_output, output, mask});
+  TORCH_CHECK(grad_output.sizes() == mask.sizes(), "Mask shape should match grad shape");
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be a boolean tensor");
+  if (!maskedNative(grad_output.scalar_type()))
+    return runFallback("aten::_masked_softmax_backward", "",
+                       {grad_output, output, mask, dim_opt})[0]
+        .toTensor();
+  TORCH_CHECK(output.scalar_type() == grad_output.scalar_type(), "expected scalar type ",
+              grad_output.scalar_type(), " but found ", output.scalar_type());
+  TORCH_CHECK(output.sizes() == grad_output.sizes(),
+              "_masked_softmax_backward: output and grad_output must have the same shape, got ",
+              output.sizes(), " and ", grad_output.sizes());
+  const at::Tensor gy = grad_output.contiguous(), y = output.contiguous();
+  const int64_t dim = at::maybe_wrap_dim(dim_opt.value_or(output.dim() - 1), grad_output.dim());
+  at::Tensor gx = at::empty_like(gy);
+  launchMasked(true, gy, mask, dim, {gx, gy, y});
+  return gx;
+}
+
 using LogFwd = at::meta::structured__log_softmax;
 using Fwd = at::meta::structured__softmax;
 using LogBwd = at::meta::structured__log_softmax_backward_data;
@@ -273,6 +384,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax.out", TORCH_FN((forwardOut<LogFwd, true>)));
   m.impl("_log_softmax_backward_data", TORCH_FN((backwardFn<LogBwd, true>)));
   m.impl("_log_softmax_backward_data.out", TORCH_FN((backwardOut<LogBwd, true>)));
+  m.impl("_masked_softmax", TORCH_FN(maskedSoftmax));
+  m.impl("_masked_softmax_backward", TORCH_FN(maskedSoftmaxBackward));
   m.impl("_softmax", TORCH_FN((forwardFn<Fwd, false>)));
   m.impl("_softmax.out", TORCH_FN((forwardOut<Fwd, false>)));
   m.impl("_softmax_backward_data", TORCH_FN((backwardFn<Bwd, false>)));
