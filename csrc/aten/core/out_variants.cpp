@@ -26,12 +26,14 @@ enum class OutDtype {
 struct OutForm {
   const char* functional;  // "name.overload" of the functional form ("name" for the default)
   OutDtype dtype;
+  size_t written = SIZE_MAX;  // outs CPU writes (the first ones); the others are returned as given
 };
 
 // Keyed by the out= overload's "name.overload". Sorted.
 const std::unordered_map<std::string, OutForm>& outForms() {
   static const std::unordered_map<std::string, OutForm> forms = {
-      {"_batch_norm_with_update.out", {"_batch_norm_with_update", OutDtype::kExact}},
+      // CPU leaves `reserve` as given (it has no use for it).
+      {"_batch_norm_with_update.out", {"_batch_norm_with_update", OutDtype::kExact, 3}},
       {"_native_batch_norm_legit.no_stats_out",
        {"_native_batch_norm_legit.no_stats", OutDtype::kExact}},
       {"_native_batch_norm_legit.out", {"_native_batch_norm_legit", OutDtype::kExact}},
@@ -69,7 +71,7 @@ const std::unordered_map<std::string, OutForm>& outForms() {
       {"fractional_max_pool3d_backward.grad_input",
        {"fractional_max_pool3d_backward", OutDtype::kExact}},
       {"huber_loss.out", {"huber_loss", OutDtype::kCast}},
-      {"huber_loss_backward.out", {"huber_loss_backward", OutDtype::kCast}},
+      {"huber_loss_backward.out", {"huber_loss_backward", OutDtype::kExact}},
       {"im2col.out", {"im2col", OutDtype::kExact}},
       {"max_pool2d_with_indices.out", {"max_pool2d_with_indices", OutDtype::kExact}},
       {"max_pool2d_with_indices_backward.grad_input",
@@ -172,9 +174,8 @@ void outViaFunctional(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (size_t i = 0; i < n_out; ++i)
     results.push_back((*stack)[stack->size() - n_out + i].toTensor());
   stack->resize(stack->size() - n_out);
-  for (size_t i = 0; i < n_out; ++i) {
+  for (size_t i = 0; i < n_out && i < form->second.written; ++i)
     intoOut(results[i], outs[i], form->second.dtype);
-  }
   for (at::Tensor& o : outs) stack->emplace_back(std::move(o));
 }
 

@@ -126,6 +126,15 @@ void nearestBytes(const at::Tensor& self, const at::Tensor& dst, int spatial, bo
 }
 
 // out == nullptr: the functional form; else the .out form writing `*out`.
+// The checks of the generated structured out= kernels (resize_out): the result's device and dtype.
+void checkOut(const at::Tensor* out, const at::Tensor& like) {
+  if (!out) return;
+  TORCH_CHECK(out->device() == like.device(), "Expected out tensor to have device ", like.device(),
+              ", but got ", out->device(), " instead");
+  TORCH_CHECK(out->scalar_type() == like.scalar_type(), "Expected out tensor to have dtype ",
+              like.dtype(), ", but got ", out->dtype(), " instead");
+}
+
 template <class Op, class... S>
 at::Tensor nearestFwd(at::Tensor* out, const at::Tensor& self, at::IntArrayRef output_size,
                       S... scales) {
@@ -135,6 +144,7 @@ at::Tensor nearestFwd(at::Tensor* out, const at::Tensor& self, at::IntArrayRef o
     if (out) args.emplace_back(*out);
     return runFallback(Op::kName, out ? "out" : "", std::move(args))[0].toTensor();
   }
+  checkOut(out, self);
   Structured<typename Op::Fwd> s(out ? Mode::kOut : Mode::kFunctional, out);
   s.meta(self, output_size, scales...);
   if (self.scalar_type() == at::kByte) {
@@ -154,6 +164,7 @@ at::Tensor nearestBwd(at::Tensor* grad_input, const at::Tensor& grad_output,
     if (grad_input) args.emplace_back(*grad_input);
     return runFallback(name.c_str(), grad_input ? "grad_input" : "", std::move(args))[0].toTensor();
   }
+  checkOut(grad_input, grad_output);
   Structured<typename Op::Bwd> s(grad_input ? Mode::kOut : Mode::kFunctional, grad_input);
   s.meta(grad_output, output_size, input_size, scales...);
   nearestInto(true, Op::kSpatial, Op::kExact, s.output(0), grad_output, s.output(0),
