@@ -272,3 +272,32 @@ def test_sspaddmm_out_dense_error():
             A.sspaddmm.out(ocl(a), ocl(a), ocl(a), out=torch.empty(0, device="ocl"))
     with pytest.raises(RuntimeError, match="can only be called on sparse tensors"):
         A.sspaddmm.out(a, a, a, out=torch.empty(0))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (2, 4), (6, 4)])
+@pytest.mark.parametrize("layout", [None, torch.sparse_coo, torch.sparse_csr])
+def test_spdiags(shape, layout):
+    d = torch.arange(1.0, 13).view(3, 4)
+    o = torch.tensor([0, -1, 2])
+    want = torch.sparse.spdiags(d, o, shape, layout)
+    with torch_ocl.strict():
+        got = torch.sparse.spdiags(ocl(d), ocl(o), shape, layout)
+    assert got.device.type == "ocl" and got.layout == want.layout
+    torch.testing.assert_close(got.to_dense().cpu(), want.to_dense())
+    if layout in (None, torch.sparse_coo):  # CPU's entry order
+        assert torch.equal(got._indices().cpu(), want._indices())
+        assert torch.equal(got._values().cpu(), want._values())
+
+
+def test_spdiags_errors():
+    d = torch.ones(2, 3, device="ocl")
+    with torch_ocl.strict():
+        with pytest.raises(RuntimeError, match="duplicate values"):
+            torch.sparse.spdiags(d, torch.tensor([1, 1], device="ocl"), (3, 3))
+        with pytest.raises(RuntimeError, match="does not match the number of offsets"):
+            torch.sparse.spdiags(d, torch.tensor([1], device="ocl"), (3, 3))
+        with pytest.raises(RuntimeError, match="must have dtype Long"):
+            torch.sparse.spdiags(d, torch.tensor([0, 1], dtype=torch.int32, device="ocl"), (3, 3))
+        # COO -> CSC is not on ocl yet: the sparse layer's clear error.
+        with pytest.raises(NotImplementedError, match="not supported on ocl yet"):
+            torch.sparse.spdiags(d, torch.tensor([0, 1], device="ocl"), (3, 3), torch.sparse_csc)

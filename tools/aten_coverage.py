@@ -65,9 +65,6 @@ ALLOWLIST: dict[str, list[str]] = {
         "_upsample_lanczos2d_aa.out",
         "_upsample_lanczos2d_aa_backward.grad_input",
     ],
-    "not native yet: _spdiags (torch.sparse.spdiags, builds a sparse COO tensor)": [
-        "_spdiags",
-    ],
     # ---- native on another branch, to be removed at merge -------------------------------------
     "native on another branch, to be removed at merge: random samplers": [
         "_dirichlet_grad",

@@ -1,11 +1,12 @@
 // Small ops outside the OpInfo matrix that CPU implements with its own kernel and ordinary code (or
 // compiled graphs) reaches: range.out, the dependency tokens and functional asserts of compiled
-// graphs, _compute_linear_combination (matrix_exp's helper), is_set_to, and sspaddmm.out (a
-// sparse-only op: a dense ocl call gets CPU's error).
+// graphs, _compute_linear_combination (matrix_exp's helper), is_set_to, _spdiags, and sspaddmm.out
+// (a sparse-only op: a dense ocl call gets CPU's error).
 #include <ATen/ATen.h>
 #include <ATen/ops/is_set_to_native.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -93,6 +94,41 @@ at::Tensor linearCombination(const at::Tensor& input, const at::Tensor& coeffici
   return linearCombinationOut(input, coefficients, out);
 }
 
+// torch.sparse.spdiags: CPU's checks, then every diagonal's in-range entries at once (row-major
+// over (diagonal, column), which is CPU's order of the COO entries): diagonals[i, c] goes to
+// (c - offsets[i], c).
+at::Tensor spdiags(const at::Tensor& diagonals, const at::Tensor& offsets, at::IntArrayRef shape,
+                   std::optional<at::Layout> layout) {
+  const at::Tensor d2 = diagonals.dim() == 1 ? diagonals.unsqueeze(0) : diagonals;
+  TORCH_CHECK(d2.dim() == 2, "Diagonals must be vector or matrix");
+  TORCH_CHECK(shape.size() == 2, "Output shape must be 2d");
+  const at::Tensor off = offsets.dim() == 0 ? offsets.unsqueeze(0) : offsets;
+  TORCH_CHECK(off.dim() == 1, "Offsets must be scalar or vector");
+  TORCH_CHECK(d2.size(0) == off.size(0), "Number of diagonals (", d2.size(0),
+              ") does not match the number of offsets (", off.size(0), ")");
+  if (layout)
+    TORCH_CHECK(*layout == at::kSparse || *layout == at::kSparseCsc || *layout == at::kSparseCsr,
+                "Only output layouts (", at::kSparse, ", ", at::kSparseCsc, ", and ",
+                at::kSparseCsr, ") are supported");
+  TORCH_CHECK(off.scalar_type() == at::kLong, "Offset Tensor must have dtype Long but got ",
+              off.scalar_type());
+  TORCH_CHECK(std::get<0>(at::_unique(off)).numel() == off.numel(),
+              "Offset tensor contains duplicate values");
+  // Entries per diagonal as CPU counts them, from its first column max(offset, 0).
+  const at::Tensor nnz = at::where(off.le(0), off.add(shape[0]).clamp_max_(d2.size(1)),
+                                   off.add(-std::min<int64_t>(shape[1], d2.size(1))).neg());
+  const at::Tensor first = off.clamp_min(0).unsqueeze(1);
+  const at::Tensor col = at::arange(d2.size(1), off.options()).unsqueeze(0);
+  const at::Tensor keep = col.ge(first).logical_and_(col.lt(first + nnz.unsqueeze(1)));
+  const at::Tensor cols = col.expand_as(keep).masked_select(keep);
+  const at::Tensor rows = (col - off.unsqueeze(1)).masked_select(keep);
+  const at::Tensor values = d2.masked_select(keep);
+  at::Tensor coo = at::sparse_coo_tensor(at::stack({rows, cols}), values, {shape[0], shape[1]});
+  if (layout == at::kSparseCsr) return coo.to_sparse_csr();
+  if (layout == at::kSparseCsc) return coo.to_sparse_csc();
+  return coo;
+}
+
 at::Tensor& sspaddmmOut(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Scalar&,
                         const at::Scalar&, at::Tensor&) {
   TORCH_CHECK(false, "tensor.sspaddmm(...) can only be called on sparse tensors");
@@ -105,6 +141,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_compute_linear_combination.out", TORCH_FN(linearCombinationOut));
   m.impl("_functional_assert_async.msg", TORCH_FN(functionalAssertAsync));
   m.impl("_make_dep_token", TORCH_FN(makeDepToken));
+  m.impl("_spdiags", TORCH_FN(spdiags));
   m.impl("is_set_to", TORCH_FN(at::native::is_set_to));
   m.impl("range.out", TORCH_FN(rangeOut));
   m.impl("sspaddmm.out", TORCH_FN(sspaddmmOut));
