@@ -63,6 +63,8 @@ CASES.update(_up("upsample_bicubic2d", X2, [9, 5], (False,)))
 CASES.update(_up("upsample_trilinear3d", X3, [5, 3, 8], (False,)))
 CASES.update(_up("_upsample_bilinear2d_aa", X2, [4, 3], (False,)))
 CASES.update(_up("_upsample_bicubic2d_aa", X2, [4, 9], (False,)))
+CASES.update(_up("_upsample_lanczos2d_aa", X2, [4, 9], (False,)))
+
 
 
 def _pool_bwd(fwd_fn, args, n_out=1):
@@ -359,3 +361,24 @@ def test_out_variant_zero_size(name):
         out = torch.empty(0, device="ocl")
         fn(*[to_ocl(a) for a in ZERO_SIZE[name]()], out=out)
     assert out.shape == want.shape and out.device.type == "ocl"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("size", [[4, 9], [13, 3], [6, 7], [2, 20]])
+@pytest.mark.parametrize("align", [False, True])
+def test_lanczos_aa(dtype, size, align):
+    # The functional forms behind the out= ones above (Lanczos-3, antialiased), forward and
+    # backward, up- and downscaling, with a channels_last input.
+    x = rand(*X2).to(dtype)
+    want = A._upsample_lanczos2d_aa(x, size, align)
+    go = rand(*want.shape, seed=9).to(dtype)
+    want_g = A._upsample_lanczos2d_aa_backward(go, size, list(X2), align)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-10)
+    with torch_ocl.strict():
+        got = A._upsample_lanczos2d_aa(ocl_cl := to_ocl(x).contiguous(memory_format=torch.channels_last), size, align)
+        torch.testing.assert_close(got.cpu(), want, **tol)
+        got_g = A._upsample_lanczos2d_aa_backward(to_ocl(go), size, list(X2), align)
+        torch.testing.assert_close(got_g.cpu(), want_g, **tol)
+        s = A._upsample_lanczos2d_aa(to_ocl(x), size, align, 0.7, None)
+        torch.testing.assert_close(s.cpu(), A._upsample_lanczos2d_aa(x, size, align, 0.7, None), **tol)
+    assert ocl_cl.device.type == "ocl"

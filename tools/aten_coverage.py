@@ -61,10 +61,6 @@ ALLOWLIST: dict[str, list[str]] = {
     "not native yet: hash_tensor (the out= form of torch.hash_tensor)": [
         "hash_tensor.out",
     ],
-    "not native yet: Lanczos antialiased upsampling (its functional form runs this out= form)": [
-        "_upsample_lanczos2d_aa.out",
-        "_upsample_lanczos2d_aa_backward.grad_input",
-    ],
     # ---- native on another branch, to be removed at merge -------------------------------------
     "native on another branch, to be removed at merge: random samplers": [
         "_dirichlet_grad",
