@@ -54,11 +54,7 @@ ALLOWLIST: dict[str, list[str]] = {
     "CPU-only by design (from_file maps a host file into a CPU tensor)": [
         "from_file",
     ],
-    "not native yet: fused Adagrad (Adagrad(fused=True)); Adagrad's default foreach path is native": [
-        "_fused_adagrad_",
-        "_fused_adagrad_.tensor_lr",
-    ],
-    "not native yet: hash_tensor (the out= form of torch.hash_tensor)": [
+    "hash_tensor.out: its result is uint64, a dtype the ocl device does not store": [
         "hash_tensor.out",
     ],
     # ---- native on another branch, to be removed at merge -------------------------------------

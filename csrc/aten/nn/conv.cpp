@@ -669,12 +669,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> slowConv2dBackward(
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_slow_conv2d_backward.output_mask", TORCH_FN(slowConv2dBackward));
+  m.impl("_slow_conv2d_forward", TORCH_FN(slowConvForward));
   m.impl("col2im", TORCH_FN(col2imOp));
   m.impl("convolution_backward_overrideable", TORCH_FN(convolutionBackwardOverrideable));
   m.impl("convolution_overrideable", TORCH_FN(convolutionOverrideable));
   m.impl("im2col", TORCH_FN(im2colOp));
-  m.impl("_slow_conv2d_backward.output_mask", TORCH_FN(slowConv2dBackward));
-  m.impl("_slow_conv2d_forward", TORCH_FN(slowConvForward));
   m.impl("slow_conv3d_forward", TORCH_FN(slowConvForward));
   m.impl("slow_conv_dilated2d", TORCH_FN(slowConvDilated));
   m.impl("slow_conv_dilated3d", TORCH_FN(slowConvDilated));
