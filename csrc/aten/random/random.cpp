@@ -1,6 +1,7 @@
-// Random ops drawn from the device's Philox generator (uniform_, normal_, bernoulli_,
-// native_dropout, random_, exponential_): element i of a call uses
-// counter (offset, i), so a seed gives the same numbers on every OpenCL device and every run.
+// Random ops drawn from the device's Philox generator (uniform_, normal_ and normal with tensor
+// parameters, bernoulli_, native_dropout, random_, exponential_, cauchy_, log_normal_,
+// geometric_): element i of a call uses counter (offset, i), so a seed gives the same numbers on
+// every OpenCL device and every run.
 #include <ATen/ATen.h>
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/native/DistributionTemplates.h>
@@ -10,6 +11,7 @@
 #include "aten/fallback.h"
 #include "aten/launch.h"
 #include "aten/ops.h"
+#include "aten/random/random_program.h"
 #include "integration/generator.h"
 
 #include <cmath>
@@ -123,28 +125,6 @@ at::Tensor& draw(at::Tensor& self, Dist dist, double p0, double p1,
 
 char kRandomExtraFamily;
 
-// Program of kernels/random.cl for dtype t.
-cl_program extraProgram(c10::DeviceIndex idx, c10::ScalarType t) {
-  return programs(idx).get({&kRandomExtraFamily, dtypeCode(t)}, [&] {
-    const bool dbl = isDouble(t);
-    const std::string st = clStorageType(t), c = clComputeType(t);
-    std::string h =
-        std::string(dbl ? "#define RND_DOUBLE 1\n#define REAL double\n" : "#define REAL float\n") +
-        "#define ST " + st + "\n#define C " + c + "\n";
-    h += "inline C ld(__global ST* p, long i) { return " + loadExpr(t, "p", "i") + "; }\n";
-    h += "inline void st(__global ST* p, long i, C v) { " + storeStmt(t, "p", "i", "v") + " }\n";
-    return rt::ProgramSource{std::string("random_extra<") + c10::toString(t) + ">",
-                             withPrelude(h + kernels::source("random.cl")), ""};
-  });
-}
-
-// (seed, offset) for one counter block per element.
-std::pair<uint64_t, uint64_t> philoxInputs(std::optional<at::Generator> gen, c10::DeviceIndex idx) {
-  auto* g = at::get_generator_or_default<OclGeneratorImpl>(gen, defaultGenerator(idx));
-  std::lock_guard<std::mutex> lock(g->mutex_);
-  return g->philoxEngineInputs(4);
-}
-
 void setReal(cl_kernel k, cl_uint& a, bool dbl, double v) {
   if (dbl)
     setArg(k, a, static_cast<cl_double>(v));
@@ -176,7 +156,7 @@ void launchSimple(const at::Tensor& d, const char* kernel, std::optional<at::Gen
                   const std::function<void(cl_kernel, cl_uint&)>& extra) {
   const c10::DeviceIndex idx = d.device().index();
   const auto so = philoxInputs(std::move(gen), idx);
-  cl_program prog = extraProgram(idx, d.scalar_type());
+  cl_program prog = randomExtraProgram(idx, d.scalar_type());
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, kernel);
   cl_uint a = 0;
@@ -295,7 +275,7 @@ struct BernoulliTensorKernel {
     fillContiguous(self, [&](const at::Tensor& d) {
       const c10::DeviceIndex idx = d.device().index();
       const auto so = philoxInputs(gen, idx);
-      cl_program prog = extraProgram(idx, d.scalar_type());
+      cl_program prog = randomExtraProgram(idx, d.scalar_type());
       OCL_TRY
       cl_kernel k = programs(idx).kernel(prog, "bernoulli_tensor_k");
       setArgs(k, bufferOf(d), bufferOf(p), static_cast<cl_long>(d.numel()),
@@ -317,6 +297,63 @@ struct ExponentialKernel {
         setReal(k, a, isDouble(d.scalar_type()), lambda);
       });
     });
+  }
+};
+
+// cauchy_, log_normal_ and geometric_ (ATen's templates make CPU's checks): the transformations
+// of TransformationHelper.h applied to one counter block per element.
+template <typename RNG>
+struct CauchyKernel {
+  void operator()(at::TensorIteratorBase& iter, double median, double sigma,
+                  std::optional<at::Generator> gen) {
+    at::Tensor self(iter.tensor_base(0));
+    fillContiguous(self, [&](const at::Tensor& d) {
+      launchSimple(d, "cauchy_k", gen, [&](cl_kernel k, cl_uint& a) {
+        setReal(k, a, isDouble(d.scalar_type()), median);
+        setReal(k, a, isDouble(d.scalar_type()), sigma);
+      });
+    });
+  }
+};
+
+template <typename RNG>
+struct LogNormalKernel {
+  void operator()(at::TensorIteratorBase& iter, double mean, double std,
+                  std::optional<at::Generator> gen) {
+    at::Tensor self(iter.tensor_base(0));
+    TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+                "log_normal_ expects a floating point tensor on ocl, got ", self.scalar_type());
+    fillContiguous(self, [&](const at::Tensor& d) {
+      launchSimple(d, "log_normal_k", gen, [&](cl_kernel k, cl_uint& a) {
+        setReal(k, a, isDouble(d.scalar_type()), mean);
+        setReal(k, a, isDouble(d.scalar_type()), std);
+      });
+    });
+  }
+};
+
+template <typename RNG>
+struct GeometricKernel {
+  void operator()(at::TensorIteratorBase& iter, double p, std::optional<at::Generator> gen) {
+    at::Tensor self(iter.tensor_base(0));
+    const c10::ScalarType t = self.scalar_type();
+    // CPU's dispatch: every integer and floating type except bool.
+    TORCH_CHECK(randomDtype(t) && t != c10::kBool, "\"geometric_cpu\" not implemented for '",
+                c10::toString(t), "'");
+    fillContiguous(self, [&](const at::Tensor& d) {
+      launchSimple(d, "geometric_k", gen, [&](cl_kernel k, cl_uint& a) {
+        setReal(k, a, isDouble(d.scalar_type()), 1.0 / std::log1p(-p));
+      });
+    });
+  }
+};
+
+// normal with tensor mean and/or std: ATen's templates (CPU's shape, broadcast and std checks)
+// over normal_ and native mul_/add_.
+template <typename RNG>
+struct NormalKernel {
+  void operator()(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+    draw(self, Dist::kNormal, mean, std, std::move(gen));
   }
 };
 
@@ -350,6 +387,45 @@ at::Tensor& exponential(at::Tensor& self, double lambda, std::optional<at::Gener
       self, lambda, std::move(gen));
 }
 
+at::Tensor& cauchy(at::Tensor& self, double median, double sigma,
+                   std::optional<at::Generator> gen) {
+  return at::native::templates::cauchy_impl_<CauchyKernel, OclGeneratorImpl>(self, median, sigma,
+                                                                             std::move(gen));
+}
+at::Tensor& logNormal(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  return at::native::templates::log_normal_impl_<LogNormalKernel, OclGeneratorImpl>(self, mean, std,
+                                                                                    std::move(gen));
+}
+at::Tensor& geometric(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  return at::native::templates::geometric_impl_<GeometricKernel, OclGeneratorImpl>(self, p,
+                                                                                   std::move(gen));
+}
+
+using at::native::templates::normal_impl;
+using at::native::templates::normal_out_impl;
+at::Tensor normalTensorFloat(const at::Tensor& mean, double std, std::optional<at::Generator> gen) {
+  return normal_impl<NormalKernel, OclGeneratorImpl>(mean, std, std::move(gen));
+}
+at::Tensor normalFloatTensor(double mean, const at::Tensor& std, std::optional<at::Generator> gen) {
+  return normal_impl<NormalKernel, OclGeneratorImpl>(mean, std, std::move(gen));
+}
+at::Tensor normalTensorTensor(const at::Tensor& mean, const at::Tensor& std,
+                              std::optional<at::Generator> gen) {
+  return normal_impl<NormalKernel, OclGeneratorImpl>(mean, std, std::move(gen));
+}
+at::Tensor& normalTensorFloatOut(const at::Tensor& mean, double std,
+                                 std::optional<at::Generator> gen, at::Tensor& out) {
+  return normal_out_impl<NormalKernel, OclGeneratorImpl>(out, mean, std, std::move(gen));
+}
+at::Tensor& normalFloatTensorOut(double mean, const at::Tensor& std,
+                                 std::optional<at::Generator> gen, at::Tensor& out) {
+  return normal_out_impl<NormalKernel, OclGeneratorImpl>(out, mean, std, std::move(gen));
+}
+at::Tensor& normalTensorTensorOut(const at::Tensor& mean, const at::Tensor& std,
+                                  std::optional<at::Generator> gen, at::Tensor& out) {
+  return normal_out_impl<NormalKernel, OclGeneratorImpl>(out, mean, std, std::move(gen));
+}
+
 bool dropoutDtype(c10::ScalarType t) {
   return t == c10::kFloat || t == c10::kHalf || t == c10::kBFloat16 || t == c10::kDouble;
 }
@@ -374,7 +450,7 @@ std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor& input, double
   const double scale = keep == 0 ? 0.0 : 1.0 / keep;
   const auto so = philoxInputs(std::nullopt, idx);
   const bool dbl = isDouble(x.scalar_type());
-  cl_program prog = extraProgram(idx, x.scalar_type());
+  cl_program prog = randomExtraProgram(idx, x.scalar_type());
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "dropout_k");
   cl_uint a = 0;
@@ -402,7 +478,7 @@ at::Tensor nativeDropoutBackward(const at::Tensor& grad, const at::Tensor& mask,
   at::Tensor out = at::empty_like(grad, at::MemoryFormat::Contiguous);
   if (grad.numel() == 0) return out;
   const at::Tensor g = grad.contiguous(), m = mask.contiguous();
-  cl_program prog = extraProgram(idx, g.scalar_type());
+  cl_program prog = randomExtraProgram(idx, g.scalar_type());
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "dropout_bwd_k");
   cl_uint a = 0;
@@ -418,6 +494,14 @@ at::Tensor nativeDropoutBackward(const at::Tensor& grad, const at::Tensor& mask,
 
 }  // namespace
 
+cl_program randomExtraProgram(c10::DeviceIndex idx, c10::ScalarType t) {
+  return programs(idx).get({&kRandomExtraFamily, dtypeCode(t)}, [&] {
+    return rt::ProgramSource{std::string("random_extra<") + c10::toString(t) + ">",
+                             withPrelude(randomProgramHeader(t) + kernels::source("random.cl")),
+                             ""};
+  });
+}
+
 at::Tensor& uniform(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
@@ -430,12 +514,21 @@ at::Tensor& normal(at::Tensor& self, double mean, double std, std::optional<at::
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("bernoulli_.float", TORCH_FN(bernoulliFloat));
-  m.impl("bernoulli_.Tensor", TORCH_FN(bernoulliTensor));
   m.impl("bernoulli.out", TORCH_FN(bernoulliOut));
+  m.impl("bernoulli_.Tensor", TORCH_FN(bernoulliTensor));
+  m.impl("bernoulli_.float", TORCH_FN(bernoulliFloat));
+  m.impl("cauchy_", TORCH_FN(cauchy));
   m.impl("exponential_", TORCH_FN(exponential));
+  m.impl("geometric_", TORCH_FN(geometric));
+  m.impl("log_normal_", TORCH_FN(logNormal));
   m.impl("native_dropout", TORCH_FN(nativeDropout));
   m.impl("native_dropout_backward", TORCH_FN(nativeDropoutBackward));
+  m.impl("normal.Tensor_Tensor", TORCH_FN(normalTensorTensor));
+  m.impl("normal.Tensor_Tensor_out", TORCH_FN(normalTensorTensorOut));
+  m.impl("normal.Tensor_float", TORCH_FN(normalTensorFloat));
+  m.impl("normal.Tensor_float_out", TORCH_FN(normalTensorFloatOut));
+  m.impl("normal.float_Tensor", TORCH_FN(normalFloatTensor));
+  m.impl("normal.float_Tensor_out", TORCH_FN(normalFloatTensorOut));
   m.impl("random_", TORCH_FN(randomFull));
   m.impl("random_.from", TORCH_FN(randomFrom));
   m.impl("random_.to", TORCH_FN(randomTo));
