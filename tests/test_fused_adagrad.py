@@ -59,7 +59,9 @@ def test_fused_adagrad_op_grad_scale_found_inf(found, dtype):
     dp, dg, ds, dst = ([t.to("ocl") for t in ts] for ts in (params, grads, sums, steps))
     A._fused_adagrad_(params, grads, sums, steps, **kw, grad_scale=scale, found_inf=inf)
     with torch_ocl.strict():
-        A._fused_adagrad_(dp, dg, ds, dst, **kw, grad_scale=scale.to("ocl"), found_inf=inf.to("ocl"))
+        A._fused_adagrad_(
+            dp, dg, ds, dst, **kw, grad_scale=scale.to("ocl"), found_inf=inf.to("ocl")
+        )
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == torch.float32 else dict(rtol=2e-3, atol=2e-3)
     for want, got in zip(params + grads + sums, dp + dg + ds):
         torch.testing.assert_close(got.cpu(), want, **tol)
@@ -68,5 +70,6 @@ def test_fused_adagrad_op_grad_scale_found_inf(found, dtype):
 def test_fused_adagrad_errors():
     p = [torch.zeros(3, device="ocl")]
     with torch_ocl.strict(), pytest.raises(RuntimeError, match="same length"):
-        A._fused_adagrad_(p, p, p, [], lr=0.1, lr_decay=0.0, weight_decay=0.0, eps=1e-10,
-                          maximize=False)
+        A._fused_adagrad_(
+            p, p, p, [], lr=0.1, lr_decay=0.0, weight_decay=0.0, eps=1e-10, maximize=False
+        )

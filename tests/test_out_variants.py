@@ -66,7 +66,6 @@ CASES.update(_up("_upsample_bicubic2d_aa", X2, [4, 9], (False,)))
 CASES.update(_up("_upsample_lanczos2d_aa", X2, [4, 9], (False,)))
 
 
-
 def _pool_bwd(fwd_fn, args, n_out=1):
     """(grad_output, self, *args) for a pooling backward: grad shaped like the CPU forward."""
     res = fwd_fn(*args)
@@ -128,57 +127,126 @@ def _grad_scalar():
 
 CASES.update(
     {
-        "avg_pool2d.out": (A.avg_pool2d.out, lambda: ([rand(*X2), [3, 2], [2, 1], [1, 0], True], {}), ["out"]),
+        "avg_pool2d.out": (
+            A.avg_pool2d.out,
+            lambda: ([rand(*X2), [3, 2], [2, 1], [1, 0], True], {}),
+            ["out"],
+        ),
         "avg_pool2d_backward.grad_input": (A.avg_pool2d_backward.grad_input, _avg2, ["grad_input"]),
-        "avg_pool3d.out": (A.avg_pool3d.out, lambda: ([rand(*X3), [2, 2, 3], [1, 2, 2], [1, 0, 1]], {}), ["out"]),
+        "avg_pool3d.out": (
+            A.avg_pool3d.out,
+            lambda: ([rand(*X3), [2, 2, 3], [1, 2, 2], [1, 0, 1]], {}),
+            ["out"],
+        ),
         "avg_pool3d_backward.grad_input": (A.avg_pool3d_backward.grad_input, _avg3, ["grad_input"]),
-        "adaptive_avg_pool2d.out": (A.adaptive_avg_pool2d.out, lambda: ([rand(*X2), [4, 3]], {}), ["out"]),
-        "adaptive_avg_pool3d.out": (A.adaptive_avg_pool3d.out, lambda: ([rand(*X3), [3, 2, 4]], {}), ["out"]),
+        "adaptive_avg_pool2d.out": (
+            A.adaptive_avg_pool2d.out,
+            lambda: ([rand(*X2), [4, 3]], {}),
+            ["out"],
+        ),
+        "adaptive_avg_pool3d.out": (
+            A.adaptive_avg_pool3d.out,
+            lambda: ([rand(*X3), [3, 2, 4]], {}),
+            ["out"],
+        ),
         "adaptive_avg_pool3d_backward.grad_input": (
             A.adaptive_avg_pool3d_backward.grad_input,
             lambda: ([rand(2, 2, 3, 2, 4, seed=3), rand(*X3)], {}),
             ["grad_input"],
         ),
-        "adaptive_max_pool2d.out": (A.adaptive_max_pool2d.out, lambda: ([rand(*X2), [4, 3]], {}), ["out", "indices"]),
-        "adaptive_max_pool2d_backward.grad_input": (A.adaptive_max_pool2d_backward.grad_input, lambda: _amax(2), ["grad_input"]),
-        "adaptive_max_pool3d.out": (A.adaptive_max_pool3d.out, lambda: ([rand(*X3), [3, 2, 4]], {}), ["out", "indices"]),
-        "adaptive_max_pool3d_backward.grad_input": (A.adaptive_max_pool3d_backward.grad_input, lambda: _amax(3), ["grad_input"]),
+        "adaptive_max_pool2d.out": (
+            A.adaptive_max_pool2d.out,
+            lambda: ([rand(*X2), [4, 3]], {}),
+            ["out", "indices"],
+        ),
+        "adaptive_max_pool2d_backward.grad_input": (
+            A.adaptive_max_pool2d_backward.grad_input,
+            lambda: _amax(2),
+            ["grad_input"],
+        ),
+        "adaptive_max_pool3d.out": (
+            A.adaptive_max_pool3d.out,
+            lambda: ([rand(*X3), [3, 2, 4]], {}),
+            ["out", "indices"],
+        ),
+        "adaptive_max_pool3d_backward.grad_input": (
+            A.adaptive_max_pool3d_backward.grad_input,
+            lambda: _amax(3),
+            ["grad_input"],
+        ),
         "max_pool2d_with_indices.out": (
             A.max_pool2d_with_indices.out,
             lambda: ([rand(*X2), [3, 2], [2, 2], [1, 1], [1, 1], True], {}),
             ["out", "indices"],
         ),
         "max_pool2d_with_indices_backward.grad_input": (
-            A.max_pool2d_with_indices_backward.grad_input, lambda: _maxpool(2), ["grad_input"]),
+            A.max_pool2d_with_indices_backward.grad_input,
+            lambda: _maxpool(2),
+            ["grad_input"],
+        ),
         "max_pool3d_with_indices.out": (
             A.max_pool3d_with_indices.out,
             lambda: ([rand(*X3), [2, 3, 2], [2, 2, 2], [1, 1, 1], [1, 1, 1], True], {}),
             ["out", "indices"],
         ),
         "max_pool3d_with_indices_backward.grad_input": (
-            A.max_pool3d_with_indices_backward.grad_input, lambda: _maxpool(3), ["grad_input"]),
-        "fractional_max_pool2d.output": (A.fractional_max_pool2d.output, lambda: (list(_frac(2)), {}), ["output", "indices"]),
+            A.max_pool3d_with_indices_backward.grad_input,
+            lambda: _maxpool(3),
+            ["grad_input"],
+        ),
+        "fractional_max_pool2d.output": (
+            A.fractional_max_pool2d.output,
+            lambda: (list(_frac(2)), {}),
+            ["output", "indices"],
+        ),
         "fractional_max_pool2d_backward.grad_input": (
-            A.fractional_max_pool2d_backward.grad_input, lambda: _frac_bwd(2), ["grad_input"]),
-        "fractional_max_pool3d.output": (A.fractional_max_pool3d.output, lambda: (list(_frac(3)), {}), ["output", "indices"]),
+            A.fractional_max_pool2d_backward.grad_input,
+            lambda: _frac_bwd(2),
+            ["grad_input"],
+        ),
+        "fractional_max_pool3d.output": (
+            A.fractional_max_pool3d.output,
+            lambda: (list(_frac(3)), {}),
+            ["output", "indices"],
+        ),
         "fractional_max_pool3d_backward.grad_input": (
-            A.fractional_max_pool3d_backward.grad_input, lambda: _frac_bwd(3), ["grad_input"]),
+            A.fractional_max_pool3d_backward.grad_input,
+            lambda: _frac_bwd(3),
+            ["grad_input"],
+        ),
         "mse_loss.out": (A.mse_loss.out, lambda: ([*_loss_pair(4, 5), 1], {}), ["out"]),
         "mse_loss.out(none)": (A.mse_loss.out, lambda: ([*_loss_pair(4, 5), 0], {}), ["out"]),
         "mse_loss_backward.grad_input": (
-            A.mse_loss_backward.grad_input, lambda: ([_grad_scalar(), *_loss_pair(4, 5), 1], {}), ["grad_input"]),
+            A.mse_loss_backward.grad_input,
+            lambda: ([_grad_scalar(), *_loss_pair(4, 5), 1], {}),
+            ["grad_input"],
+        ),
         "huber_loss.out": (A.huber_loss.out, lambda: ([*_loss_pair(4, 5), 2, 0.3], {}), ["out"]),
         "huber_loss_backward.out": (
-            A.huber_loss_backward.out, lambda: ([_grad_scalar(), *_loss_pair(4, 5), 1, 0.3], {}), ["grad_input"]),
-        "smooth_l1_loss.out": (A.smooth_l1_loss.out, lambda: ([*_loss_pair(4, 5), 0, 0.2], {}), ["out"]),
+            A.huber_loss_backward.out,
+            lambda: ([_grad_scalar(), *_loss_pair(4, 5), 1, 0.3], {}),
+            ["grad_input"],
+        ),
+        "smooth_l1_loss.out": (
+            A.smooth_l1_loss.out,
+            lambda: ([*_loss_pair(4, 5), 0, 0.2], {}),
+            ["out"],
+        ),
         "smooth_l1_loss_backward.grad_input": (
-            A.smooth_l1_loss_backward.grad_input, lambda: ([rand(4, 5, seed=7), *_loss_pair(4, 5), 0, 0.2], {}),
-            ["grad_input"]),
+            A.smooth_l1_loss_backward.grad_input,
+            lambda: ([rand(4, 5, seed=7), *_loss_pair(4, 5), 0, 0.2], {}),
+            ["grad_input"],
+        ),
         "binary_cross_entropy.out": (
-            A.binary_cross_entropy.out, lambda: ([*_loss_pair(4, 5), rand(5, seed=8), 0], {}), ["out"]),
+            A.binary_cross_entropy.out,
+            lambda: ([*_loss_pair(4, 5), rand(5, seed=8), 0], {}),
+            ["out"],
+        ),
         "binary_cross_entropy_backward.grad_input": (
             A.binary_cross_entropy_backward.grad_input,
-            lambda: ([_grad_scalar(), *_loss_pair(4, 5), None, 2], {}), ["grad_input"]),
+            lambda: ([_grad_scalar(), *_loss_pair(4, 5), None, 2], {}),
+            ["grad_input"],
+        ),
         "nll_loss2d_forward.output": (
             A.nll_loss2d_forward.output,
             lambda: ([rand(2, 4, 3, 5).log(), longs(4, 2, 3, 5), rand(4, seed=9), 1, 2], {}),
@@ -186,22 +254,50 @@ CASES.update(
         ),
         "nll_loss2d_backward.grad_input": (
             A.nll_loss2d_backward.grad_input,
-            lambda: ([_grad_scalar(), rand(2, 4, 3, 5).log(), longs(4, 2, 3, 5), None, 2, -100, torch.tensor(30.0)], {}),
+            lambda: (
+                [
+                    _grad_scalar(),
+                    rand(2, 4, 3, 5).log(),
+                    longs(4, 2, 3, 5),
+                    None,
+                    2,
+                    -100,
+                    torch.tensor(30.0),
+                ],
+                {},
+            ),
             ["grad_input"],
         ),
         "multi_margin_loss.out": (
-            A.multi_margin_loss.out, lambda: ([rand(5, 4), longs(4, 5), 2, 0.7, rand(4, seed=9), 1], {}), ["out"]),
+            A.multi_margin_loss.out,
+            lambda: ([rand(5, 4), longs(4, 5), 2, 0.7, rand(4, seed=9), 1], {}),
+            ["out"],
+        ),
         "multi_margin_loss_backward.grad_input": (
             A.multi_margin_loss_backward.grad_input,
-            lambda: ([_grad_scalar(), rand(5, 4), longs(4, 5), 1, 1.0, None, 1], {}), ["grad_input"]),
-        "multilabel_margin_loss_backward.grad_input": (
-            A.multilabel_margin_loss_backward.grad_input,
-            lambda: (lambda x, t: ([_grad_scalar(), x, t, 1, A.multilabel_margin_loss_forward(x, t, 1)[1]], {}))(
-                rand(3, 4), torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 0, 0, 0]])),
+            lambda: ([_grad_scalar(), rand(5, 4), longs(4, 5), 1, 1.0, None, 1], {}),
             ["grad_input"],
         ),
-        "im2col.out": (A.im2col.out, lambda: ([rand(2, 3, 6, 5), [2, 3], [1, 1], [1, 0], [2, 1]], {}), ["out"]),
-        "col2im.out": (A.col2im.out, lambda: ([rand(2, 12, 12), [5, 4], [2, 2], [1, 1], [0, 0], [1, 1]], {}), ["out"]),
+        "multilabel_margin_loss_backward.grad_input": (
+            A.multilabel_margin_loss_backward.grad_input,
+            lambda: (
+                lambda x, t: (
+                    [_grad_scalar(), x, t, 1, A.multilabel_margin_loss_forward(x, t, 1)[1]],
+                    {},
+                )
+            )(rand(3, 4), torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 0, 0, 0]])),
+            ["grad_input"],
+        ),
+        "im2col.out": (
+            A.im2col.out,
+            lambda: ([rand(2, 3, 6, 5), [2, 3], [1, 1], [1, 0], [2, 1]], {}),
+            ["out"],
+        ),
+        "col2im.out": (
+            A.col2im.out,
+            lambda: ([rand(2, 12, 12), [5, 4], [2, 2], [1, 1], [0, 0], [1, 1]], {}),
+            ["out"],
+        ),
         "cholesky.out": (
             A.cholesky.out,
             lambda: (lambda m: ([m @ m.mT + 3 * torch.eye(4), False], {}))(rand(2, 4, 4, lo=-1)),
@@ -211,12 +307,36 @@ CASES.update(
         "narrow_copy.out": (A.narrow_copy.out, lambda: ([rand(4, 6, 3), 1, 2, 3], {}), ["out"]),
         "native_batch_norm.out": (
             A.native_batch_norm.out,
-            lambda: ([rand(4, 3, 5), rand(3, seed=2), rand(3, seed=3), rand(3, seed=4), rand(3, seed=5) + 1, True, 0.1, 1e-5], {}),
+            lambda: (
+                [
+                    rand(4, 3, 5),
+                    rand(3, seed=2),
+                    rand(3, seed=3),
+                    rand(3, seed=4),
+                    rand(3, seed=5) + 1,
+                    True,
+                    0.1,
+                    1e-5,
+                ],
+                {},
+            ),
             ["out", "save_mean", "save_invstd"],
         ),
         "_native_batch_norm_legit.out": (
             A._native_batch_norm_legit.out,
-            lambda: ([rand(4, 3, 5), rand(3, seed=2), None, rand(3, seed=4), rand(3, seed=5) + 1, True, 0.1, 1e-5], {}),
+            lambda: (
+                [
+                    rand(4, 3, 5),
+                    rand(3, seed=2),
+                    None,
+                    rand(3, seed=4),
+                    rand(3, seed=5) + 1,
+                    True,
+                    0.1,
+                    1e-5,
+                ],
+                {},
+            ),
             ["out", "save_mean", "save_invstd"],
         ),
         "_native_batch_norm_legit.no_stats_out": (
@@ -226,7 +346,18 @@ CASES.update(
         ),
         "_batch_norm_with_update.out": (
             A._batch_norm_with_update.out,
-            lambda: ([rand(4, 3, 5), rand(3, seed=2), rand(3, seed=3), rand(3, seed=4), rand(3, seed=5) + 1, 0.1, 1e-5], {}),
+            lambda: (
+                [
+                    rand(4, 3, 5),
+                    rand(3, seed=2),
+                    rand(3, seed=3),
+                    rand(3, seed=4),
+                    rand(3, seed=5) + 1,
+                    0.1,
+                    1e-5,
+                ],
+                {},
+            ),
             ["out", "save_mean", "save_invstd", "reserve"],
         ),
     }
@@ -297,7 +428,10 @@ def test_out_variant(name, capfd):
     n = WRITTEN.get(name)
     with torch_ocl.strict():
         # An empty out of the right dtype: resized silently.
-        outs = [torch.empty(w.shape if name in PRESIZED else 0, dtype=w.dtype, device="ocl") for w in want]
+        outs = [
+            torch.empty(w.shape if name in PRESIZED else 0, dtype=w.dtype, device="ocl")
+            for w in want
+        ]
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no resize warning for an empty out
             res = call(case, "ocl", outs)
@@ -325,7 +459,10 @@ def test_out_variant(name, capfd):
             call(case, "ocl", [torch.empty(w.shape, dtype=w.dtype) for w in want])
     # Another dtype for the first output: CPU's error or CPU's cast.
     other = torch.float64 if dtypes[0] != torch.float64 else torch.float32
-    bad = [torch.empty(w.shape if name in PRESIZED else 0, dtype=other if i == 0 else w.dtype) for i, w in enumerate(want)]
+    bad = [
+        torch.empty(w.shape if name in PRESIZED else 0, dtype=other if i == 0 else w.dtype)
+        for i, w in enumerate(want)
+    ]
     try:
         cpu_res = call(case, "cpu", bad)
         cpu_err = None
@@ -374,11 +511,13 @@ def test_lanczos_aa(dtype, size, align):
     go = rand(*want.shape, seed=9).to(dtype)
     want_g = A._upsample_lanczos2d_aa_backward(go, size, list(X2), align)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-10)
+    x_cl = to_ocl(x).contiguous(memory_format=torch.channels_last)
     with torch_ocl.strict():
-        got = A._upsample_lanczos2d_aa(ocl_cl := to_ocl(x).contiguous(memory_format=torch.channels_last), size, align)
+        got = A._upsample_lanczos2d_aa(x_cl, size, align)
         torch.testing.assert_close(got.cpu(), want, **tol)
         got_g = A._upsample_lanczos2d_aa_backward(to_ocl(go), size, list(X2), align)
         torch.testing.assert_close(got_g.cpu(), want_g, **tol)
         s = A._upsample_lanczos2d_aa(to_ocl(x), size, align, 0.7, None)
-        torch.testing.assert_close(s.cpu(), A._upsample_lanczos2d_aa(x, size, align, 0.7, None), **tol)
-    assert ocl_cl.device.type == "ocl"
+        torch.testing.assert_close(
+            s.cpu(), A._upsample_lanczos2d_aa(x, size, align, 0.7, None), **tol
+        )

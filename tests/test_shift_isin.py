@@ -210,8 +210,10 @@ def test_compute_linear_combination(dtype):
     with torch_ocl.strict():
         same(A._compute_linear_combination(ocl(inp), ocl(coef)), want)
         same(A._compute_linear_combination.out(ocl(inp), ocl(coef), out=ocl(base)), want_out)
-        same(A._compute_linear_combination(ocl(inp).transpose(1, 2), ocl(coef)),
-             A._compute_linear_combination(inp.transpose(1, 2), coef))
+        same(
+            A._compute_linear_combination(ocl(inp).transpose(1, 2), ocl(coef)),
+            A._compute_linear_combination(inp.transpose(1, 2), coef),
+        )
         with pytest.raises(RuntimeError, match="Empty tensor not supported"):
             A._compute_linear_combination(ocl(inp[:, :0]), ocl(coef))
 
@@ -231,15 +233,22 @@ def test_slow_conv_routes(nd):
     tol = dict(rtol=1e-4, atol=1e-4)
     with torch_ocl.strict():
         fwd = A._slow_conv2d_forward if nd == 2 else A.slow_conv3d_forward
-        torch.testing.assert_close(fwd(ocl(x), ocl(w), k, ocl(b), s, p).cpu(), fwd(x, w, k, b, s, p), **tol)
+        torch.testing.assert_close(
+            fwd(ocl(x), ocl(w), k, ocl(b), s, p).cpu(), fwd(x, w, k, b, s, p), **tol
+        )
         dil = A.slow_conv_dilated2d if nd == 2 else A.slow_conv_dilated3d
-        torch.testing.assert_close(dil(ocl(x), ocl(w), k, ocl(b), s, p, d).cpu(), dil(x, w, k, b, s, p, d), **tol)
+        torch.testing.assert_close(
+            dil(ocl(x), ocl(w), k, ocl(b), s, p, d).cpu(), dil(x, w, k, b, s, p, d), **tol
+        )
         torch.testing.assert_close(dil(ocl(x), ocl(w), k).cpu(), dil(x, w, k), **tol)
         xt, wt, bt = _conv_inputs(nd, transposed=True)
         tr = A.slow_conv_transpose2d if nd == 2 else A.slow_conv_transpose3d
         op = [1] * nd
-        torch.testing.assert_close(tr(ocl(xt), ocl(wt), k, ocl(bt), s, p, op, [1] * nd).cpu(),
-                                   tr(xt, wt, k, bt, s, p, op, [1] * nd), **tol)
+        torch.testing.assert_close(
+            tr(ocl(xt), ocl(wt), k, ocl(bt), s, p, op, [1] * nd).cpu(),
+            tr(xt, wt, k, bt, s, p, op, [1] * nd),
+            **tol,
+        )
         out = torch.empty(0, device="ocl")
         tr.out(ocl(xt), ocl(wt), k, ocl(bt), s, p, op, [1] * nd, out=out)
         torch.testing.assert_close(out.cpu(), tr(xt, wt, k, bt, s, p, op, [1] * nd), **tol)
@@ -252,12 +261,23 @@ def test_slow_conv2d_backward():
     want = A._slow_conv2d_backward.output_mask(go, x, w, k, s, p, [True, True, True])
     tol = dict(rtol=1e-4, atol=1e-4)
     with torch_ocl.strict():
-        got = A._slow_conv2d_backward.output_mask(ocl(go), ocl(x), ocl(w), k, s, p, [True, True, True])
+        got = A._slow_conv2d_backward.output_mask(
+            ocl(go), ocl(x), ocl(w), k, s, p, [True, True, True]
+        )
         for g_, w_ in zip(got, want):
             torch.testing.assert_close(g_.cpu(), w_, **tol)
         outs = [torch.empty(0, device="ocl") for _ in range(3)]
-        A._slow_conv2d_backward.grad_input(ocl(go), ocl(x), ocl(w), k, s, p, grad_input=outs[0],
-                                           grad_weight=outs[1], grad_bias=outs[2])
+        A._slow_conv2d_backward.grad_input(
+            ocl(go),
+            ocl(x),
+            ocl(w),
+            k,
+            s,
+            p,
+            grad_input=outs[0],
+            grad_weight=outs[1],
+            grad_bias=outs[2],
+        )
         for g_, w_ in zip(outs, want):
             torch.testing.assert_close(g_.cpu(), w_, **tol)
         o = torch.empty(0, device="ocl")
