@@ -251,12 +251,25 @@ __kernel void cubic_bwd(__global char* gib, ulong gioff, __global const char* go
   ST((__global T*)(gib + gioff), gid, s);
 }
 
-// Antialiased bilinear/bicubic (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa): each output
-// averages a window of inputs with a triangle (linear) or Keys a = -0.5 (cubic) filter stretched
-// by the downscale factor and normalised to sum 1, as CPU's HelperInterpBase computes them. A
-// dimension whose size does not change is left as is (CPU skips it).
+// Antialiased bilinear/bicubic/Lanczos (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa,
+// _upsample_lanczos2d_aa): each output averages a window of inputs with a triangle (kind 0),
+// Keys a = -0.5 cubic (kind 1) or Lanczos-3 (kind 2) filter stretched by the downscale factor and
+// normalised to sum 1, as CPU's HelperInterpBase computes them. A dimension whose size does not
+// change is left as is (CPU skips it).
+#ifdef M_PI
+#define OCL_AA_PI ((ACC)M_PI)
+#else
+#define OCL_AA_PI ((ACC)M_PI_F)
+#endif
+inline ACC aa_sinc(ACC x) {
+  if (x == 0) return 1;
+  x *= OCL_AA_PI;
+  return sin(x) / x;
+}
+
 inline ACC aa_filter(ACC x, int cubic) {
   x = fabs(x);
+  if (cubic == 2) return x < 3 ? aa_sinc(x) * aa_sinc(x / (ACC)3) : (ACC)0;
   if (!cubic) return x < 1 ? (ACC)1 - x : (ACC)0;
   const ACC a = (ACC)-0.5;
   if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
@@ -275,7 +288,7 @@ inline AaWindow aa_window(long o, long in, long out, ACC scale, int cubic) {
     r.xmin = o, r.xsize = 1, r.center = 0, r.invscale = 0, r.total = 0;
     return r;
   }
-  const ACC support = (scale >= 1 ? scale : (ACC)1) * (cubic ? 2 : 1);
+  const ACC support = (scale >= 1 ? scale : (ACC)1) * (cubic == 2 ? 3 : cubic ? 2 : 1);
   const long max_size = (long)ceil(support) * 2 + 1;
   r.center = scale * ((ACC)o + (ACC)0.5);
   r.invscale = scale >= 1 ? (ACC)1 / scale : (ACC)1;

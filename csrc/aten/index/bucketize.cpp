@@ -3,6 +3,7 @@
 // elements) and repeat_interleave(Tensor) (search in the running repeat counts). Checks, dtype
 // promotion and contiguity follow CPU's searchsorted_out_cpu through ATen's BucketizationUtils.
 #include <ATen/ATen.h>
+#include <ATen/ScalarOps.h>
 #include <ATen/native/BucketizationUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/isin_meta.h>
@@ -170,6 +171,37 @@ at::Tensor isinFn(const at::Tensor& elements, const at::Tensor& test_elements, b
   return isinOut(elements, test_elements, assume_unique, invert, out);
 }
 
+// isin(scalar, tensor): the scalar as a 0-dim tensor on the device (a wrapped number, so it
+// promotes like one), as CPU does.
+at::Tensor& isinScalarTensorOut(const at::Scalar& element, const at::Tensor& test_elements,
+                                bool assume_unique, bool invert, at::Tensor& out) {
+  Structured<at::meta::structured_isin_Scalar_Tensor> s(Mode::kOut, &out);
+  s.meta(element, test_elements, assume_unique, invert);
+  return isinOut(at::native::wrapped_scalar_tensor(element, test_elements.device()), test_elements,
+                 assume_unique, invert, out);
+}
+
+at::Tensor isinScalarTensor(const at::Scalar& element, const at::Tensor& test_elements,
+                            bool assume_unique, bool invert) {
+  at::Tensor out = at::empty({0}, test_elements.options().dtype(at::kBool));
+  return isinScalarTensorOut(element, test_elements, assume_unique, invert, out);
+}
+
+// isin(tensor, scalar): an (in)equality with the scalar, as CPU does.
+at::Tensor& isinTensorScalarOut(const at::Tensor& elements, const at::Scalar& test_element,
+                                bool assume_unique, bool invert, at::Tensor& out) {
+  Structured<at::meta::structured_isin_Tensor_Scalar> s(Mode::kOut, &out);
+  s.meta(elements, test_element, assume_unique, invert);
+  checkSameDevice({elements, out});
+  return invert ? at::ne_out(out, elements, test_element) : at::eq_out(out, elements, test_element);
+}
+
+at::Tensor isinTensorScalar(const at::Tensor& elements, const at::Scalar& test_element,
+                            bool assume_unique, bool invert) {
+  at::Tensor out = at::empty({0}, elements.options().dtype(at::kBool));
+  return isinTensorScalarOut(elements, test_element, assume_unique, invert, out);
+}
+
 // repeat_interleave(repeats): for every output position, the first running count above it.
 at::Tensor repeatInterleave(const at::Tensor& repeats, std::optional<int64_t> output_size) {
   TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
@@ -195,6 +227,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bucketize.Tensor", TORCH_FN(bucketizeFn));
   m.impl("bucketize.Tensor_out", TORCH_FN(bucketizeOut));
   m.impl("bucketize.Scalar", TORCH_FN(bucketizeScalar));
+  m.impl("isin.Scalar_Tensor", TORCH_FN(isinScalarTensor));
+  m.impl("isin.Scalar_Tensor_out", TORCH_FN(isinScalarTensorOut));
+  m.impl("isin.Tensor_Scalar", TORCH_FN(isinTensorScalar));
+  m.impl("isin.Tensor_Scalar_out", TORCH_FN(isinTensorScalarOut));
   m.impl("isin.Tensor_Tensor", TORCH_FN(isinFn));
   m.impl("isin.Tensor_Tensor_out", TORCH_FN(isinOut));
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeatInterleave));

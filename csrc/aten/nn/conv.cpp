@@ -624,13 +624,62 @@ at::Tensor col2imOp(const at::Tensor& self, at::IntArrayRef output_size, at::Int
   return self.dim() == 2 ? out.squeeze(0) : out;
 }
 
+// ---- The legacy slow_conv* ops (called directly by some code and by TorchScript graphs): all are
+// plain convolutions, routed to at::convolution and so to the kernels above.
+at::Tensor slowConv(const at::Tensor& self, const at::Tensor& weight,
+                    const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                    c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed,
+                    c10::SymIntArrayRef output_padding) {
+  const size_t n = static_cast<size_t>(weight.dim()) - 2;
+  const std::vector<c10::SymInt> ones(n, 1), zeros(n, 0);
+  return at::convolution_symint(
+      self, weight, bias, stride, padding, dilation.empty() ? c10::SymIntArrayRef(ones) : dilation,
+      transposed, output_padding.empty() ? c10::SymIntArrayRef(zeros) : output_padding, 1);
+}
+
+at::Tensor slowConvForward(const at::Tensor& self, const at::Tensor& weight,
+                           c10::SymIntArrayRef kernel_size, const std::optional<at::Tensor>& bias,
+                           c10::SymIntArrayRef stride, c10::SymIntArrayRef padding) {
+  return slowConv(self, weight, bias, stride, padding, {}, false, {});
+}
+
+at::Tensor slowConvDilated(const at::Tensor& self, const at::Tensor& weight,
+                           c10::SymIntArrayRef kernel_size, const std::optional<at::Tensor>& bias,
+                           c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                           c10::SymIntArrayRef dilation) {
+  return slowConv(self, weight, bias, stride, padding, dilation, false, {});
+}
+
+at::Tensor slowConvTranspose(const at::Tensor& self, const at::Tensor& weight,
+                             c10::SymIntArrayRef kernel_size, const std::optional<at::Tensor>& bias,
+                             c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                             c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation) {
+  return slowConv(self, weight, bias, stride, padding, dilation, true, output_padding);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> slowConv2dBackward(
+    const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& weight,
+    c10::SymIntArrayRef kernel_size, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+    std::array<bool, 3> output_mask) {
+  const std::vector<c10::SymInt> bias_sizes{weight.sym_size(0)}, ones(2, 1), zeros(2, 0);
+  return at::convolution_backward_symint(grad_output, self, weight, bias_sizes, stride, padding,
+                                         ones, false, zeros, 1, output_mask);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_slow_conv2d_backward.output_mask", TORCH_FN(slowConv2dBackward));
+  m.impl("_slow_conv2d_forward", TORCH_FN(slowConvForward));
   m.impl("col2im", TORCH_FN(col2imOp));
   m.impl("convolution_backward_overrideable", TORCH_FN(convolutionBackwardOverrideable));
   m.impl("convolution_overrideable", TORCH_FN(convolutionOverrideable));
   m.impl("im2col", TORCH_FN(im2colOp));
+  m.impl("slow_conv3d_forward", TORCH_FN(slowConvForward));
+  m.impl("slow_conv_dilated2d", TORCH_FN(slowConvDilated));
+  m.impl("slow_conv_dilated3d", TORCH_FN(slowConvDilated));
+  m.impl("slow_conv_transpose2d", TORCH_FN(slowConvTranspose));
+  m.impl("slow_conv_transpose3d", TORCH_FN(slowConvTranspose));
 }
 
 }  // namespace torch_ocl::aten

@@ -126,6 +126,15 @@ void nearestBytes(const at::Tensor& self, const at::Tensor& dst, int spatial, bo
 }
 
 // out == nullptr: the functional form; else the .out form writing `*out`.
+// The checks of the generated structured out= kernels (resize_out): the result's device and dtype.
+void checkOut(const at::Tensor* out, const at::Tensor& like) {
+  if (!out) return;
+  TORCH_CHECK(out->device() == like.device(), "Expected out tensor to have device ", like.device(),
+              ", but got ", out->device(), " instead");
+  TORCH_CHECK(out->scalar_type() == like.scalar_type(), "Expected out tensor to have dtype ",
+              like.dtype(), ", but got ", out->dtype(), " instead");
+}
+
 template <class Op, class... S>
 at::Tensor nearestFwd(at::Tensor* out, const at::Tensor& self, at::IntArrayRef output_size,
                       S... scales) {
@@ -135,6 +144,7 @@ at::Tensor nearestFwd(at::Tensor* out, const at::Tensor& self, at::IntArrayRef o
     if (out) args.emplace_back(*out);
     return runFallback(Op::kName, out ? "out" : "", std::move(args))[0].toTensor();
   }
+  checkOut(out, self);
   Structured<typename Op::Fwd> s(out ? Mode::kOut : Mode::kFunctional, out);
   s.meta(self, output_size, scales...);
   if (self.scalar_type() == at::kByte) {
@@ -154,6 +164,7 @@ at::Tensor nearestBwd(at::Tensor* grad_input, const at::Tensor& grad_output,
     if (grad_input) args.emplace_back(*grad_input);
     return runFallback(name.c_str(), grad_input ? "grad_input" : "", std::move(args))[0].toTensor();
   }
+  checkOut(grad_input, grad_output);
   Structured<typename Op::Bwd> s(grad_input ? Mode::kOut : Mode::kFunctional, grad_input);
   s.meta(grad_output, output_size, input_size, scales...);
   nearestInto(true, Op::kSpatial, Op::kExact, s.output(0), grad_output, s.output(0),
@@ -192,6 +203,30 @@ at::Tensor nearest2dBwd(const at::Tensor& go, at::IntArrayRef size, at::IntArray
   return nearestBwd<Op>(nullptr, go, size, in, h, w);
 }
 template <class Op>
+at::Tensor& nearest2dOut(const at::Tensor& self, at::IntArrayRef size, Scale h, Scale w,
+                         at::Tensor& out) {
+  nearestFwd<Op>(&out, self, size, h, w);
+  return out;
+}
+template <class Op>
+at::Tensor& nearest2dBwdOut(const at::Tensor& go, at::IntArrayRef size, at::IntArrayRef in, Scale h,
+                            Scale w, at::Tensor& gi) {
+  nearestBwd<Op>(&gi, go, size, in, h, w);
+  return gi;
+}
+template <class Op>
+at::Tensor& nearest3dOut(const at::Tensor& self, at::IntArrayRef size, Scale d, Scale h, Scale w,
+                         at::Tensor& out) {
+  nearestFwd<Op>(&out, self, size, d, h, w);
+  return out;
+}
+template <class Op>
+at::Tensor& nearest3dBwdOut(const at::Tensor& go, at::IntArrayRef size, at::IntArrayRef in, Scale d,
+                            Scale h, Scale w, at::Tensor& gi) {
+  nearestBwd<Op>(&gi, go, size, in, d, h, w);
+  return gi;
+}
+template <class Op>
 at::Tensor nearest3d(const at::Tensor& self, at::IntArrayRef size, Scale d, Scale h, Scale w) {
   return nearestFwd<Op>(nullptr, self, size, d, h, w);
 }
@@ -210,17 +245,27 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_upsample_nearest_exact1d_backward.grad_input",
          TORCH_FN(nearest1dBwdOut<NearestExact1d>));
   m.impl("_upsample_nearest_exact2d", TORCH_FN(nearest2d<NearestExact2d>));
+  m.impl("_upsample_nearest_exact2d.out", TORCH_FN(nearest2dOut<NearestExact2d>));
   m.impl("_upsample_nearest_exact2d_backward", TORCH_FN(nearest2dBwd<NearestExact2d>));
+  m.impl("_upsample_nearest_exact2d_backward.grad_input",
+         TORCH_FN(nearest2dBwdOut<NearestExact2d>));
   m.impl("_upsample_nearest_exact3d", TORCH_FN(nearest3d<NearestExact3d>));
+  m.impl("_upsample_nearest_exact3d.out", TORCH_FN(nearest3dOut<NearestExact3d>));
   m.impl("_upsample_nearest_exact3d_backward", TORCH_FN(nearest3dBwd<NearestExact3d>));
+  m.impl("_upsample_nearest_exact3d_backward.grad_input",
+         TORCH_FN(nearest3dBwdOut<NearestExact3d>));
   m.impl("upsample_nearest1d", TORCH_FN(nearest1d<Nearest1d>));
   m.impl("upsample_nearest1d.out", TORCH_FN(nearest1dOut<Nearest1d>));
   m.impl("upsample_nearest1d_backward", TORCH_FN(nearest1dBwd<Nearest1d>));
   m.impl("upsample_nearest1d_backward.grad_input", TORCH_FN(nearest1dBwdOut<Nearest1d>));
   m.impl("upsample_nearest2d", TORCH_FN(nearest2d<Nearest2d>));
+  m.impl("upsample_nearest2d.out", TORCH_FN(nearest2dOut<Nearest2d>));
   m.impl("upsample_nearest2d_backward", TORCH_FN(nearest2dBwd<Nearest2d>));
+  m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(nearest2dBwdOut<Nearest2d>));
   m.impl("upsample_nearest3d", TORCH_FN(nearest3d<Nearest3d>));
+  m.impl("upsample_nearest3d.out", TORCH_FN(nearest3dOut<Nearest3d>));
   m.impl("upsample_nearest3d_backward", TORCH_FN(nearest3dBwd<Nearest3d>));
+  m.impl("upsample_nearest3d_backward.grad_input", TORCH_FN(nearest3dBwdOut<Nearest3d>));
 }
 
 }  // namespace torch_ocl::aten

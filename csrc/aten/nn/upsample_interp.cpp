@@ -1,7 +1,7 @@
 // Linear (upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d), bicubic
-// (upsample_bicubic2d) and antialiased (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa)
-// upsampling, forward and backward, with align_corners and scale factors, for
-// float/double/half/bfloat16, and the 2-d forwards for uint8 as CPU's fixed-point path
+// (upsample_bicubic2d) and antialiased (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa,
+// _upsample_lanczos2d_aa) upsampling, forward and backward, with align_corners and scale factors,
+// for float/double/half/bfloat16, and the 2-d forwards for uint8 as CPU's fixed-point path
 // (upsample_uint8.cpp); other dtypes take the counted CPU fallback. Shapes and checks come
 // from PyTorch's structured metas; scales are computed as CPU does (area_pixel_compute_scale in the
 // arithmetic type) and source indices and weights in upsample.cl follow CPU's helpers.
@@ -11,6 +11,8 @@
 #include <ATen/ops/_upsample_bicubic2d_aa_meta.h>
 #include <ATen/ops/_upsample_bilinear2d_aa_backward_meta.h>
 #include <ATen/ops/_upsample_bilinear2d_aa_meta.h>
+#include <ATen/ops/_upsample_lanczos2d_aa_backward_meta.h>
+#include <ATen/ops/_upsample_lanczos2d_aa_meta.h>
 #include <ATen/ops/upsample_bicubic2d_backward_meta.h>
 #include <ATen/ops/upsample_bicubic2d_meta.h>
 #include <ATen/ops/upsample_bilinear2d_backward_meta.h>
@@ -29,7 +31,7 @@
 namespace torch_ocl::aten {
 namespace {
 
-enum class Interp { kLinear, kCubic, kAaLinear, kAaCubic };
+enum class Interp { kLinear, kCubic, kAaLinear, kAaCubic, kAaLanczos };
 
 // One interpolating op: its dimensionality, kernel, metas and schema name.
 template <int Spatial, Interp Kind, const char* Name, class FwdMeta, class BwdMeta>
@@ -46,6 +48,7 @@ constexpr char kTrilinear3d[] = "aten::upsample_trilinear3d";
 constexpr char kBicubic2d[] = "aten::upsample_bicubic2d";
 constexpr char kBilinear2dAa[] = "aten::_upsample_bilinear2d_aa";
 constexpr char kBicubic2dAa[] = "aten::_upsample_bicubic2d_aa";
+constexpr char kLanczos2dAa[] = "aten::_upsample_lanczos2d_aa";
 using Linear1d = InterpOp<1, Interp::kLinear, kLinear1d, at::meta::structured_upsample_linear1d,
                           at::meta::structured_upsample_linear1d_backward>;
 using Bilinear2d =
@@ -62,6 +65,9 @@ using Bilinear2dAa =
 using Bicubic2dAa =
     InterpOp<2, Interp::kAaCubic, kBicubic2dAa, at::meta::structured__upsample_bicubic2d_aa,
              at::meta::structured__upsample_bicubic2d_aa_backward>;
+using Lanczos2dAa =
+    InterpOp<2, Interp::kAaLanczos, kLanczos2dAa, at::meta::structured__upsample_lanczos2d_aa,
+             at::meta::structured__upsample_lanczos2d_aa_backward>;
 
 // CPU's scale of one dimension in the kernel's arithmetic type (exact in the double carrier).
 UpArg interpScale(c10::ScalarType t, int64_t in, int64_t out, bool align,
@@ -83,10 +89,13 @@ void interpInto(bool backward, int spatial, Interp kind, const at::Tensor& small
   const UpArg sh = interpScale(t, g.H, g.OH, align, scales[1]);
   const UpArg sw = interpScale(t, g.W, g.OW, align, scales[2]);
   const UpArg al{UpArg::kInt, static_cast<double>(align)};
-  const bool aa = kind == Interp::kAaLinear || kind == Interp::kAaCubic;
+  const bool aa =
+      kind == Interp::kAaLinear || kind == Interp::kAaCubic || kind == Interp::kAaLanczos;
   if (aa) {
+    // The kernels' filter kind: 0 triangle, 1 cubic, 2 Lanczos-3.
+    const int filter = kind == Interp::kAaLanczos ? 2 : kind == Interp::kAaCubic ? 1 : 0;
     launchUpsample(src, backward ? "aa_bwd" : "aa_fwd", tmp.numel(), tmp, src, g,
-                   {sh, sw, UpArg{UpArg::kInt, static_cast<double>(kind == Interp::kAaCubic)}});
+                   {sh, sw, UpArg{UpArg::kInt, static_cast<double>(filter)}});
   } else if (kind == Interp::kCubic && backward && g.H == g.OH && g.W == g.OW) {
     // CPU's bicubic backward copies the gradient when the sizes match, although its forward
     // interpolates there with a given scale factor; do the same.
@@ -104,7 +113,8 @@ void interpInto(bool backward, int spatial, Interp kind, const at::Tensor& small
 
 template <class Op, class... S>
 at::Tensor interpFwd(const at::Tensor& self, at::IntArrayRef output_size, bool align, S... scales) {
-  if (Op::kSpatial == 2 && self.scalar_type() == at::kByte) {  // CPU's int16 fixed-point path
+  // CPU's int16 fixed-point path (Lanczos' uint8 path is not here yet: the counted fallback)
+  if (Op::kSpatial == 2 && self.scalar_type() == at::kByte && Op::kKind != Interp::kAaLanczos) {
     Structured<typename Op::Fwd> s(Mode::kFunctional, nullptr);
     s.meta(self, output_size, align, scales...);
     const UpScales sc = upScales(scales...);
@@ -172,6 +182,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_upsample_bicubic2d_aa_backward", TORCH_FN(interp2dBwd<Bicubic2dAa>));
   m.impl("_upsample_bilinear2d_aa", TORCH_FN(interp2d<Bilinear2dAa>));
   m.impl("_upsample_bilinear2d_aa_backward", TORCH_FN(interp2dBwd<Bilinear2dAa>));
+  m.impl("_upsample_lanczos2d_aa", TORCH_FN(interp2d<Lanczos2dAa>));
+  m.impl("_upsample_lanczos2d_aa_backward", TORCH_FN(interp2dBwd<Lanczos2dAa>));
   m.impl("upsample_bicubic2d", TORCH_FN(interp2d<Bicubic2d>));
   m.impl("upsample_bicubic2d_backward", TORCH_FN(interp2dBwd<Bicubic2d>));
   m.impl("upsample_bilinear2d", TORCH_FN(interp2d<Bilinear2d>));
