@@ -57,28 +57,6 @@ ALLOWLIST: dict[str, list[str]] = {
     "hash_tensor.out: its result is uint64, a dtype the ocl device does not store": [
         "hash_tensor.out",
     ],
-    # ---- native on another branch, to be removed at merge -------------------------------------
-    "native on another branch, to be removed at merge: fused nn helpers": [
-        "_add_relu.Scalar",
-        "_add_relu.Tensor",
-        "_add_relu.out",
-        "_add_relu_.Scalar",
-        "_add_relu_.Tensor",
-        "_aminmax",
-        "_aminmax.dim",
-        "_int_mm",
-        "_int_mm.out",
-        "_masked_softmax",
-        "_masked_softmax_backward",
-        "_native_multi_head_attention",
-        "_transform_bias_rescale_qkv",
-        "_transformer_encoder_layer_fwd",
-        "_weight_norm_interface",
-        "_weight_norm_interface_backward",
-        "batch_norm_update_stats",
-        "glu_backward_jvp",
-        "glu_jvp",
-    ],
 }
 
 _COMPOSITE_KEYS = (
