@@ -94,10 +94,21 @@ struct Structured final : Meta {
                     out_[i]->sizes(), " and output tensor size ", sizes, " should match");
         break;
       case Mode::kOut:
-        // A resized out= takes the meta function's strides, raw or not (as the generated
-        // resize_out does): TensorIterator has already laid out its loop for them.
-        if (at::native::resize_output(*out_[i], sizes) && !strides.empty())
-          out_[i]->as_strided_(sizes, strides);
+        // As the generated resize_out: the out tensor must have the dtype and device the meta
+        // function asks for (TensorIterator metas already ask for an out tensor's own dtype
+        // where they may cast into it), and a resized out= takes the meta function's strides,
+        // raw or not (TensorIterator has already laid out its loop for them), or else its
+        // memory format.
+        TORCH_CHECK(options.dtype() == out_[i]->dtype(), "Expected out tensor to have dtype ",
+                    options.dtype(), ", but got ", out_[i]->dtype(), " instead");
+        TORCH_CHECK(options.device() == out_[i]->device(), "Expected out tensor to have device ",
+                    options.device(), ", but got ", out_[i]->device(), " instead");
+        if (at::native::resize_output(*out_[i], sizes)) {
+          if (!strides.empty())
+            out_[i]->as_strided_(sizes, strides);
+          else if (options.memory_format_opt().has_value())
+            out_[i]->unsafeGetTensorImpl()->empty_tensor_restride(*options.memory_format_opt());
+        }
         break;
     }
   }
