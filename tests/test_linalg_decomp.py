@@ -34,7 +34,7 @@ def close(a, b, dtype, scale=1.0):
 def orthonormal_cols(q, dtype):
     k = q.shape[-1]
     eye = torch.eye(k, dtype=q.dtype).expand(*q.shape[:-2], k, k)
-    close(q.mT.cpu() @ q.cpu(), eye, dtype, scale=10)
+    close(q.mH.cpu() @ q.cpu(), eye, dtype, scale=10)
 
 
 SHAPES = [(5, 3), (3, 5), (4, 4), (2, 6, 4), (2, 3, 4, 7), (1, 1), (0, 3), (3, 0), (0, 4, 4), (40, 33)]
@@ -364,10 +364,11 @@ def test_non_finite(ocl):
 
 
 # ---- large eigh/eigvalsh: Householder tridiagonalisation + QL on the device (linalg_eigh.cpp,
-# from order 64, or 32 in batches of 8; below it and for complex, Jacobi) --------------------------
+# from order 64, or 32 in batches of 8, real and complex; below it Jacobi) ------------------------
 def check_eigh(a, w, v, rw, dtype):
-    """w against CPU's eigenvalues, A V = V diag(w) and V orthonormal, scaled by ||A||."""
-    scale = 10 * max(1.0, float(torch.linalg.matrix_norm(a.double(), 2).max()) if a.numel() else 1.0)
+    """w against CPU's eigenvalues, A V = V diag(w) and V^H V = I, scaled by ||A||."""
+    wide = torch.complex128 if a.is_complex() else torch.float64
+    scale = 10 * max(1.0, float(torch.linalg.matrix_norm(a.to(wide), 2).max()) if a.numel() else 1.0)
     close(w, rw, dtype, scale=scale)
     if v is not None:
         v, w = v.cpu(), w.cpu()
@@ -422,7 +423,7 @@ def test_eigh_large_degenerate(dtype):
 
 
 def test_eigh_large_complex_and_grad():
-    # complex stays on the Jacobi kernels at every size
+    # complex of order 50, one matrix: the Jacobi kernels
     a = rand(50, 50, seed=9, dtype=torch.complex64)
     a = a + a.mH
     with torch_ocl.strict():
@@ -439,6 +440,76 @@ def test_eigh_large_complex_and_grad():
         w, v = torch.linalg.eigh(xo)
         (w.sum() + (v[:, :5].abs() * torch.arange(5.0, dtype=torch.float64).to("ocl")).sum()).backward()
     close(xo.grad, xc.grad, torch.float64, scale=1e3)
+
+
+def herm(*batch, n, seed=0, dtype=torch.complex64):
+    a = rand(*batch, n, n, seed=seed, dtype=torch.complex128)
+    return (a + a.mH).to(dtype)
+
+
+CDTYPES = [torch.complex64, torch.complex128]
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("n", [63, 64, 65, 130])
+def test_eigh_large_hermitian(n, dtype):
+    a = herm(n=n, seed=n, dtype=dtype)
+    junk = torch.full_like(a, 7 - 3j)
+    for uplo in ("L", "U"):
+        # garbage in the other triangle and in the diagonal's imaginary part: neither is read
+        x = a.tril() + junk.triu(1) if uplo == "L" else a.triu() + junk.tril(-1)
+        x = x + torch.diag_embed(torch.full((n,), 5j, dtype=dtype))
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(x.to("ocl"), UPLO=uplo)
+            wv = torch.linalg.eigvalsh(x.to("ocl"), UPLO=uplo)
+        assert w.dtype == wv.dtype == dtype.to_real() and v.dtype == dtype
+        rw = torch.linalg.eigvalsh(x, UPLO=uplo)
+        check_eigh(a, w, v, rw, dtype)
+        check_eigh(a, wv, None, rw, dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_eigh_large_hermitian_batch_and_degenerate(dtype):
+    b = herm(3, n=70, seed=4, dtype=dtype).mT.contiguous().mT  # a batch, column major
+    c = herm(2, 4, n=33, seed=5, dtype=dtype)  # 8 matrices of order 33: the batched threshold
+    q, _ = torch.linalg.qr(rand(90, 90, seed=7, dtype=torch.complex128))
+    spec = torch.cat([torch.full((40,), 2.0), torch.full((30,), -1.0), torch.linspace(3, 4, 20)]).double()
+    repeated = (q * spec.to(q.dtype)) @ q.mH
+    u = rand(90, 1, seed=8, dtype=torch.complex128)
+    im = rand(80, 80, seed=9, dtype=torch.float64)
+    ones = torch.ones(63, dtype=torch.complex128)
+    cases = [b, c, torch.eye(90, dtype=dtype), torch.zeros(64, 64, dtype=dtype), repeated, u @ u.mH,
+             1j * (im - im.mT),  # purely imaginary Hermitian
+             1j * torch.diag(ones, 1) - 1j * torch.diag(ones, -1)]  # imaginary off-diagonal only
+    for a in cases:
+        a = a.to(dtype)
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(a.to("ocl"))
+            wv = torch.linalg.eigvalsh(a.to("ocl"))
+        rw = torch.linalg.eigvalsh(a)
+        check_eigh(a, w, v, rw, dtype)
+        check_eigh(a, wv, None, rw, dtype)
+
+
+def test_eigh_large_hermitian_grad_and_non_finite(ocl):
+    # gradient through the large complex path (distinct eigenvalues; a phase-invariant loss)
+    x = herm(n=66, seed=10, dtype=torch.complex128)
+    xc, xo = x.clone().requires_grad_(), x.to(ocl).requires_grad_()
+    wgt = torch.arange(5.0, dtype=torch.float64)
+    w, v = torch.linalg.eigh(xc)
+    (w.sum() + (v[:, :5].abs() * wgt).sum()).backward()
+    with torch_ocl.strict():
+        w, v = torch.linalg.eigh(xo)
+        (w.sum() + (v[:, :5].abs() * wgt.to(ocl)).sum()).backward()
+    close(xo.grad, xc.grad, torch.complex128, scale=1e3)
+    a = herm(n=70)
+    a[50, 3] = complex(float("nan"), 1.0)
+    a[3, 50] = a[50, 3].conj()
+    for fn in (torch.linalg.eigh, torch.linalg.eigvalsh):
+        with pytest.raises(torch.linalg.LinAlgError, match="linalg.eigh: The algorithm failed to converge"):
+            fn(a.to(ocl))
+    with torch_ocl.strict():  # the process stays usable
+        torch.linalg.eigvalsh(herm(n=70).to(ocl))
 
 
 def test_eigh_large_non_finite(ocl):
