@@ -471,7 +471,7 @@ def test_eigh_large_hermitian(n, dtype):
 @pytest.mark.parametrize("dtype", CDTYPES)
 def test_eigh_large_hermitian_batch_and_degenerate(dtype):
     b = herm(3, n=70, seed=4, dtype=dtype).mT.contiguous().mT  # a batch, column major
-    c = herm(2, 4, n=33, seed=5, dtype=dtype)  # 8 matrices of order 33: the batched threshold
+    c = herm(2, 4, n=48, seed=5, dtype=dtype)  # 8 matrices of order 48: the complex batched threshold
     q, _ = torch.linalg.qr(rand(90, 90, seed=7, dtype=torch.complex128))
     spec = torch.cat([torch.full((40,), 2.0), torch.full((30,), -1.0), torch.linspace(3, 4, 20)]).double()
     repeated = (q * spec.to(q.dtype)) @ q.mH

@@ -7,10 +7,10 @@
 // is symmetric, row i stands for column i, so every vector the kernels read runs along
 // consecutive addresses (across work items in trd_symv and rotate_rows).
 #define TLS 64  // trd_column's work-group size (the host launches it with this)
-#ifndef OCL_COMPLEX  // the real program: everything but the complex tridiagonalisation
-#define RW 8    // the vector width over consecutive rows (trd_*, rotate_rows); ldn % RW == 0
 #define VCAT(a, b) a##b
 #define VTYPE(a, b) VCAT(a, b)
+#ifndef OCL_COMPLEX  // the real program: everything but the complex tridiagonalisation
+#define RW 8    // the vector width over consecutive rows (trd_*, rotate_rows); ldn % RW == 0
 typedef VTYPE(ACC, RW) ACCV;
 typedef VTYPE(ACC, 4) ACC4;
 #define VLOAD(off, p) VTYPE(vload, RW)(off, p)
@@ -376,27 +376,38 @@ __kernel void ctrd_column(__global char* ab, ulong aoff, __global char* vb, ulon
 }
 
 // w_j = tau_i (A v - V (W^H v) - W (V^H v)) on rows i + 1.. (0 elsewhere), A as the panel
-// started: one work item per (row, matrix); (A v)[r] = sum_c b[c][r] v[c] walks down b's column
-// r, consecutive across the items.
+// started: one work item per (CRW consecutive rows, matrix); (A v)[r] = sum_c b[c][r] v[c] walks
+// down CRW columns of b at once, so that each v[c] is read once for CRW rows.
+#define CRW 4  // ldn % CRW == 0
 __kernel void ctrd_symv(__global char* ab, ulong aoff, __global char* vb, ulong voff,
                         __global char* wb, ulong woff, __global char* tb, ulong toff,
                         __global char* xb, ulong xoff, long n, long ldn, long nb, long i, long j) {
-  const long r = get_global_id(0), g = get_global_id(1);
-  if (r >= ldn) return;
-  __global const CT* a = (__global const CT*)(ab + aoff) + g * n * ldn;
+  const long r0 = get_global_id(0) * CRW, g = get_global_id(1);
+  if (r0 >= ldn) return;
+  __global const CT* a = (__global const CT*)(ab + aoff) + g * n * ldn + r0;
   __global const CT* vt = (__global const CT*)(vb + voff) + g * nb * ldn;
   __global CT* wt = (__global CT*)(wb + woff) + g * nb * ldn;
   __global const CT* xy = (__global const CT*)(xb + xoff) + g * 2 * nb;
   const CT t = ((__global const CT*)(tb + toff))[g * n + i];
   __global const CT* vj = vt + j * ldn;
-  CT w = 0;
-  if (r > i && r < n && (t.x != 0 || t.y != 0)) {
-    CT s = 0;
-    for (long c = i + 1; c < n; ++c) s += ocl_cmul(a[c * ldn + r], vj[c]);
-    for (long l = 0; l < j; ++l)
-      s -= ocl_cmul(vt[l * ldn + r], xy[l]) + ocl_cmul(wt[l * ldn + r], xy[nb + l]);
-    w = ocl_cmul(t, s);
+  CT s[CRW];
+  for (int u = 0; u < CRW; ++u) s[u] = 0;
+  if (r0 + CRW > i + 1 && (t.x != 0 || t.y != 0)) {
+    for (long c = i + 1; c < n; ++c) {
+      const CT v = vj[c];
+      __global const CT* ac = a + c * ldn;
+      for (int u = 0; u < CRW; ++u) s[u] += ocl_cmul(ac[u], v);
+    }
+    for (long l = 0; l < j; ++l) {
+      const CT x = xy[l], y = xy[nb + l];
+      __global const CT* vl = vt + l * ldn + r0;
+      __global const CT* wl = wt + l * ldn + r0;
+      for (int u = 0; u < CRW; ++u) s[u] -= ocl_cmul(vl[u], x) + ocl_cmul(wl[u], y);
+    }
   }
-  wt[j * ldn + r] = w;
+  for (int u = 0; u < CRW; ++u) {
+    const long r = r0 + u;
+    wt[j * ldn + r] = r > i && r < n ? ocl_cmul(t, s[u]) : (CT)(0, 0);
+  }
 }
 #endif

@@ -7,8 +7,8 @@
 // conventions, so R's signs, Q and the packed reflectors are CPU's. Small and complex matrices:
 // eigh is two-sided Jacobi, the SVD one-sided Jacobi (both in parallel round-robin ordering)
 // whose left vectors are re-orthonormalised (and completed for full_matrices) through the
-// Householder QR. Large real ones go to linalg_eigh.cpp (tridiagonalisation + QL) and
-// linalg_svd.cpp (bidiagonalisation + bidiagonal QR). Vectors' signs are not LAPACK's (the
+// Householder QR. Large ones go to linalg_eigh.cpp (tridiagonalisation + QL; real and complex)
+// and, real only, linalg_svd.cpp (bidiagonalisation + bidiagonal QR). Vectors' signs are not LAPACK's (the
 // OpInfo checks compare them sign-free).
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>

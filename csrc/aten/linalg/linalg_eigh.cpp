@@ -30,11 +30,14 @@ char kLinalgEighComplexFamily;
 constexpr int64_t kEighTridiagFrom = 64;
 constexpr int64_t kEighTridiagBatchedFrom = 32;  // with at least kEighTridiagBatch matrices
 constexpr int64_t kEighTridiagBatch = 8;
-constexpr int64_t kTrdPanel = 32;  // <= TLS / 2 in kernels/linalg_eigh.cl (trd_column's dots)
-constexpr size_t kTrdLocal = 64;   // TLS
-constexpr size_t kRowsLocal = 8;   // trd_symv: few items (RW rows each) per group
-constexpr size_t kComplexRowsLocal = 16;  // ctrd_symv: an item per row
-constexpr int64_t kRotateWidth = 8;       // RW: rows per trd_symv / rotate_rows item
+// Complex, in batches of 8 (PoCL, shared): order 32 0.33 ms a matrix by Jacobi vs 0.50 here, 48:
+// 1.21 vs 0.75; one matrix: 63 (Jacobi) 3.1 ms, 64 (here) 3.3, 96 5.0.
+constexpr int64_t kEighTridiagComplexBatchedFrom = 48;
+constexpr int64_t kTrdPanel = 32;    // <= TLS / 2 in kernels/linalg_eigh.cl (trd_column's dots)
+constexpr size_t kTrdLocal = 64;     // TLS
+constexpr size_t kRowsLocal = 8;     // trd_symv: few items (RW rows each) per group
+constexpr int64_t kComplexRows = 4;  // CRW: ctrd_symv's rows per item
+constexpr int64_t kRotateWidth = 8;  // RW: rows per trd_symv / rotate_rows item
 constexpr int64_t kRotationBudget = int64_t{1} << 22;
 constexpr size_t kRotateLocal = 8;  // few items per group: even order 128 fills 2 groups
 
@@ -63,10 +66,11 @@ at::Tensor powerOfTwoScale(const at::Tensor& amax, bool dbl) {
 
 bool eighTridiagonalApplies(const at::Tensor& a) {
   const int64_t n = a.size(-1);
-  const auto t = a.scalar_type();
-  return (decompNative(a) || t == at::kComplexFloat || t == at::kComplexDouble) &&
+  const bool cplx = a.scalar_type() == at::kComplexFloat || a.scalar_type() == at::kComplexDouble;
+  const int64_t batched_from = cplx ? kEighTridiagComplexBatchedFrom : kEighTridiagBatchedFrom;
+  return (decompNative(a) || cplx) &&
          (n >= kEighTridiagFrom ||
-          (n >= kEighTridiagBatchedFrom && at::native::batchCount(a) >= kEighTridiagBatch));
+          (n >= batched_from && at::native::batchCount(a) >= kEighTridiagBatch));
 }
 
 // sym: (..., n, n) real symmetric or complex Hermitian, contiguous, both triangles filled.
@@ -115,11 +119,10 @@ std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool c
       setArgs(symv, bufferOf(a), bufferOf(vt), bufferOf(wt), bufferOf(tau), bufferOf(xy),
               static_cast<cl_long>(n), static_cast<cl_long>(ldn), static_cast<cl_long>(nb),
               static_cast<cl_long>(i), static_cast<cl_long>(j));
-      // real: an item per RW rows; complex: an item per row
-      const size_t local[2] = {cplx ? kComplexRowsLocal : kRowsLocal, 1};
-      const size_t global[2] = {
-          cplx ? roundUp(ldn, kComplexRowsLocal) : roundUp(ldn / kRotateWidth, kRowsLocal),
-          static_cast<size_t>(batch)};
+      // an item per RW rows (real) or kComplexRows rows (complex)
+      const size_t local[2] = {kRowsLocal, 1};
+      const size_t global[2] = {roundUp(ldn / (cplx ? kComplexRows : kRotateWidth), kRowsLocal),
+                                static_cast<size_t>(batch)};
       launch2D(currentQueue(idx), symv, global, local);
     }
     OCL_CATCH
