@@ -523,7 +523,7 @@ def test_eigh_large_non_finite(ocl):
 
 
 # ---- large svd/svdvals: Golub-Kahan bidiagonalisation + bidiagonal QR on the device
-# (linalg_svd.cpp, from min(m, n) = 64, or 48 in batches of 8; below it and for complex,
+# (linalg_svd.cpp, from min(m, n) = 64, or 48 in batches of 8, real and complex; below it
 # one-sided Jacobi) ----------------------------------------------------------------------------------
 def check_svd(a, u, s, vh, dtype, full):
     ru, rs, rvh = torch.linalg.svd(a, full_matrices=full)
@@ -533,10 +533,10 @@ def check_svd(a, u, s, vh, dtype, full):
     orthonormal_cols(u, dtype)
     orthonormal_cols(vh.mT, dtype)
     k = s.shape[-1]
-    close(u.cpu()[..., :k] @ torch.diag_embed(s.cpu()) @ vh.cpu()[..., :k, :], a, dtype, scale=scale)
+    close(u.cpu()[..., :k] @ torch.diag_embed(s.cpu()).to(u.dtype) @ vh.cpu()[..., :k, :], a, dtype, scale=scale)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES + [torch.complex64, torch.complex128])
 @pytest.mark.parametrize("shape", [(63, 63), (64, 64), (70, 64), (64, 70), (130, 129), (2, 4, 50, 49)])
 def test_svd_large(shape, dtype):
     a = rand(*shape, seed=sum(shape), dtype=dtype)
@@ -565,7 +565,7 @@ def test_svd_large_degenerate(dtype):
 
 
 def test_svd_large_complex_grad_and_non_finite(ocl):
-    a = rand(50, 49, seed=15, dtype=torch.complex64)  # complex: Jacobi at every size
+    a = rand(50, 49, seed=15, dtype=torch.complex64)  # complex, order 49, one matrix: Jacobi
     with torch_ocl.strict():
         s = torch.linalg.svdvals(a.to(ocl))
     close(s, torch.linalg.svdvals(a), torch.complex64, scale=100)
@@ -584,6 +584,45 @@ def test_svd_large_complex_grad_and_non_finite(ocl):
         torch.linalg.svd(bad.to(ocl))
     with torch_ocl.strict():  # the process stays usable
         torch.linalg.svdvals(rand(70, 64).to(ocl))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_svd_large_complex_degenerate(dtype):
+    q, _ = torch.linalg.qr(rand(80, 80, seed=11, dtype=torch.complex128))
+    p, _ = torch.linalg.qr(rand(70, 70, seed=12, dtype=torch.complex128))
+    spec = torch.cat([torch.full((30,), 2.0), torch.zeros(25), torch.linspace(3, 4, 15)]).double()
+    repeated = q[:, :70] * spec.to(q.dtype) @ p.mH  # repeated and zero singular values, rank 45
+    im = rand(70, 66, seed=13, dtype=torch.float64)
+    cases = [torch.eye(64, dtype=dtype), torch.zeros(70, 64, dtype=dtype), repeated, repeated.mH,
+             rand(90, 3, seed=13, dtype=torch.complex128) @ rand(3, 70, seed=14, dtype=torch.complex128),  # rank 3
+             1j * im,  # purely imaginary
+             1j * torch.diag(torch.linspace(-5, 5, 64)) + torch.diag(torch.full((63,), 2j), 1)]  # imaginary bidiagonal
+    for a in cases:
+        a = a.to(dtype)
+        with torch_ocl.strict():
+            u, s, vh = torch.linalg.svd(a.to("ocl"), full_matrices=False)
+            sv = torch.linalg.svdvals(a.to("ocl"))
+        check_svd(a, u, s, vh, dtype, False)
+        close(sv, torch.linalg.svdvals(a), dtype, scale=10 * max(1.0, float(torch.linalg.svdvals(a).max())))
+
+
+def test_svd_large_complex128_grad_and_non_finite(ocl):
+    # gradients through svd_backward on the large complex path, phase-invariant outputs
+    x = rand(64, 70, seed=16, dtype=torch.complex128)
+    w = torch.arange(70.0, dtype=torch.float64)
+    xc, xo = x.clone().requires_grad_(), x.to(ocl).requires_grad_()
+    u, s, vh = torch.linalg.svd(xc, full_matrices=False)
+    (s.sum() + (u[:, :4] @ vh[:4]).abs().pow(2).mul(w).sum()).backward()
+    with torch_ocl.strict():
+        u, s, vh = torch.linalg.svd(xo, full_matrices=False)
+        (s.sum() + (u[:, :4] @ vh[:4]).abs().pow(2).mul(w.to(ocl)).sum()).backward()
+    close(xo.grad, xc.grad, torch.complex128, scale=1e3)
+    bad = rand(70, 64, seed=17, dtype=torch.complex64)
+    bad[7, 9] = complex(1.0, float("inf"))
+    with pytest.raises(torch.linalg.LinAlgError, match="input matrix contained non-finite values"):
+        torch.linalg.svd(bad.to(ocl))
+    with torch_ocl.strict():  # the process stays usable
+        torch.linalg.svdvals(rand(70, 64, dtype=torch.complex64).to(ocl))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
