@@ -60,6 +60,8 @@ def main() -> int:
         ("svdvals", lambda a, b, s: torch.linalg.svdvals(a)),
         ("eigh complex64", lambda a, b, s: torch.linalg.eigh(s)),
         ("eigvalsh complex64", lambda a, b, s: torch.linalg.eigvalsh(s)),
+        ("svd (reduced) complex64", lambda a, b, s: torch.linalg.svd(a, full_matrices=False)),
+        ("svdvals complex64", lambda a, b, s: torch.linalg.svdvals(a)),
     ]
     cases = [c for c in cases if re.search(args.only, c[0])]
     results: dict = {

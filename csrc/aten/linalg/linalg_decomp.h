@@ -36,9 +36,9 @@ bool eighTridiagonalApplies(const at::Tensor& a);
 at::Tensor powerOfTwoScale(const at::Tensor& amax, bool dbl);
 std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool compute_v);
 
-// The large-matrix SVD (linalg_svd.cpp): whether it takes a (real, min(m, n) >= 64,
-// or >= 48 in batches of 8 or more), and (U, S descending, Vh) of a real A (..., m, n) as
-// linalg.svd returns them (U and Vh undefined without compute_uv).
+// The large-matrix SVD (linalg_svd.cpp): whether it takes a (real or complex, min(m, n) >= 64,
+// or >= 48 in batches of 8 or more), and (U, S descending, Vh) of A (..., m, n) as linalg.svd
+// returns them (U and Vh undefined without compute_uv).
 bool svdBidiagonalApplies(const at::Tensor& a);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A,
                                                              bool full_matrices, bool compute_uv);
