@@ -8,7 +8,8 @@ PyTorch (LAPACK) on the same machine, in one process run.
 
     e.g. the eigensolvers: --sizes 128,256,512 --only 'eig|svd'
 
-Each row times one call (median of --reps after a warm-up call), float32, one matrix per call.
+Each row times one call (median of --reps after a warm-up call), float32 (complex64 in the rows
+named so: a complex matrix and a Hermitian positive definite one), one matrix per call.
 ratio = cpu_time / ocl_time (> 1: the device is faster). On PoCL both run on the same CPU cores
 (our trailing updates in the host BLAS or the cpu_tile GEMM, CPU PyTorch's in its LAPACK), so the
 ratio compares the implementations; on a shared machine the figures are noisy (CPU PyTorch's
@@ -57,6 +58,10 @@ def main() -> int:
         ("eigvalsh", lambda a, b, s: torch.linalg.eigvalsh(s)),
         ("svd (reduced)", lambda a, b, s: torch.linalg.svd(a, full_matrices=False)),
         ("svdvals", lambda a, b, s: torch.linalg.svdvals(a)),
+        ("eigh complex64", lambda a, b, s: torch.linalg.eigh(s)),
+        ("eigvalsh complex64", lambda a, b, s: torch.linalg.eigvalsh(s)),
+        ("svd (reduced) complex64", lambda a, b, s: torch.linalg.svd(a, full_matrices=False)),
+        ("svdvals complex64", lambda a, b, s: torch.linalg.svdvals(a)),
     ]
     cases = [c for c in cases if re.search(args.only, c[0])]
     results: dict = {
@@ -71,11 +76,18 @@ def main() -> int:
         a = torch.randn(n, n, generator=g)
         b = torch.randn(n, 1, generator=g)
         s = a @ a.mT + n * torch.eye(n)  # SPD, and its lower triangle well conditioned
-        ad, bd, sd = a.to(dev), b.to(dev), s.to(dev)
+        ac = torch.complex(a, torch.randn(n, n, generator=g))
+        bc = b.to(torch.complex64)
+        sc = ac @ ac.mH + n * torch.eye(n)
+        real_ops, cplx_ops = (a, b, s), (ac, bc, sc)
+        real_dev, cplx_dev = tuple(t.to(dev) for t in real_ops), tuple(t.to(dev) for t in cplx_ops)
         for name, fn in cases:
             tri = name.startswith("solve_triangular")
+            cplx = name.endswith("complex64")
+            a_, b_, s_ = cplx_ops if cplx else real_ops
+            ad, bd, sd = cplx_dev if cplx else real_dev
             ours = median_time(lambda: fn(ad, bd, sd.tril() if tri else sd), args.reps, sync)
-            cpu = median_time(lambda: fn(a, b, s.tril() if tri else s), args.reps, lambda: None)
+            cpu = median_time(lambda: fn(a_, b_, s_.tril() if tri else s_), args.reps, lambda: None)
             ratio = cpu / ours
             results["rows"].append(dict(case=name, n=n, ocl_s=ours, cpu_s=cpu, ratio=ratio))
             print(f"{name:28s} {n:5d} {ours * 1e3:9.2f} {cpu * 1e3:9.2f} {ratio:6.2f}", flush=True)

@@ -34,7 +34,7 @@ def close(a, b, dtype, scale=1.0):
 def orthonormal_cols(q, dtype):
     k = q.shape[-1]
     eye = torch.eye(k, dtype=q.dtype).expand(*q.shape[:-2], k, k)
-    close(q.mT.cpu() @ q.cpu(), eye, dtype, scale=10)
+    close(q.mH.cpu() @ q.cpu(), eye, dtype, scale=10)
 
 
 SHAPES = [(5, 3), (3, 5), (4, 4), (2, 6, 4), (2, 3, 4, 7), (1, 1), (0, 3), (3, 0), (0, 4, 4), (40, 33)]
@@ -364,10 +364,11 @@ def test_non_finite(ocl):
 
 
 # ---- large eigh/eigvalsh: Householder tridiagonalisation + QL on the device (linalg_eigh.cpp,
-# from order 64, or 32 in batches of 8; below it and for complex, Jacobi) --------------------------
+# from order 64, or 32 in batches of 8, real and complex; below it Jacobi) ------------------------
 def check_eigh(a, w, v, rw, dtype):
-    """w against CPU's eigenvalues, A V = V diag(w) and V orthonormal, scaled by ||A||."""
-    scale = 10 * max(1.0, float(torch.linalg.matrix_norm(a.double(), 2).max()) if a.numel() else 1.0)
+    """w against CPU's eigenvalues, A V = V diag(w) and V^H V = I, scaled by ||A||."""
+    wide = torch.complex128 if a.is_complex() else torch.float64
+    scale = 10 * max(1.0, float(torch.linalg.matrix_norm(a.to(wide), 2).max()) if a.numel() else 1.0)
     close(w, rw, dtype, scale=scale)
     if v is not None:
         v, w = v.cpu(), w.cpu()
@@ -422,7 +423,7 @@ def test_eigh_large_degenerate(dtype):
 
 
 def test_eigh_large_complex_and_grad():
-    # complex stays on the Jacobi kernels at every size
+    # complex of order 50, one matrix: the Jacobi kernels
     a = rand(50, 50, seed=9, dtype=torch.complex64)
     a = a + a.mH
     with torch_ocl.strict():
@@ -441,6 +442,76 @@ def test_eigh_large_complex_and_grad():
     close(xo.grad, xc.grad, torch.float64, scale=1e3)
 
 
+def herm(*batch, n, seed=0, dtype=torch.complex64):
+    a = rand(*batch, n, n, seed=seed, dtype=torch.complex128)
+    return (a + a.mH).to(dtype)
+
+
+CDTYPES = [torch.complex64, torch.complex128]
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("n", [63, 64, 65, 130])
+def test_eigh_large_hermitian(n, dtype):
+    a = herm(n=n, seed=n, dtype=dtype)
+    junk = torch.full_like(a, 7 - 3j)
+    for uplo in ("L", "U"):
+        # garbage in the other triangle and in the diagonal's imaginary part: neither is read
+        x = a.tril() + junk.triu(1) if uplo == "L" else a.triu() + junk.tril(-1)
+        x = x + torch.diag_embed(torch.full((n,), 5j, dtype=dtype))
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(x.to("ocl"), UPLO=uplo)
+            wv = torch.linalg.eigvalsh(x.to("ocl"), UPLO=uplo)
+        assert w.dtype == wv.dtype == dtype.to_real() and v.dtype == dtype
+        rw = torch.linalg.eigvalsh(x, UPLO=uplo)
+        check_eigh(a, w, v, rw, dtype)
+        check_eigh(a, wv, None, rw, dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_eigh_large_hermitian_batch_and_degenerate(dtype):
+    b = herm(3, n=70, seed=4, dtype=dtype).mT.contiguous().mT  # a batch, column major
+    c = herm(2, 4, n=48, seed=5, dtype=dtype)  # 8 matrices of order 48: the complex batched threshold
+    q, _ = torch.linalg.qr(rand(90, 90, seed=7, dtype=torch.complex128))
+    spec = torch.cat([torch.full((40,), 2.0), torch.full((30,), -1.0), torch.linspace(3, 4, 20)]).double()
+    repeated = (q * spec.to(q.dtype)) @ q.mH
+    u = rand(90, 1, seed=8, dtype=torch.complex128)
+    im = rand(80, 80, seed=9, dtype=torch.float64)
+    ones = torch.ones(63, dtype=torch.complex128)
+    cases = [b, c, torch.eye(90, dtype=dtype), torch.zeros(64, 64, dtype=dtype), repeated, u @ u.mH,
+             1j * (im - im.mT),  # purely imaginary Hermitian
+             1j * torch.diag(ones, 1) - 1j * torch.diag(ones, -1)]  # imaginary off-diagonal only
+    for a in cases:
+        a = a.to(dtype)
+        with torch_ocl.strict():
+            w, v = torch.linalg.eigh(a.to("ocl"))
+            wv = torch.linalg.eigvalsh(a.to("ocl"))
+        rw = torch.linalg.eigvalsh(a)
+        check_eigh(a, w, v, rw, dtype)
+        check_eigh(a, wv, None, rw, dtype)
+
+
+def test_eigh_large_hermitian_grad_and_non_finite(ocl):
+    # gradient through the large complex path (distinct eigenvalues; a phase-invariant loss)
+    x = herm(n=66, seed=10, dtype=torch.complex128)
+    xc, xo = x.clone().requires_grad_(), x.to(ocl).requires_grad_()
+    wgt = torch.arange(5.0, dtype=torch.float64)
+    w, v = torch.linalg.eigh(xc)
+    (w.sum() + (v[:, :5].abs() * wgt).sum()).backward()
+    with torch_ocl.strict():
+        w, v = torch.linalg.eigh(xo)
+        (w.sum() + (v[:, :5].abs() * wgt.to(ocl)).sum()).backward()
+    close(xo.grad, xc.grad, torch.complex128, scale=1e3)
+    a = herm(n=70)
+    a[50, 3] = complex(float("nan"), 1.0)
+    a[3, 50] = a[50, 3].conj()
+    for fn in (torch.linalg.eigh, torch.linalg.eigvalsh):
+        with pytest.raises(torch.linalg.LinAlgError, match="linalg.eigh: The algorithm failed to converge"):
+            fn(a.to(ocl))
+    with torch_ocl.strict():  # the process stays usable
+        torch.linalg.eigvalsh(herm(n=70).to(ocl))
+
+
 def test_eigh_large_non_finite(ocl):
     a = sym(n=70)
     a[50, 3] = a[3, 50] = float("inf")
@@ -452,7 +523,7 @@ def test_eigh_large_non_finite(ocl):
 
 
 # ---- large svd/svdvals: Golub-Kahan bidiagonalisation + bidiagonal QR on the device
-# (linalg_svd.cpp, from min(m, n) = 64, or 48 in batches of 8; below it and for complex,
+# (linalg_svd.cpp, from min(m, n) = 64, or 48 in batches of 8, real and complex; below it
 # one-sided Jacobi) ----------------------------------------------------------------------------------
 def check_svd(a, u, s, vh, dtype, full):
     ru, rs, rvh = torch.linalg.svd(a, full_matrices=full)
@@ -462,10 +533,10 @@ def check_svd(a, u, s, vh, dtype, full):
     orthonormal_cols(u, dtype)
     orthonormal_cols(vh.mT, dtype)
     k = s.shape[-1]
-    close(u.cpu()[..., :k] @ torch.diag_embed(s.cpu()) @ vh.cpu()[..., :k, :], a, dtype, scale=scale)
+    close(u.cpu()[..., :k] @ torch.diag_embed(s.cpu()).to(u.dtype) @ vh.cpu()[..., :k, :], a, dtype, scale=scale)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES + [torch.complex64, torch.complex128])
 @pytest.mark.parametrize("shape", [(63, 63), (64, 64), (70, 64), (64, 70), (130, 129), (2, 4, 50, 49)])
 def test_svd_large(shape, dtype):
     a = rand(*shape, seed=sum(shape), dtype=dtype)
@@ -494,7 +565,7 @@ def test_svd_large_degenerate(dtype):
 
 
 def test_svd_large_complex_grad_and_non_finite(ocl):
-    a = rand(50, 49, seed=15, dtype=torch.complex64)  # complex: Jacobi at every size
+    a = rand(50, 49, seed=15, dtype=torch.complex64)  # complex, order 49, one matrix: Jacobi
     with torch_ocl.strict():
         s = torch.linalg.svdvals(a.to(ocl))
     close(s, torch.linalg.svdvals(a), torch.complex64, scale=100)
@@ -513,6 +584,45 @@ def test_svd_large_complex_grad_and_non_finite(ocl):
         torch.linalg.svd(bad.to(ocl))
     with torch_ocl.strict():  # the process stays usable
         torch.linalg.svdvals(rand(70, 64).to(ocl))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_svd_large_complex_degenerate(dtype):
+    q, _ = torch.linalg.qr(rand(80, 80, seed=11, dtype=torch.complex128))
+    p, _ = torch.linalg.qr(rand(70, 70, seed=12, dtype=torch.complex128))
+    spec = torch.cat([torch.full((30,), 2.0), torch.zeros(25), torch.linspace(3, 4, 15)]).double()
+    repeated = q[:, :70] * spec.to(q.dtype) @ p.mH  # repeated and zero singular values, rank 45
+    im = rand(70, 66, seed=13, dtype=torch.float64)
+    cases = [torch.eye(64, dtype=dtype), torch.zeros(70, 64, dtype=dtype), repeated, repeated.mH,
+             rand(90, 3, seed=13, dtype=torch.complex128) @ rand(3, 70, seed=14, dtype=torch.complex128),  # rank 3
+             1j * im,  # purely imaginary
+             1j * torch.diag(torch.linspace(-5, 5, 64)) + torch.diag(torch.full((63,), 2j), 1)]  # imaginary bidiagonal
+    for a in cases:
+        a = a.to(dtype)
+        with torch_ocl.strict():
+            u, s, vh = torch.linalg.svd(a.to("ocl"), full_matrices=False)
+            sv = torch.linalg.svdvals(a.to("ocl"))
+        check_svd(a, u, s, vh, dtype, False)
+        close(sv, torch.linalg.svdvals(a), dtype, scale=10 * max(1.0, float(torch.linalg.svdvals(a).max())))
+
+
+def test_svd_large_complex128_grad_and_non_finite(ocl):
+    # gradients through svd_backward on the large complex path, phase-invariant outputs
+    x = rand(64, 70, seed=16, dtype=torch.complex128)
+    w = torch.arange(70.0, dtype=torch.float64)
+    xc, xo = x.clone().requires_grad_(), x.to(ocl).requires_grad_()
+    u, s, vh = torch.linalg.svd(xc, full_matrices=False)
+    (s.sum() + (u[:, :4] @ vh[:4]).abs().pow(2).mul(w).sum()).backward()
+    with torch_ocl.strict():
+        u, s, vh = torch.linalg.svd(xo, full_matrices=False)
+        (s.sum() + (u[:, :4] @ vh[:4]).abs().pow(2).mul(w.to(ocl)).sum()).backward()
+    close(xo.grad, xc.grad, torch.complex128, scale=1e3)
+    bad = rand(70, 64, seed=17, dtype=torch.complex64)
+    bad[7, 9] = complex(1.0, float("inf"))
+    with pytest.raises(torch.linalg.LinAlgError, match="input matrix contained non-finite values"):
+        torch.linalg.svd(bad.to(ocl))
+    with torch_ocl.strict():  # the process stays usable
+        torch.linalg.svdvals(rand(70, 64, dtype=torch.complex64).to(ocl))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

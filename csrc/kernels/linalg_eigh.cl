@@ -7,9 +7,10 @@
 // is symmetric, row i stands for column i, so every vector the kernels read runs along
 // consecutive addresses (across work items in trd_symv and rotate_rows).
 #define TLS 64  // trd_column's work-group size (the host launches it with this)
-#define RW 8    // the vector width over consecutive rows (trd_*, rotate_rows); ldn % RW == 0
 #define VCAT(a, b) a##b
 #define VTYPE(a, b) VCAT(a, b)
+#ifndef OCL_COMPLEX  // the real program: everything but the complex tridiagonalisation
+#define RW 8    // the vector width over consecutive rows (trd_*, rotate_rows); ldn % RW == 0
 typedef VTYPE(ACC, RW) ACCV;
 typedef VTYPE(ACC, 4) ACC4;
 #define VLOAD(off, p) VTYPE(vload, RW)(off, p)
@@ -278,3 +279,135 @@ __kernel void rotate_rows(__global char* xb, ulong xoff, __global char* rb, ulon
     pos += cnt;
   }
 }
+#else  // OCL_COMPLEX: the complex programs hold only the Hermitian tridiagonalisation
+
+// The Hermitian tridiagonalisation (LAPACK zhetrd / zlatrd, lower) for complex64/complex128: the
+// same steps as trd_column / trd_symv, one scalar per work item. The matrix is held as
+// b = conj(A) (row major), whose row i is A's column i, so that the column LAPACK works on runs
+// along consecutive addresses. The reflectors are zlarfg's (H = I - tau v v^H, tau complex,
+// beta real), so the tridiagonal comes out real (d real, e = beta real) and the real QL and
+// rotation kernels of the real program take it unchanged. vt, wt, tau, xy complex; d, e real.
+
+// Sum of v over the work group (all items get it); red is __local CT[TLS].
+CT ctrd_sum(__local CT* red, CT v) {
+  const int lid = get_local_id(0);
+  red[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = TLS / 2; s > 0; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const CT r = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return r;
+}
+
+// Step j of the panel at column i - j (one work group per matrix), as trd_column: finishes
+// w_{j-1} (w += -(tau/2) (w^H v) v); unless finish_only, brings A's column i (b's row i) up to
+// date (a_i -= V conj(W_i) + W conj(V_i) over l < j), sets d[i] = re a_ii and forms zlarfg's
+// reflector for a[i+1..][i]: beta = -sign(re alpha) |(alpha, x)|, tau = ((beta - re alpha) / beta,
+// -im alpha / beta), v = x / (alpha - beta), tau = 0 when x = 0 and alpha is real; e[i] = beta;
+// v into vt row j and b[i][i+2..]; xy = (W^H v, V^H v) over the panel's earlier columns.
+__kernel void ctrd_column(__global char* ab, ulong aoff, __global char* vb, ulong voff,
+                          __global char* wb, ulong woff, __global char* db, ulong doff,
+                          __global char* eb, ulong eoff, __global char* tb, ulong toff,
+                          __global char* xb, ulong xoff, long n, long ldn, long nb, long i,
+                          long j, int finish_only) {
+  const long g = get_group_id(0);
+  const int lid = get_local_id(0);
+  __global CT* a = (__global CT*)(ab + aoff) + g * n * ldn;
+  __global CT* vt = (__global CT*)(vb + voff) + g * nb * ldn;
+  __global CT* wt = (__global CT*)(wb + woff) + g * nb * ldn;
+  __global CR* d = (__global CR*)(db + doff) + g * n;
+  __global CR* e = (__global CR*)(eb + eoff) + g * n;
+  __global CT* tau = (__global CT*)(tb + toff) + g * n;
+  __global CT* xy = (__global CT*)(xb + xoff) + g * 2 * nb;
+  __local CT red[TLS];
+  if (j > 0) {
+    __global CT* wp = wt + (j - 1) * ldn;
+    __global const CT* vp = vt + (j - 1) * ldn;  // zero before i
+    CT part = 0;
+    for (long r = i + lid; r < n; r += TLS) part += ocl_cmul(ocl_cconj(wp[r]), vp[r]);
+    const CT alpha = (CR)-0.5 * ocl_cmul(tau[i - 1], ctrd_sum(red, part));
+    for (long r = i + lid; r < n; r += TLS) wp[r] += ocl_cmul(alpha, vp[r]);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+  if (finish_only) return;
+  __global CT* ai = a + i * ldn;
+  for (long r = i + lid; r < n; r += TLS) {
+    CT s = 0;
+    for (long l = 0; l < j; ++l)
+      s += ocl_cmul(ocl_cconj(wt[l * ldn + i]), vt[l * ldn + r]) +
+           ocl_cmul(ocl_cconj(vt[l * ldn + i]), wt[l * ldn + r]);
+    ai[r] -= s;
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  if (lid == 0) d[i] = ai[i].x;
+  if (i == n - 1) return;
+  CT part = 0;
+  for (long r = i + 2 + lid; r < n; r += TLS) part.x += S_ABS2(ai[r]);
+  const CR xnorm2 = ctrd_sum(red, part).x;
+  const CT alpha = ai[i + 1];
+  CR beta = alpha.x;
+  CT t = 0, scale = 0;
+  if (xnorm2 != 0 || alpha.y != 0) {
+    beta = -copysign(hypot(hypot(alpha.x, alpha.y), sqrt(xnorm2)), alpha.x);
+    t = (CT)((beta - alpha.x) / beta, -alpha.y / beta);
+    scale = ocl_cdiv((CT)(1, 0), alpha - (CT)(beta, 0));
+  }
+  if (lid == 0) {
+    e[i] = beta;
+    tau[i] = t;
+  }
+  __global CT* vj = vt + j * ldn;
+  for (long r = lid; r < ldn; r += TLS) {
+    const CT v = r <= i || r >= n ? (CT)(0, 0) : r == i + 1 ? (CT)(1, 0) : ocl_cmul(ai[r], scale);
+    if (r > i + 1 && r < n) ai[r] = v;
+    vj[r] = v;
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  for (long q = lid; q < 2 * j; q += TLS) {
+    const long l = q < j ? q : q - j;
+    __global const CT* src = (q < j ? wt : vt) + l * ldn;
+    CT s = 0;
+    for (long r = i + 1; r < n; ++r) s += ocl_cmul(ocl_cconj(src[r]), vj[r]);
+    xy[q < j ? l : nb + l] = s;
+  }
+}
+
+// w_j = tau_i (A v - V (W^H v) - W (V^H v)) on rows i + 1.. (0 elsewhere), A as the panel
+// started: one work item per (CRW consecutive rows, matrix); (A v)[r] = sum_c b[c][r] v[c] walks
+// down CRW columns of b at once, so that each v[c] is read once for CRW rows.
+#define CRW 4  // ldn % CRW == 0
+__kernel void ctrd_symv(__global char* ab, ulong aoff, __global char* vb, ulong voff,
+                        __global char* wb, ulong woff, __global char* tb, ulong toff,
+                        __global char* xb, ulong xoff, long n, long ldn, long nb, long i, long j) {
+  const long r0 = get_global_id(0) * CRW, g = get_global_id(1);
+  if (r0 >= ldn) return;
+  __global const CT* a = (__global const CT*)(ab + aoff) + g * n * ldn + r0;
+  __global const CT* vt = (__global const CT*)(vb + voff) + g * nb * ldn;
+  __global CT* wt = (__global CT*)(wb + woff) + g * nb * ldn;
+  __global const CT* xy = (__global const CT*)(xb + xoff) + g * 2 * nb;
+  const CT t = ((__global const CT*)(tb + toff))[g * n + i];
+  __global const CT* vj = vt + j * ldn;
+  CT s[CRW];
+  for (int u = 0; u < CRW; ++u) s[u] = 0;
+  if (r0 + CRW > i + 1 && (t.x != 0 || t.y != 0)) {
+    for (long c = i + 1; c < n; ++c) {
+      const CT v = vj[c];
+      __global const CT* ac = a + c * ldn;
+      for (int u = 0; u < CRW; ++u) s[u] += ocl_cmul(ac[u], v);
+    }
+    for (long l = 0; l < j; ++l) {
+      const CT x = xy[l], y = xy[nb + l];
+      __global const CT* vl = vt + l * ldn + r0;
+      __global const CT* wl = wt + l * ldn + r0;
+      for (int u = 0; u < CRW; ++u) s[u] -= ocl_cmul(vl[u], x) + ocl_cmul(wl[u], y);
+    }
+  }
+  for (int u = 0; u < CRW; ++u) {
+    const long r = r0 + u;
+    wt[j * ldn + r] = r > i && r < n ? ocl_cmul(t, s[u]) : (CT)(0, 0);
+  }
+}
+#endif

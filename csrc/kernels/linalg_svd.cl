@@ -6,6 +6,7 @@
 // which records its left and right plane rotations, and their application to U and V in
 // parallel (rotate_pairs, one work item per RW rows).
 #define TLS 64  // the single-group kernels' work-group size
+#ifndef OCL_COMPLEX  // the real program: everything but the complex bidiagonalisation
 #define RW 8
 #define VCAT(a, b) a##b
 #define VTYPE(a, b) VCAT(a, b)
@@ -400,3 +401,185 @@ __kernel void rotate_pairs(__global char* xb, ulong xoff, __global char* rb, ulo
     pos += cnt;
   }
 }
+#else  // OCL_COMPLEX: the complex programs hold only the bidiagonalisation
+
+// The complex bidiagonalisation (LAPACK zgebrd / zlabrd's algorithm, m >= n) for complex64 /
+// complex128, as brd_col / brd_y / brd_row / brd_x, one scalar per work item: B = Q D P^H with
+// zlarfg's reflectors (tau complex, beta real: D is a real bidiagonal, which the real bidiag_qr
+// and rotate_pairs of the real program take unchanged). Left: H = I - tau_l u u^H from column i,
+// y = tau_l B^H u, B -= u y^H. Right: G = I - tau_r v v^H from zlarfg on the conjugated row i
+// (row G = beta e_1^T), x = tau_r B v, B -= x v^H. Within a panel B = A - U Y^H - X V^H.
+// a, ut, xt, yt, vt, dots, tau: complex; d, e (db): real.
+#define CBRD_PTRS                                             \
+  const long g = get_group_id(0);                             \
+  __global CT* a = (__global CT*)(ab + aoff) + g * m * ldn;   \
+  __global CT* ut = (__global CT*)(ub + uoff) + g * nb * m;   \
+  __global CT* xt = (__global CT*)(xb + xoff) + g * nb * m;   \
+  __global CT* yt = (__global CT*)(yb + yoff) + g * nb * ldn; \
+  __global CT* vt = (__global CT*)(vb + voff) + g * nb * ldn; \
+  __global CT* dots = (__global CT*)(pb + poff) + g * 2 * nb;
+
+#define CBRD_ARGS                                                                                  \
+  __global char *ab, ulong aoff, __global char *ub, ulong uoff, __global char *xb, ulong xoff,     \
+      __global char *yb, ulong yoff, __global char *vb, ulong voff, __global char *pb, ulong poff, \
+      __global char *db, ulong doff, __global char *tb, ulong toff, long m, long n, long ldn,      \
+      long nb, long i, long j
+
+CR cbrd_sum(__local CR* red, CR v) {
+  const int lid = get_local_id(0);
+  red[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = TLS / 2; s > 0; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const CR r = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return r;
+}
+
+// LAPACK zlarfg's reflector for (alpha, x), |x|^2 = xnorm2: beta real, tau, the scale of x.
+void cbrd_larfg(CT alpha, CR xnorm2, CR* beta, CT* tau, CT* scale) {
+  *beta = alpha.x;
+  *tau = (CT)(0, 0);
+  *scale = (CT)(0, 0);
+  if (xnorm2 != 0 || alpha.y != 0) {
+    *beta = -copysign(hypot(hypot(alpha.x, alpha.y), sqrt(xnorm2)), alpha.x);
+    *tau = (CT)((*beta - alpha.x) / *beta, -alpha.y / *beta);
+    *scale = ocl_cdiv((CT)(1, 0), alpha - (CT)(*beta, 0));
+  }
+}
+
+// Column i up to date (a[r][i] -= U[r, :j] conj(Y[i, :j]) + X[r, :j] conj(V[i, :j])), its left
+// reflector (d[i] = beta; u packed below the diagonal, geqrf's form); dots = (U^H u, X^H u).
+__kernel void cbrd_col(CBRD_ARGS) {
+  CBRD_PTRS
+  const int lid = get_local_id(0);
+  __local CR red[TLS];
+  for (long r = i + lid; r < m; r += TLS) {
+    CT s = 0;
+    for (long l = 0; l < j; ++l)
+      s += ocl_cmul(ut[l * m + r], ocl_cconj(yt[l * ldn + i])) +
+           ocl_cmul(xt[l * m + r], ocl_cconj(vt[l * ldn + i]));
+    a[r * ldn + i] -= s;
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  CR part = 0;
+  for (long r = i + 1 + lid; r < m; r += TLS) part += S_ABS2(a[r * ldn + i]);
+  const CR xnorm2 = cbrd_sum(red, part);
+  CR beta;
+  CT t, scale;
+  cbrd_larfg(a[i * ldn + i], xnorm2, &beta, &t, &scale);
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  __global CT* u = ut + j * m;
+  for (long r = lid; r < m; r += TLS) {
+    const CT v = r < i ? (CT)(0, 0) : r == i ? (CT)(1, 0) : ocl_cmul(a[r * ldn + i], scale);
+    if (r > i) a[r * ldn + i] = v;
+    u[r] = v;
+  }
+  if (lid == 0) {
+    a[i * ldn + i] = (CT)(beta, 0);
+    ((__global CR*)(db + doff))[g * n + i] = beta;
+    ((__global CT*)(tb + toff))[g * n + i] = t;
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  for (long q = lid; q < 2 * j; q += TLS) {
+    const long l = q < j ? q : q - j;
+    __global const CT* src = (q < j ? ut : xt) + l * m;
+    CT s = 0;
+    for (long r = i; r < m; ++r) s += ocl_cmul(ocl_cconj(src[r]), u[r]);
+    dots[q < j ? l : nb + l] = s;
+  }
+}
+
+// y_j = tau_l (A^H u_j - Y (U^H u_j) - V (X^H u_j)) on columns i + 1..n-1 (0 elsewhere); an item
+// per (column, matrix).
+__kernel void cbrd_y(CBRD_ARGS) {
+  const long c = get_global_id(0), g = get_global_id(1);
+  if (c >= ldn) return;
+  __global const CT* a = (__global const CT*)(ab + aoff) + g * m * ldn + c;
+  __global const CT* ut = (__global const CT*)(ub + uoff) + g * nb * m;
+  __global CT* yt = (__global CT*)(yb + yoff) + g * nb * ldn;
+  __global const CT* vt = (__global const CT*)(vb + voff) + g * nb * ldn;
+  __global const CT* dots = (__global const CT*)(pb + poff) + g * 2 * nb;
+  const CT t = ((__global const CT*)(tb + toff))[g * n + i];
+  __global const CT* u = ut + j * m;
+  CT w = 0;
+  if (c > i && c < n && (t.x != 0 || t.y != 0)) {
+    CT s = 0;
+    for (long r = i; r < m; ++r) s += ocl_cmul(ocl_cconj(a[r * ldn]), u[r]);
+    for (long l = 0; l < j; ++l)
+      s -= ocl_cmul(yt[l * ldn + c], dots[l]) + ocl_cmul(vt[l * ldn + c], dots[nb + l]);
+    w = ocl_cmul(t, s);
+  }
+  yt[j * ldn + c] = w;
+}
+
+// Row i up to date (a[i][c] -= U[i, :j+1] conj(Y[c, :j+1]) + X[i, :j] conj(V[c, :j])), its right
+// reflector from the conjugated row (e[i] = beta in a[i][i+1], v packed in a[i][i+2..], v_j in
+// vt row j); dots = (Y^H v (l <= j), V^H v (l < j)).
+__kernel void cbrd_row(CBRD_ARGS) {
+  CBRD_PTRS
+  const int lid = get_local_id(0);
+  __local CR red[TLS];
+  __global CT* ai = a + i * ldn;
+  for (long c = i + 1 + lid; c < n; c += TLS) {
+    CT s = 0;
+    for (long l = 0; l <= j; ++l) s += ocl_cmul(ut[l * m + i], ocl_cconj(yt[l * ldn + c]));
+    for (long l = 0; l < j; ++l) s += ocl_cmul(xt[l * m + i], ocl_cconj(vt[l * ldn + c]));
+    ai[c] -= s;
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  CR part = 0;
+  for (long c = i + 2 + lid; c < n; c += TLS) part += S_ABS2(ai[c]);
+  const CR xnorm2 = cbrd_sum(red, part);
+  CR beta;
+  CT t, scale;
+  cbrd_larfg(ocl_cconj(ai[i + 1]), xnorm2, &beta, &t, &scale);
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  __global CT* v = vt + j * ldn;
+  for (long c = lid; c < ldn; c += TLS) {
+    const CT x = c <= i || c >= n  ? (CT)(0, 0)
+                 : c == i + 1      ? (CT)(1, 0)
+                                   : ocl_cmul(ocl_cconj(ai[c]), scale);
+    if (c > i + 1 && c < n) ai[c] = x;
+    v[c] = x;
+  }
+  if (lid == 0) {
+    ai[i + 1] = (CT)(beta, 0);
+    ((__global CR*)(db + doff))[g * n + i] = beta;
+    ((__global CT*)(tb + toff))[g * n + i] = t;
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  for (long q = lid; q < 2 * j + 1; q += TLS) {
+    const long l = q <= j ? q : q - j - 1;
+    __global const CT* src = (q <= j ? yt : vt) + l * ldn;
+    CT s = 0;
+    for (long c = i + 1; c < n; ++c) s += ocl_cmul(ocl_cconj(src[c]), v[c]);
+    dots[q <= j ? l : nb + l] = s;
+  }
+}
+
+// x_j = tau_r (A v_j - U (Y^H v_j) - X (V^H v_j)) on rows i + 1..m-1 (0 elsewhere); an item per
+// (row, matrix).
+__kernel void cbrd_x(CBRD_ARGS) {
+  const long r = get_global_id(0), g = get_global_id(1);
+  if (r >= m) return;
+  __global const CT* ar = (__global const CT*)(ab + aoff) + g * m * ldn + r * ldn;
+  __global const CT* ut = (__global const CT*)(ub + uoff) + g * nb * m;
+  __global CT* xt = (__global CT*)(xb + xoff) + g * nb * m;
+  __global const CT* vt = (__global const CT*)(vb + voff) + g * nb * ldn;
+  __global const CT* dots = (__global const CT*)(pb + poff) + g * 2 * nb;
+  const CT t = ((__global const CT*)(tb + toff))[g * n + i];
+  __global const CT* v = vt + j * ldn;
+  CT x = 0;
+  if (r > i && (t.x != 0 || t.y != 0)) {
+    CT s = 0;
+    for (long c = i + 1; c < n; ++c) s += ocl_cmul(ar[c], v[c]);
+    for (long l = 0; l <= j; ++l) s -= ocl_cmul(ut[l * m + r], dots[l]);
+    for (long l = 0; l < j; ++l) s -= ocl_cmul(xt[l * m + r], dots[nb + l]);
+    x = ocl_cmul(t, s);
+  }
+  xt[j * m + r] = x;
+}
+#endif

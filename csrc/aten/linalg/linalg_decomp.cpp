@@ -4,10 +4,10 @@
 // gets CPU's error through the fallback), and for complex too (the same file's complex forms:
 // Hermitian Jacobi turns each pair's element real before rotating). Argument
 // checks and output layouts are PyTorch's (meta functions or its wording). geqrf follows LAPACK's
-// conventions, so R's signs, Q and the packed reflectors are CPU's. Small and complex matrices:
-// eigh is two-sided Jacobi, the SVD one-sided Jacobi (both in parallel round-robin ordering)
-// whose left vectors are re-orthonormalised (and completed for full_matrices) through the
-// Householder QR. Large real ones go to linalg_eigh.cpp (tridiagonalisation + QL) and
+// conventions, so R's signs, Q and the packed reflectors are CPU's. Small matrices: eigh is
+// two-sided Jacobi, the SVD one-sided Jacobi (both in parallel round-robin ordering) whose left
+// vectors are re-orthonormalised (and completed for full_matrices) through the Householder QR.
+// Large ones, real and complex, go to linalg_eigh.cpp (tridiagonalisation + QL) and
 // linalg_svd.cpp (bidiagonalisation + bidiagonal QR). Vectors' signs are not LAPACK's (the
 // OpInfo checks compare them sign-free).
 #include <ATen/ATen.h>

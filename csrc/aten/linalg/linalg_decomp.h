@@ -26,19 +26,19 @@ void applyReflectors(const at::Tensor& v, const at::Tensor& tau, const at::Tenso
 // The first p columns of Q (..., m, p) for the reflectors of v, tau.
 at::Tensor formQ(const at::Tensor& v, const at::Tensor& tau, int64_t p);
 
-// The large-matrix eigensolver (linalg_eigh.cpp): whether it takes a (real, order >= 64, or
-// >= 32 in batches of 8 or more), and (eigenvalues ascending, eigenvectors in the columns or
-// undefined) of sym
-// (..., n, n) real with both triangles filled.
+// The large-matrix eigensolver (linalg_eigh.cpp): whether it takes a (real or complex, order
+// >= 64, or >= 32 (complex: 48) in batches of 8 or more), and (eigenvalues ascending, real;
+// eigenvectors in the columns or undefined) of sym (..., n, n) real symmetric or complex
+// Hermitian with both triangles filled.
 bool eighTridiagonalApplies(const at::Tensor& a);
 // 2^-floor(log2(amax)) elementwise (1 where amax is 0), clamped to stay finite: a scale that
 // brings amax near 1 exactly.
 at::Tensor powerOfTwoScale(const at::Tensor& amax, bool dbl);
 std::tuple<at::Tensor, at::Tensor> eighTridiagonal(const at::Tensor& sym, bool compute_v);
 
-// The large-matrix SVD (linalg_svd.cpp): whether it takes a (real, min(m, n) >= 64,
-// or >= 48 in batches of 8 or more), and (U, S descending, Vh) of a real A (..., m, n) as
-// linalg.svd returns them (U and Vh undefined without compute_uv).
+// The large-matrix SVD (linalg_svd.cpp): whether it takes a (real or complex, min(m, n) >= 64,
+// or >= 48 in batches of 8 or more), and (U, S descending, Vh) of A (..., m, n) as linalg.svd
+// returns them (U and Vh undefined without compute_uv).
 bool svdBidiagonalApplies(const at::Tensor& a);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A,
                                                              bool full_matrices, bool compute_uv);

@@ -3,21 +3,26 @@
 // four kernels per column, the trailing update A -= U Y^T + X V^T as two GEMMs), the implicit
 // shifted QR on the bidiagonal recording its rotations, and U, V as the reflectors' products
 // (formQ: the blocked Householder product over the GEMM) rotated by the records, one work item per
-// 8 rows. Below kSvdBidiagFrom, and for complex matrices, linalg_decomp.cpp's one-sided Jacobi
-// runs.
+// 8 rows. Complex matrices take the same path: the bidiagonalisation by complex reflectors
+// (zgebrd's, whose betas are real, so the bidiagonal is real), the real bidiagonal QR unchanged,
+// Q and P complex from formQ, and the real rotations applied to complex rows as to pairs of real
+// ones. Below kSvdBidiagFrom linalg_decomp.cpp's one-sided Jacobi runs.
 #include <ATen/ATen.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 
 #include <cfloat>
+#include <string>
 
 #include "aten/cl_types.h"
 #include "aten/linalg/linalg_decomp.h"
+#include "aten/linalg/linalg_scalar.h"
 #include "aten/nn_common.h"
 
 namespace torch_ocl::aten {
 namespace {
 
 char kLinalgSvdFamily;
+char kLinalgSvdComplexFamily;
 
 // Measured on PoCL (2 shared cores) against the Jacobi kernel: one matrix, even at order 48
 // (1.0 ms each), this path wins from 64-96 (96: 5.3 vs 15.5 ms); in batches of 16 from 48 (10 vs
@@ -31,8 +36,13 @@ constexpr int64_t kRowWidth = 8;   // RW
 constexpr size_t kItemsLocal = 8;  // few items per group: order 128 still fills 2 groups
 constexpr int64_t kRecordBudget = int64_t{1} << 22;  // per stream, over the batch
 
+// The real program (real dtypes) or the complex one (only the cbrd_* kernels).
 cl_kernel svdKernel(const at::Tensor& like, const char* name) {
   const c10::DeviceIndex idx = like.device().index();
+  if (like.is_complex())
+    return programs(idx).kernel(
+        linalgScalarProgram(idx, &kLinalgSvdComplexFamily, "linalg_svd.cl", like.scalar_type()),
+        name);
   return programs(idx).kernel(
       nnProgram(idx, &kLinalgSvdFamily, "linalg_svd.cl", like.scalar_type()), name);
 }
@@ -61,22 +71,26 @@ void rotatePairs(c10::DeviceIndex idx, const at::Tensor& xt, const at::Tensor& r
 
 bool svdBidiagonalApplies(const at::Tensor& a) {
   const int64_t k = std::min(a.size(-2), a.size(-1));
-  return decompNative(a) && (k >= kSvdBidiagFrom || (k >= kSvdBidiagBatchedFrom &&
-                                                     at::native::batchCount(a) >= kSvdBidiagBatch));
+  const bool cplx = a.scalar_type() == at::kComplexFloat || a.scalar_type() == at::kComplexDouble;
+  return (decompNative(a) || cplx) &&
+         (k >= kSvdBidiagFrom ||
+          (k >= kSvdBidiagBatchedFrom && at::native::batchCount(a) >= kSvdBidiagBatch));
 }
 
-// (U, S, Vh) of A (..., m, n) real: U (..., m, m or k), S descending, Vh (..., k or n, n);
-// U and Vh undefined without compute_uv.
+// (U, S, Vh) of A (..., m, n) real or complex: U (..., m, m or k), S descending, Vh (..., k or n,
+// n); U and Vh undefined without compute_uv.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A,
                                                              bool full_matrices, bool compute_uv) {
   const bool tall = A.size(-2) >= A.size(-1);
-  // B = A (m >= n) or A^T, tall: B = U_b S V_b^T
-  const at::Tensor B = tall ? A : A.mT();
+  // B = A (m >= n) or A^H, tall: B = U_b S V_b^H
+  const at::Tensor B = tall ? A : A.mH();
   const int64_t m = B.size(-2), n = B.size(-1);
   const int64_t batch = at::native::batchCount(A);
   const c10::DeviceIndex idx = A.device().index();
-  const bool dbl = A.scalar_type() == at::kDouble;
-  const auto opts = A.options();
+  const bool cplx = A.is_complex();
+  const bool dbl = A.scalar_type() == at::kDouble || A.scalar_type() == at::kComplexDouble;
+  const auto opts = A.options();  // a, reflectors, panels, Q, P: A's dtype; d, e, rotations: real
+  const auto ropts = opts.dtype(c10::toRealValueType(A.scalar_type()));
   const int64_t ldn = static_cast<int64_t>(roundUp(n, kRowWidth));
   at::Tensor a = at::zeros({batch, m, ldn}, opts);
   a.narrow(2, 0, n).copy_(B.reshape({batch, m, n}));
@@ -84,7 +98,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
   // reflectors' squared norms
   const at::Tensor ascale = powerOfTwoScale(a.abs().amax({1, 2}), dbl).view({batch, 1, 1});
   a.mul_(ascale);
-  at::Tensor d = at::empty({batch, n}, opts), e = at::zeros({batch, n}, opts);
+  at::Tensor d = at::empty({batch, n}, ropts), e = at::zeros({batch, n}, ropts);
   at::Tensor taul = at::zeros({batch, n}, opts), taur = at::zeros({batch, n}, opts);
   // ---- bidiagonalisation, in panels ----
   const int64_t nb = std::min(kBrdPanel, n);
@@ -97,7 +111,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
     for (int64_t j = 0; j < jb; ++j) {
       const int64_t i = k + j;
       auto step = [&](const char* name, const at::Tensor& out, const at::Tensor& tau) {
-        cl_kernel kern = svdKernel(a, name);
+        cl_kernel kern = svdKernel(a, (std::string(cplx ? "c" : "") + name).c_str());
         setArgs(kern, bufferOf(a), bufferOf(ut), bufferOf(xt), bufferOf(yt), bufferOf(vt),
                 bufferOf(dots), bufferOf(out), bufferOf(tau), static_cast<cl_long>(m),
                 static_cast<cl_long>(n), static_cast<cl_long>(ldn), static_cast<cl_long>(nb),
@@ -107,7 +121,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
       launchND(device(idx), currentQueue(idx), step("brd_col", d, taul),
                static_cast<size_t>(batch) * kOneGroup, kOneGroup);
       if (i + 1 >= n) break;
-      launchItems(idx, step("brd_y", d, taul), ldn / kRowWidth, batch);
+      launchItems(idx, step("brd_y", d, taul), cplx ? ldn : ldn / kRowWidth, batch);
       launchND(device(idx), currentQueue(idx), step("brd_row", e, taur),
                static_cast<size_t>(batch) * kOneGroup, kOneGroup);
       launchItems(idx, step("brd_x", e, taur), m, batch);
@@ -116,10 +130,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
     const int64_t rows = m - k - jb, cols = n - k - jb;
     if (rows > 0 && cols > 0) {
       at::Tensor trail = a.narrow(1, k + jb, rows).narrow(2, k + jb, cols);
+      // A -= U Y^H + X V^H
+      const at::Tensor yb = yt.narrow(1, 0, jb).narrow(2, k + jb, cols);
+      const at::Tensor vb = vt.narrow(1, 0, jb).narrow(2, k + jb, cols);
       trail.baddbmm_(ut.narrow(1, 0, jb).narrow(2, k + jb, rows).mT(),
-                     yt.narrow(1, 0, jb).narrow(2, k + jb, cols), 1, -1);
+                     cplx ? yb.conj().resolve_conj() : yb, 1, -1);
       trail.baddbmm_(xt.narrow(1, 0, jb).narrow(2, k + jb, rows).mT(),
-                     vt.narrow(1, 0, jb).narrow(2, k + jb, cols), 1, -1);
+                     cplx ? vb.conj().resolve_conj() : vb, 1, -1);
     }
   }
   // ---- U = Q_L (rotated), V = Q_R (rotated), held transposed ----
@@ -141,8 +158,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
     xv = at::zeros({batch, n, ldn}, opts);
     xv.narrow(2, 0, n).copy_(qr.mT());
   }
+  // rotate_pairs sees complex rows as real ones twice as long (the rotations are real)
+  const auto realRows = [&](const at::Tensor& x) {
+    return cplx ? at::view_as_real(x).view({batch, x.size(1), 2 * x.size(2)}) : x;
+  };
+  const at::Tensor xur = compute_uv ? realRows(xu) : xu, xvr = compute_uv ? realRows(xv) : xv;
   // ---- the bidiagonal's QR ----
-  at::Tensor sup = at::cat({at::zeros({batch, 1}, opts), e.narrow(1, 0, n - 1)}, 1).contiguous();
+  at::Tensor sup = at::cat({at::zeros({batch, 1}, ropts), e.narrow(1, 0, n - 1)}, 1).contiguous();
   const at::Tensor scale =
       powerOfTwoScale(at::maximum(d.abs().amax(-1), sup.abs().amax(-1)), dbl).unsqueeze(-1);
   d.mul_(scale);
@@ -150,7 +172,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
   const int64_t cap =
       compute_uv ? std::max<int64_t>(4 * n, std::min<int64_t>(2 * n * n, kRecordBudget / batch))
                  : 1;
-  at::Tensor urot = at::empty({batch, 2 * cap}, opts), vrot = at::empty({batch, 2 * cap}, opts);
+  at::Tensor urot = at::empty({batch, 2 * cap}, ropts), vrot = at::empty({batch, 2 * cap}, ropts);
   at::Tensor uid = at::empty({batch, 2 * cap}, opts.dtype(at::kInt));
   at::Tensor vid = at::empty({batch, 2 * cap}, opts.dtype(at::kInt));
   at::Tensor state = at::zeros({batch, 8}, opts.dtype(at::kInt));
@@ -158,7 +180,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
   at::Tensor st;
   for (;;) {
     OCL_TRY
-    cl_kernel qr = svdKernel(a, "bidiag_qr");
+    cl_kernel qr = svdKernel(d, "bidiag_qr");
     cl_uint ai = 0;
     setArg(qr, ai, bufferOf(d));
     setArg(qr, ai, bufferOf(sup));
@@ -178,8 +200,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
     setArg(qr, ai, static_cast<cl_long>(batch));
     launch1D(device(idx), currentQueue(idx), qr, batch);
     if (compute_uv) {
-      rotatePairs(idx, xu, urot, uid, state, cap, 3);
-      rotatePairs(idx, xv, vrot, vid, state, cap, 4);
+      rotatePairs(idx, xur, urot, uid, state, cap, 3);
+      rotatePairs(idx, xvr, vrot, vid, state, cap, 4);
     }
     OCL_CATCH
     st = state.cpu();
@@ -204,9 +226,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svdBidiagonal(const at::Tensor& A
   std::vector<int64_t> ushape = batchShape(A, 2), vshape = batchShape(A, 2);
   ushape.insert(ushape.end(), {m, uf.size(2)});
   vshape.insert(vshape.end(), {n, n});
-  const at::Tensor U = uf.reshape(ushape), Vt = vbs.reshape(vshape);  // B = U S Vt
+  // B = U S Vh, Vh = V^H: vbs's rows are V's columns
+  const at::Tensor U = uf.reshape(ushape);
+  const at::Tensor Vt = (cplx ? vbs.conj().resolve_conj() : vbs).reshape(vshape);
   if (tall) return {U, sv.reshape(sshape), Vt};
-  return {Vt.mT(), sv.reshape(sshape), U.mT()};  // A = B^T = Vt^T S U^T
+  // A = B^H = Vh^H S U^H
+  return {Vt.mH().resolve_conj(), sv.reshape(sshape), U.mH().resolve_conj()};
 }
 
 }  // namespace torch_ocl::aten
