@@ -25,7 +25,7 @@ PATTERN_GROUPS: dict[str, str] = {
         r"quantiz|^_dyn_quant_|^dequantize\.|^_fused_moving_avg_obs_fq_helper$"
     ),
     "mkldnn (a CPU library)": r"mkldnn",
-    "nested / jagged tensors (ocl has no nested layout)": (
+    "nested / jagged tensors (ocl has nested kernels only for the Transformer fast path)": (
         r"^_nested_|^_jagged_to_padded_dense_forward$|^_padded_dense_to_jagged_forward$"
     ),
     "sparse BSR/BSC/CSC layouts (ocl's sparse support is COO and CSR)": (
