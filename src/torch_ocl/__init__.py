@@ -37,38 +37,18 @@ def _register() -> None:
 _register()
 
 
+def _register_dynamo() -> None:
+    from ._inductor import register_dynamo
+
+    register_dynamo()
+
+
 def _install_compile_hook() -> None:
     """Registers the torch.compile side (Dynamo device interface, ``backend="ocl"``) when
     ``torch._dynamo`` is first imported, so that ``import torch`` stays fast."""
-    import importlib.util
-    import sys
+    from ._import_hook import call_after_import
 
-    if "torch._dynamo" in sys.modules:
-        from ._inductor import register_dynamo
-
-        register_dynamo()
-        return
-
-    class _DynamoHook:
-        def find_spec(self, name, path=None, target=None):
-            if name != "torch._dynamo":
-                return None
-            sys.meta_path.remove(self)
-            spec = importlib.util.find_spec(name)
-            if spec is None or spec.loader is None:
-                return spec
-            exec_module = spec.loader.exec_module
-
-            def exec_then_register(module):
-                exec_module(module)
-                from ._inductor import register_dynamo
-
-                register_dynamo()
-
-            spec.loader.exec_module = exec_then_register
-            return spec
-
-    sys.meta_path.insert(0, _DynamoHook())
+    call_after_import("torch._dynamo", _register_dynamo)
 
 
 _install_compile_hook()

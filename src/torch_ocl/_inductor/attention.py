@@ -105,29 +105,6 @@ def register_when_inductor_loads() -> None:
     """Registers once ``torch._inductor.lowering`` is imported (its fallbacks assert that no
     decomposition exists for their ops, and compile_fx imports it before AOTAutograd traces);
     importing it here would make ``import torch._dynamo`` ~1 s slower."""
-    import importlib.util
-    import sys
+    from .._import_hook import call_after_import
 
-    name = "torch._inductor.lowering"
-    if name in sys.modules:
-        register()
-        return
-
-    class _Hook:
-        def find_spec(self, fullname, path=None, target=None):
-            if fullname != name:
-                return None
-            sys.meta_path.remove(self)
-            spec = importlib.util.find_spec(fullname)
-            if spec is None or spec.loader is None:
-                return spec
-            exec_module = spec.loader.exec_module
-
-            def exec_then_register(module):
-                exec_module(module)
-                register()
-
-            spec.loader.exec_module = exec_then_register
-            return spec
-
-    sys.meta_path.insert(0, _Hook())
+    call_after_import("torch._inductor.lowering", register)

@@ -225,28 +225,6 @@ def install() -> None:
 
 
 def install_when_inductor_loads() -> None:
-    import importlib.util
+    from .._import_hook import call_after_import
 
-    name = "torch._inductor.output_code"
-    if name in sys.modules:
-        install()
-        return
-
-    class _Hook:
-        def find_spec(self, fullname, path=None, target=None):
-            if fullname != name:
-                return None
-            sys.meta_path.remove(self)
-            spec = importlib.util.find_spec(fullname)
-            if spec is None or spec.loader is None:
-                return spec
-            exec_module = spec.loader.exec_module
-
-            def exec_then_install(module):
-                exec_module(module)
-                install()
-
-            spec.loader.exec_module = exec_then_install
-            return spec
-
-    sys.meta_path.insert(0, _Hook())
+    call_after_import("torch._inductor.output_code", install)
