@@ -145,3 +145,19 @@ def fresh_dynamo():
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
+
+
+@pytest.fixture
+def restore_ocl_rng():
+    """The ocl generator's state as it was before the test (the random tests reseed it)."""
+    state = torch.ocl.get_rng_state()
+    yield
+    torch.ocl.set_rng_state(state)
+
+
+def native(fn):
+    """fn() in strict mode: a hidden CPU fallback fails the test."""
+    import torch_ocl
+
+    with torch_ocl.strict():
+        return fn()

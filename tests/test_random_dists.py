@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_ocl
-from conftest import fp64_supported
+from conftest import fp64_supported, native
 
 N = 200_000
 KS_LIMIT = 1.95 / math.sqrt(N)  # Kolmogorov's 0.1 % critical value
@@ -25,16 +25,7 @@ REALS = [torch.float32] + ([torch.float64] if fp64_supported() else [])
 FLOATS = REALS + [torch.float16, torch.bfloat16]
 
 
-@pytest.fixture(autouse=True)
-def _restore_rng():
-    state = torch.ocl.get_rng_state()
-    yield
-    torch.ocl.set_rng_state(state)
-
-
-def native(fn):
-    with torch_ocl.strict():
-        return fn()
+pytestmark = pytest.mark.usefixtures("restore_ocl_rng")
 
 
 def ks_continuous(samples, cdf, floor=None):

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_ocl
-from conftest import fp64_supported
+from conftest import fp64_supported, native
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16] + (
     [torch.float64] if fp64_supported() else []
@@ -18,16 +18,7 @@ FLOATS = [torch.float32, torch.float16, torch.bfloat16] + (
 N = 200_000
 
 
-@pytest.fixture(autouse=True)
-def _restore_rng():
-    state = torch.ocl.get_rng_state()
-    yield
-    torch.ocl.set_rng_state(state)
-
-
-def native(fn):
-    with torch_ocl.strict():
-        return fn()
+pytestmark = pytest.mark.usefixtures("restore_ocl_rng")
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.uint8, torch.bool])
