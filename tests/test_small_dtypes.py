@@ -168,6 +168,15 @@ def test_eq_ne_bitwise(dtype):
         assert_same((da != db).cpu(), a != b)
         assert_same((da.t() == db.t()).cpu(), a.t() == b.t())
         assert_same((da == 7).cpu(), a == 7)
+        cond = torch.tensor([True, False, False, True] * 3).reshape(3, 4)
+        assert_same(torch.where(cond.to("ocl"), da, db).cpu(), torch.where(cond, a, b))
+        assert_same(torch.where(cond.t().to("ocl"), da.t(), db.t()).cpu(),
+                    torch.where(cond.t(), a.t(), b.t()))
+        assert_same(da.isnan().cpu(), a.isnan())
+        if dtype == torch.complex32:
+            assert_same((da + db).cpu(), a + b)
+            assert_same((da - db.t().contiguous().t()).cpu(), a - b)
+            assert_same(torch.add(da, db, alpha=2).cpu(), torch.add(a, b, alpha=2))
         if dtype in UNSIGNED:
             assert_same((da & db).cpu(), a & b)
             assert_same((da | db.t().contiguous().t()).cpu(), a | b)

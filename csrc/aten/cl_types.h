@@ -13,12 +13,13 @@ namespace torch_ocl::aten {
 // Whether the device can hold dtype t (fp64 and complex128 need cl_khr_fp64; no quantized
 // types). uint16/32/64 and complex32 are storage dtypes, as CPU's "barebones" support them.
 bool isDtypeSupported(c10::ScalarType t, c10::DeviceIndex device);
-// uint16, uint32, uint64, complex32: creation, copies and conversions, views, fill_, eq/ne (and
-// for the unsigned ones bitwise ops and mul), hash_tensor; other kernels refuse them.
+// uint16, uint32, uint64, complex32: creation, copies and conversions, views, fill_, eq/ne,
+// where, isnan (and bitwise ops and mul for the unsigned ones, add/sub and torch.complex for
+// complex32), the set CPU's barebones support covers; other kernels refuse them.
 bool isStorageOnlyDtype(c10::ScalarType t);
 // Throws a clear error for dtypes the device cannot hold (fp64 without cl_khr_fp64, ...), and a
 // NotImplementedError naming `op` (CPU's "not implemented for 'UInt64'") for a storage-only dtype
-// unless op is one of the few that CPU also runs on it (eq, ne, bitwise_*, mul).
+// unless op is one of the few that CPU also runs on it (see isStorageOnlyDtype).
 void checkDtypeSupported(c10::ScalarType t, c10::DeviceIndex device, const char* op = nullptr);
 // For copies, fill, factories, views and hash_tensor: every dtype the device holds.
 void checkStorageDtypeSupported(c10::ScalarType t, c10::DeviceIndex device);

@@ -43,8 +43,9 @@ bool isStorageOnlyDtype(ScalarType t) {
 bool storageOnlyOpAllowed(ScalarType t, const char* op) {
   if (op == nullptr) return false;
   const std::string o(op);
-  if (o == "eq" || o == "ne") return true;
-  if (t == ScalarType::ComplexHalf) return o == "complex";  // torch.complex(half, half), as CPU
+  if (o == "eq" || o == "ne" || o == "where" || o == "isnan") return true;
+  // complex32: what CPU runs on it in complex<float> arithmetic with one rounding to half.
+  if (t == ScalarType::ComplexHalf) return o == "complex" || o == "add" || o == "sub";
   // CPU's barebones unsigned types also have the bitwise ops and mul (AT_BAREBONES_UNSIGNED_TYPES).
   return o == "bitwise_and" || o == "bitwise_or" || o == "bitwise_xor" || o == "mul";
 }
@@ -60,8 +61,8 @@ void checkDtypeSupported(ScalarType t, c10::DeviceIndex index, const char* op) {
     TORCH_CHECK_NOT_IMPLEMENTED(
         false, "\"", op ? op : "this operation", "\" not implemented for '", c10::toString(t),
         "' on the ocl device: like CPU PyTorch, ocl keeps ", t,
-        " as a storage dtype (creation, copies and conversions, views, fill_, eq/ne",
-        t == ScalarType::ComplexHalf ? ", torch.complex" : ", bitwise ops, mul", ", hash_tensor)");
+        " as a storage dtype (creation, copies and conversions, views, fill_, eq/ne, where, isnan",
+        t == ScalarType::ComplexHalf ? ", add/sub, torch.complex" : ", bitwise ops, mul", ")");
   }
   if (isDtypeSupported(t, index)) return;
   if (t == ScalarType::Double || t == ScalarType::ComplexDouble) {
