@@ -3,7 +3,8 @@
 // double) and its bits are xor-ed into a uint64 result. Float -> double bits are built with
 // integer arithmetic, so devices without cl_khr_fp64 hash float32/float16/bfloat16 too. The input
 // is made contiguous with the reduced dimensions innermost (a device copy); one work item per
-// output walks its row.
+// output walks its row, or for few long rows, per chunk of a row with a second pass over the
+// partials.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/ReduceOpsUtils.h>
@@ -15,6 +16,7 @@
 #include "aten/ops.h"
 #include "aten/structured.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -70,13 +72,15 @@ cl_program hashProgram(c10::DeviceIndex idx, c10::ScalarType t) {
     src += "typedef " + std::string(clStorageType(t)) + " ST;\n";
     src +=
         "__kernel void hash_rows(__global char* ob, ulong ooff, __global const char* ib,\n"
-        "                        ulong ioff, long outputs, long len) {\n"
-        "  const long o = get_global_id(0);\n"
-        "  if (o >= outputs) return;\n"
+        "                        ulong ioff, long items, long len, long chunks, long clen) {\n"
+        "  const long g = get_global_id(0);\n"
+        "  if (g >= items) return;\n"
+        "  const long o = g / chunks, c = g - o * chunks;\n"
+        "  const long a = c * clen, e = min(a + clen, len);\n"
         "  __global ulong* out = (__global ulong*)(ob + ooff);\n"
         "  __global const ST* in = (__global const ST*)(ib + ioff) + o * len;\n"
         "  ulong h = 0;\n"
-        "  for (long i = 0; i < len; ++i) {\n"
+        "  for (long i = a; i < e; ++i) {\n"
         "    const " +
         std::string(clComputeType(t)) + " x = " + loadExpr(t, "in", "i") +
         ";\n"
@@ -84,7 +88,7 @@ cl_program hashProgram(c10::DeviceIndex idx, c10::ScalarType t) {
         hashBits(t) +
         ";\n"
         "  }\n"
-        "  out[o] = h;\n"
+        "  out[g] = h;\n"
         "}\n";
     return rt::ProgramSource{std::string("hash_tensor<") + c10::toString(t) + ">", withPrelude(src),
                              ""};
@@ -121,16 +125,32 @@ void hashInto(const at::Tensor& self, at::IntArrayRef dim, int64_t mode, const a
   const at::Tensor in = self.permute(order).contiguous();
   const bool direct = out.is_contiguous();
   const at::Tensor res = direct ? out : at::empty({outputs}, out.options());
-  if (outputs > 0) {
-    rt::Device& dev = device(idx);
-    cl_command_queue q = currentQueue(idx);
-    cl_program prog = hashProgram(idx, t);
+  rt::Device& dev = device(idx);
+  cl_command_queue q = currentQueue(idx);
+  // items = outputs * chunks work items, each xor-ing a stretch of clen elements of its row.
+  auto pass = [&](c10::ScalarType in_t, const at::Tensor& dst, const at::Tensor& src, int64_t rows,
+                  int64_t row_len, int64_t chunks) {
+    const int64_t clen = (row_len + chunks - 1) / chunks;
+    cl_program prog = hashProgram(idx, in_t);
     OCL_TRY
     cl_kernel k = programs(idx).kernel(prog, "hash_rows");
-    setArgs(k, bufferOf(res), bufferOf(in), static_cast<cl_long>(outputs),
-            static_cast<cl_long>(len));
-    launch1D(dev, q, k, outputs);
+    setArgs(k, bufferOf(dst), bufferOf(src), static_cast<cl_long>(rows * chunks),
+            static_cast<cl_long>(row_len), static_cast<cl_long>(chunks),
+            static_cast<cl_long>(clen));
+    launch1D(dev, q, k, rows * chunks);
     OCL_CATCH
+  };
+  // Few long rows: split each into chunks (partials), then xor the partials in a second pass, so
+  // that a full-tensor hash does not run on one work item.
+  constexpr int64_t kChunkLen = 4096, kMaxChunks = 1024, kFewOutputs = 1024;
+  const int64_t chunks =
+      outputs >= kFewOutputs ? 1 : std::min(kMaxChunks, (len + kChunkLen - 1) / kChunkLen);
+  if (chunks <= 1) {
+    pass(t, res, in, outputs, len, 1);
+  } else {
+    const at::Tensor partial = at::empty({outputs, chunks}, out.options());
+    pass(t, partial, in, outputs, len, chunks);
+    pass(c10::kUInt64, res, partial, outputs, chunks, 1);  // uint64 bits xor as they are
   }
   if (!direct) out.copy_(res.view(out.sizes()));
 }
