@@ -54,9 +54,6 @@ ALLOWLIST: dict[str, list[str]] = {
     "CPU-only by design (from_file maps a host file into a CPU tensor)": [
         "from_file",
     ],
-    "hash_tensor.out: its result is uint64, a dtype the ocl device does not store": [
-        "hash_tensor.out",
-    ],
 }
 
 _COMPOSITE_KEYS = (

@@ -10,11 +10,19 @@
 
 namespace torch_ocl::aten {
 
-// Whether the device can hold dtype t (fp64 and complex128 need cl_khr_fp64; no complex32,
-// unsigned types beyond uint8, or quantized types).
+// Whether the device can hold dtype t (fp64 and complex128 need cl_khr_fp64; no quantized
+// types). uint16/32/64 and complex32 are storage dtypes, as CPU's "barebones" support them.
 bool isDtypeSupported(c10::ScalarType t, c10::DeviceIndex device);
-// Throws a clear error for dtypes the device cannot hold (fp64 without cl_khr_fp64, ...).
-void checkDtypeSupported(c10::ScalarType t, c10::DeviceIndex device);
+// uint16, uint32, uint64, complex32: creation, copies and conversions, views, fill_, eq/ne,
+// where, isnan (and bitwise ops and mul for the unsigned ones, add/sub and torch.complex for
+// complex32), the set CPU's barebones support covers; other kernels refuse them.
+bool isStorageOnlyDtype(c10::ScalarType t);
+// Throws a clear error for dtypes the device cannot hold (fp64 without cl_khr_fp64, ...), and a
+// NotImplementedError naming `op` (CPU's "not implemented for 'UInt64'") for a storage-only dtype
+// unless op is one of the few that CPU also runs on it (see isStorageOnlyDtype).
+void checkDtypeSupported(c10::ScalarType t, c10::DeviceIndex device, const char* op = nullptr);
+// For copies, fill, factories, views and hash_tensor: every dtype the device holds.
+void checkStorageDtypeSupported(c10::ScalarType t, c10::DeviceIndex device);
 
 const char* clStorageType(c10::ScalarType t);  // "float", "ushort" (half/bf16), "uchar" (bool)...
 const char* clComputeType(c10::ScalarType t);  // "float" for half/bf16, else the storage type

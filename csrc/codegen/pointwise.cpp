@@ -311,9 +311,19 @@ ScalarArg scalarArg(const c10::Scalar& v, c10::ScalarType compute) {
     case c10::kLong:
       put(static_cast<cl_long>(v.toLong()));
       break;
+    case c10::kUInt16:
+      put(static_cast<cl_ushort>(v.toLong()));
+      break;
+    case c10::kUInt32:
+      put(static_cast<cl_uint>(v.toLong()));
+      break;
+    case c10::kUInt64:
+      put(static_cast<cl_ulong>(v.toLong()));
+      break;
     case c10::kDouble:
       put(static_cast<cl_double>(v.toDouble()));
       break;
+    case c10::kComplexHalf:  // computed in float2
     case c10::kComplexFloat: {
       const auto z = v.toComplexDouble();
       put(cl_float2{{static_cast<cl_float>(z.real()), static_cast<cl_float>(z.imag())}});
@@ -371,9 +381,9 @@ void launch(const PointwiseOp& op, const at::TensorIteratorBase& iter, c10::Scal
     TORCH_CHECK(isHostScalar(iter, i) || iter.device(i) == iter.device(0),
                 "Expected all tensors to be on the same device, but found at least two devices, ",
                 iter.device(0), " and ", iter.device(i), "!");
-    if (!isHostScalar(iter, i)) aten::checkDtypeSupported(iter.dtype(i), idx);
+    if (!isHostScalar(iter, i)) aten::checkDtypeSupported(iter.dtype(i), idx, op.name);
   }
-  aten::checkDtypeSupported(compute, idx);
+  aten::checkDtypeSupported(compute, idx, op.name);
   rt::Device& dev = device(idx);
   // CPU drivers (the devices that prefer one work item per reduction) get runs.
   const bool cpu_driver = preferItemReductions(dev.info());

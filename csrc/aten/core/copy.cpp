@@ -109,8 +109,8 @@ bool isPinned(const at::Tensor& t) {
 // Same device, any layout and dtypes.
 void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
   const c10::DeviceIndex idx = dst.device().index();
-  checkDtypeSupported(dst.scalar_type(), idx);
-  checkDtypeSupported(src.scalar_type(), idx);
+  checkStorageDtypeSupported(dst.scalar_type(), idx);
+  checkStorageDtypeSupported(src.scalar_type(), idx);
   rt::Device& dev = device(idx);
   cl_command_queue q = currentQueue(idx);
   if (dst.scalar_type() == src.scalar_type() && dst.is_contiguous() && src.is_contiguous() &&
@@ -173,7 +173,7 @@ bool deviceHolds(c10::ScalarType t, c10::DeviceIndex idx) {
 
 void copyHostToDevice(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
   const c10::DeviceIndex idx = dst.device().index();
-  checkDtypeSupported(dst.scalar_type(), idx);
+  checkStorageDtypeSupported(dst.scalar_type(), idx);
   // A dtype the device cannot hold is converted on the host; others convert on the device.
   at::Tensor host = deviceHolds(src.scalar_type(), idx) ? src : src.to(dst.scalar_type());
   if (!(host.scalar_type() == dst.scalar_type() && dst.is_contiguous() && host.is_contiguous() &&

@@ -27,7 +27,7 @@ std::pair<c10::Device, c10::ScalarType> checkOptions(std::optional<c10::ScalarTy
   if (!d.has_index()) d = c10::Device(kOcl, currentDevice());
   checkIndex(d.index());
   const auto t = dtype.value_or(c10::get_default_dtype_as_scalartype());
-  checkDtypeSupported(t, d.index());
+  checkStorageDtypeSupported(t, d.index());
   return {d, t};
 }
 
@@ -60,7 +60,7 @@ at::Tensor emptyOutput(at::IntArrayRef sizes, at::IntArrayRef strides,
       options.layout() != c10::kStrided || options.pinned_memory())
     return strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
   const c10::ScalarType t = options.dtype().toScalarType();
-  checkDtypeSupported(t, d.index());
+  checkStorageDtypeSupported(t, d.index());
   const auto keys = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
   auto make = [&] {
     return strides.empty()

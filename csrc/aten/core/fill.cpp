@@ -28,7 +28,8 @@ ScalarBits scalarBits(const at::Scalar& value, c10::ScalarType t) {
                    std::memcpy(out.bytes, &v, sizeof(scalar_t));
                    out.size = sizeof(scalar_t);
                  }),
-                 AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), c10::kHalf, c10::kBFloat16, c10::kBool);
+                 AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES),
+                 c10::kHalf, c10::kBFloat16, c10::kBool, c10::kComplexHalf);
   return out;
 }
 
@@ -59,7 +60,7 @@ cl_program fillProgram(c10::DeviceIndex idx, c10::ScalarType t) {
 at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value) {
   if (self.numel() == 0) return self;
   const c10::DeviceIndex idx = self.device().index();
-  checkDtypeSupported(self.scalar_type(), idx);
+  checkStorageDtypeSupported(self.scalar_type(), idx);
   const ScalarBits bits = scalarBits(value, self.scalar_type());
   rt::Device& dev = device(idx);
   cl_command_queue q = currentQueue(idx);
