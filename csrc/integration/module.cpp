@@ -9,6 +9,7 @@
 #include "integration/allocator.h"
 #include "integration/generator.h"
 #include "integration/state.h"
+#include "runtime/driver_threads.h"
 
 namespace py = pybind11;
 
@@ -152,6 +153,15 @@ PYBIND11_MODULE(_C, m) {
   m.def("device_count", [] { return static_cast<int>(deviceCount()); });
   m.def("discovery_error", [] { return rt::Runtime::get().discoveryError(); });
   m.def("all_devices", &allDevices);
+  m.def("_driver_threads", [] {
+    rt::Runtime::get().deviceCount();  // discovery applies the policy
+    const rt::driver_threads::Outcome& o = rt::driver_threads::outcome();
+    py::dict d;
+    d["policy"] = o.policy;
+    d["threads"] = o.threads;
+    d["detail"] = o.detail;
+    return d;
+  });
   m.def("init", [](int index) { device(static_cast<c10::DeviceIndex>(index)); });
   m.def("is_initialized", &isInitialized);
   m.def("is_in_bad_fork", &isInBadFork);

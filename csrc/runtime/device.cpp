@@ -1,5 +1,6 @@
 #include "device.h"
 
+#include "driver_threads.h"
 #include "graph.h"
 
 #include <algorithm>
@@ -216,6 +217,9 @@ void Runtime::discover() {
   // every kernel, and slower launches). It reads the variable when the platform loads, which is
   // the first clGetPlatformIDs below; a value the user set is kept.
   setenv("POCL_AFFINITY", "1", /*overwrite=*/0);
+  // A CPU driver starts its worker threads while the platform loads (PoCL: in the first
+  // clGetPlatformIDs); the threads that appear meanwhile are its own.
+  const std::vector<long> threads_before = driver_threads::threadIds();
   try {
     cl_uint np = 0;
     cl_int err = clGetPlatformIDs(0, nullptr, &np);
@@ -264,6 +268,11 @@ void Runtime::discover() {
       devices_.push_back(std::make_unique<Device>(static_cast<int>(devices_.size()),
                                                   all_[i].platform, all_[i].device));
     if (devices_.empty()) error_ = std::string("no OpenCL device found. ") + kInstallHint;
+    const bool cpu_only =
+        !all_.empty() && std::all_of(all_.begin(), all_.end(), [](const Found& f) {
+          return (f.type & CL_DEVICE_TYPE_CPU) != 0;
+        });
+    driver_threads::applyBatchPolicy(threads_before, cpu_only);
   } catch (const std::exception& e) {
     devices_.clear();
     error_ = std::string("OpenCL device discovery failed: ") + e.what();

@@ -214,6 +214,7 @@ def doctor(run_self_test: bool = True) -> dict[str, Any]:
         "devices": [],
         "kernel_cache": kernel_caches(),
         "autoload": autoload_status(),
+        "driver_threads": _C._driver_threads(),
     }
     try:
         found = _C.all_devices()
@@ -341,6 +342,12 @@ def format_text(report: dict) -> str:
     if "pocl" in kc:
         out.append(f"PoCL kernel cache: {kc['pocl']['dir']} ({_human_bytes(kc['pocl']['bytes'])}, "
                    f"{kc['pocl']['files']} files)")
+    dt = report["driver_threads"]
+    if dt["policy"] == "batch":
+        out.append(f"CPU driver's worker threads: SCHED_BATCH ({dt['threads']} threads; "
+                   "TORCH_OCL_DRIVER_THREADS=normal leaves them as the driver made them)")
+    elif dt["detail"]:
+        out.append(f"CPU driver's worker threads: left as they are ({dt['detail']})")
     al = report["autoload"]
     out.append(f"autoload (import torch loads torch_ocl): {'on' if al['enabled'] else 'off'}"
                + ("" if al["entry_point_registered"] else " - entry point missing, reinstall")

@@ -1,0 +1,93 @@
+#include "driver_threads.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#ifdef __linux__
+#include <dirent.h>
+#include <sched.h>
+#endif
+
+namespace torch_ocl::rt::driver_threads {
+
+std::vector<long> threadIds() {
+  std::vector<long> ids;
+#ifdef __linux__
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return ids;
+  while (const dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    const long id = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0') ids.push_back(id);
+  }
+  closedir(dir);
+  std::sort(ids.begin(), ids.end());
+#endif
+  return ids;
+}
+
+namespace {
+Outcome g_outcome{"n/a", 0, "no device discovery yet"};
+
+Outcome apply(const std::vector<long>& before, bool cpu_only) {
+  Outcome out;
+  const char* env = std::getenv("TORCH_OCL_DRIVER_THREADS");
+  const std::string choice = env && *env ? env : "batch";
+  if (choice == "normal") {
+    out.policy = "normal";
+    out.detail = "TORCH_OCL_DRIVER_THREADS=normal";
+    return out;
+  }
+  out.policy = "n/a";
+  if (choice != "batch") {
+    out.detail = "TORCH_OCL_DRIVER_THREADS='" + choice + "' is not 'batch' or 'normal'";
+    return out;
+  }
+  if (!cpu_only) {
+    out.detail = "not every device is a CPU device";
+    return out;
+  }
+#ifdef __linux__
+  std::vector<long> now = threadIds();
+  std::vector<long> created;
+  std::set_difference(now.begin(), now.end(), before.begin(), before.end(),
+                      std::back_inserter(created));
+  if (created.empty()) {
+    out.detail = "the driver started no threads during discovery";
+    return out;
+  }
+  for (long tid : created) {
+    sched_param param{};
+    param.sched_priority = 0;
+    // Unprivileged. SCHED_BATCH keeps a woken thread from preempting a running one and leaves
+    // its share of the CPU as it was (nice 0): a lower priority (nice 5 or 19) made the device
+    // 3-40x slower whenever other processes kept the cores busy. Threads the workers start later
+    // (a host BLAS's) inherit it.
+    if (sched_setscheduler(static_cast<pid_t>(tid), SCHED_BATCH, &param) != 0) {
+      if (errno == ESRCH) continue;  // the thread has ended
+      out.detail = std::string("sched_setscheduler(SCHED_BATCH) failed: ") + std::strerror(errno);
+      continue;
+    }
+    ++out.threads;
+  }
+  out.policy = out.threads > 0 ? "batch" : "n/a";
+#else
+  (void)before;
+  out.detail = "only on Linux";
+#endif
+  return out;
+}
+
+}  // namespace
+
+void applyBatchPolicy(const std::vector<long>& before, bool cpu_only) {
+  g_outcome = apply(before, cpu_only);
+}
+
+const Outcome& outcome() {
+  return g_outcome;
+}
+
+}  // namespace torch_ocl::rt::driver_threads

@@ -1,0 +1,34 @@
+// Scheduling of a CPU OpenCL driver's worker threads.
+//
+// On a CPU driver (PoCL) the device's worker threads run on the same cores as the thread that
+// enqueues. Linux's scheduler lets a woken worker preempt the enqueuing thread, so every launch
+// onto an idle queue used to cost that thread the kernel's whole run (a 64-float add took 25-40
+// us of host time after a synchronize, 3 us into a busy queue), and small, launch-bound steps
+// ran at the speed of their kernels plus their Python rather than the larger of the two. The
+// driver's threads therefore run under SCHED_BATCH: a woken worker no longer preempts the host
+// thread (it runs when that thread blocks, at the scheduler's next tick, or on another core) and
+// keeps its fair share of the CPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace torch_ocl::rt::driver_threads {
+
+// The ids of this process's threads (Linux: /proc/self/task), sorted; empty where unknown.
+std::vector<long> threadIds();
+
+struct Outcome {
+  std::string policy;  // "batch", "normal" (TORCH_OCL_DRIVER_THREADS=normal), "n/a"
+  int threads = 0;     // threads moved to SCHED_BATCH
+  std::string detail;  // why nothing was done, or what failed
+};
+
+// Moves the threads created since `before` to SCHED_BATCH, unless
+// TORCH_OCL_DRIVER_THREADS=normal. `cpu_only`: every device discovered is a CPU device (the
+// threads that appeared during discovery are then the CPU driver's own).
+// Runtime::discover() calls it once; outcome() then returns what it did.
+void applyBatchPolicy(const std::vector<long>& before, bool cpu_only);
+const Outcome& outcome();
+
+}  // namespace torch_ocl::rt::driver_threads
