@@ -294,18 +294,18 @@ def test_reduce_overhead_with_dropout_replays_fresh_masks():
     """Compiled dropout draws through Inductor's own random kernels: their seeds come from one
     eager random_ kernel per call (inductor_seeds), which each replay redraws from the ocl
     generator. Inductor's numbers are not eager's by design (as on CUDA, unless
-    align_random_eager), so the test checks that replays draw fresh masks, that the graph
-    replays, that the kept values are scaled as CPU scales them, that the rate is right, that
-    the backward uses the forward's mask, and that a seed reproduces the whole sequence."""
+    align_random_eager), so the test checks that the replayed calls draw exactly what the same
+    compiled graphs draw without replay (mode="default") from the same seed, that masks differ
+    from call to call, that the kept values are scaled as CPU scales them, that the rate is
+    right, and that the backward uses the forward's mask."""
     torch.manual_seed(0)
     lin = torch.nn.Linear(16, 64)
     model = torch.nn.Sequential(copy.deepcopy(lin), torch.nn.Dropout(0.4)).to("ocl")
-    f = torch.compile(model, mode="reduce-overhead")
     x = torch.randn(32, 16, generator=torch.Generator().manual_seed(4))
     ref = lin(x).detach()  # CPU
-    replays0 = ocl_graphs.stats["replays"]
 
-    def run(n):
+    def run(f, n=5):
+        torch.manual_seed(SEED)
         outs = []
         for _ in range(n):
             model.zero_grad(set_to_none=True)
@@ -316,17 +316,16 @@ def test_reduce_overhead_with_dropout_replays_fresh_masks():
         return outs
 
     with torch_ocl.strict():
-        torch.manual_seed(SEED)
-        first = run(5)
-        torch.manual_seed(SEED)
-        again = run(5)
-    # Forward and backward replayed: 3 calls of each in the first run (after a warm-up and a
-    # recording), all 5 in the second.
-    assert ocl_graphs.stats["replays"] - replays0 == 16
+        replays0 = ocl_graphs.stats["replays"]
+        replayed = run(torch.compile(model, mode="reduce-overhead"))
+        # Forward and backward: 3 calls of each replayed (after a warm-up and a recording).
+        assert ocl_graphs.stats["replays"] - replays0 == 6
+        torch._dynamo.reset()
+        plain = run(torch.compile(model))
     masks = []
-    for (y, wgrad), (y2, wgrad2) in zip(first, again):
-        torch.testing.assert_close(y2, y, atol=0, rtol=0)  # a seed reproduces the sequence
-        torch.testing.assert_close(wgrad2, wgrad, atol=0, rtol=0)
+    for (y, wgrad), (y2, wgrad2) in zip(replayed, plain):
+        torch.testing.assert_close(y, y2, atol=0, rtol=0)
+        torch.testing.assert_close(wgrad, wgrad2, atol=0, rtol=0)
         kept = y != 0
         torch.testing.assert_close(y, torch.where(kept, ref / 0.6, torch.zeros(())), atol=1e-5,
                                    rtol=1e-5)
@@ -336,3 +335,44 @@ def test_reduce_overhead_with_dropout_replays_fresh_masks():
         masks.append(kept)
     for a, b in zip(masks, masks[1:]):
         assert not torch.equal(a, b), "two calls drew the same dropout mask"
+
+
+class _Attention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(8, 24)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).split(8, -1)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.3)
+
+
+@pytest.mark.usefixtures("fresh_dynamo")
+def test_reduce_overhead_sdpa_dropout_matches_eager():
+    """Compiled SDPA with dropout calls our fused kernels, which draw as eager does: forward and
+    backward graphs replayed apart (the backward re-reads the (seed, offset) scalars the
+    forward's replay rewrote) match eager ocl call by call from the same seed."""
+    torch.manual_seed(0)
+    model = _Attention().to("ocl")
+    x = torch.randn(2, 3, 9, 8, generator=torch.Generator().manual_seed(5))
+
+    def run(f, n=5):
+        torch.manual_seed(SEED)
+        outs = []
+        for _ in range(n):
+            model.zero_grad(set_to_none=True)
+            y = f(x.to("ocl"))
+            y.square().sum().backward()
+            outs.append((y.detach().cpu(), model.qkv.weight.grad.detach().cpu()))
+            del y
+        return outs
+
+    with torch_ocl.strict():
+        replays0 = ocl_graphs.stats["replays"]
+        replayed = run(torch.compile(model, mode="reduce-overhead"))
+        assert ocl_graphs.stats["replays"] - replays0 == 6
+        eager = run(model)
+    for i, ((y, g), (ye, ge)) in enumerate(zip(replayed, eager)):
+        torch.testing.assert_close(y, ye, atol=1e-5, rtol=1e-5, msg=f"call {i}")
+        torch.testing.assert_close(g, ge, atol=1e-4, rtol=1e-4, msg=f"call {i}")
+    assert not torch.equal(replayed[2][0], replayed[3][0])

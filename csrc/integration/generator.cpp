@@ -74,15 +74,25 @@ void PhiloxDraw::bindHost(int64_t* seed, int64_t* offset, std::shared_ptr<void> 
   if (graph_) rt::philox_capture::bindHost(*graph_, draw_, seed, offset, std::move(keep_alive));
 }
 
-PhiloxDraw PhiloxDraw::reuse(cl_command_queue q, uint64_t seed, uint64_t offset) {
-  PhiloxDraw d(seed, offset);
-  if (rt::CommandGraph* g = rt::capture::graphOf(q)) {
-    const int found = rt::philox_capture::findDraw(*g, seed, offset);
-    if (found >= 0) {
-      d.graph_ = g;
-      d.draw_ = found;
-    }
+PhiloxDraw PhiloxDraw::reuse(cl_command_queue q, const at::Tensor& seed, const at::Tensor& offset) {
+  PhiloxDraw d(static_cast<uint64_t>(seed.item<int64_t>()),
+               static_cast<uint64_t>(offset.item<int64_t>()));
+  rt::CommandGraph* g = rt::capture::graphOf(q);
+  if (!g) return d;
+  d.draw_ = rt::philox_capture::findDraw(*g, d.seed_, d.offset_);
+  if (d.draw_ < 0) {
+    auto host = [](const at::Tensor& t) {
+      return t.device().is_cpu() && t.scalar_type() == at::kLong && t.numel() == 1;
+    };
+    if (!host(seed) || !host(offset))
+      aten::refuseCapture(q,
+                          "a kernel reusing a random (seed, offset) that is not a CPU int64 "
+                          "scalar");
+    d.draw_ = rt::philox_capture::addHostSource(
+        *g, seed.const_data_ptr<int64_t>(), offset.const_data_ptr<int64_t>(),
+        std::make_shared<std::pair<at::Tensor, at::Tensor>>(seed, offset));
   }
+  d.graph_ = g;
   return d;
 }
 

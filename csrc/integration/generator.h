@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/GeneratorImpl.h>
 
 #include "runtime/handles.h"
@@ -41,10 +42,11 @@ class PhiloxDraw {
   // rewrites them with its own. keep_alive owns them.
   void bindHost(int64_t* seed, int64_t* offset, std::shared_ptr<void> keep_alive) const;
 
-  // A draw made earlier whose (seed, offset) a later kernel reuses (the dropout mask of SDPA's
-  // forward, recomputed by its backward): inside the capture that made it, bound to that draw;
-  // otherwise (made in eager code) fixed.
-  static PhiloxDraw reuse(cl_command_queue q, uint64_t seed, uint64_t offset);
+  // The (seed, offset) of an earlier draw, held in two CPU int64 scalars, that a later kernel
+  // reuses (SDPA's backward recomputing its forward's dropout mask). While q captures: bound to
+  // that draw when the same capture made it; otherwise the scalars are read again at each
+  // replay (a backward graph replayed apart from its forward's, which rewrites them).
+  static PhiloxDraw reuse(cl_command_queue q, const at::Tensor& seed, const at::Tensor& offset);
 
  private:
   friend struct OclGeneratorImpl;

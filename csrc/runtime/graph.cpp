@@ -49,6 +49,10 @@ struct PhiloxDrawRecord {
   uint64_t seed = 0, offset = 0;  // at capture
   std::vector<HostWords> host;
   bool used = false;  // a recorded kernel or host words take it
+  // Not a draw but (seed, offset) read from host memory at each replay (addHostSource).
+  const int64_t* src_seed = nullptr;
+  const int64_t* src_offset = nullptr;
+  std::shared_ptr<void> src_keep_alive;
 };
 struct ArgPatch {  // kernel node's arguments re-set at each replay
   size_t node = 0;
@@ -233,15 +237,21 @@ void CommandGraph::replay(cl_command_queue q) const {
     std::vector<std::pair<uint64_t, uint64_t>> base(rng->streams.size());
     for (size_t i = 0; i < rng->streams.size(); ++i)
       base[i] = rng->streams[i].source->advance(rng->streams[i].total);
+    auto valueOf = [&](const PhiloxDrawRecord& d) -> std::pair<uint64_t, uint64_t> {
+      if (d.src_seed)
+        return {static_cast<uint64_t>(*d.src_seed), static_cast<uint64_t>(*d.src_offset)};
+      return {base[d.stream].first, base[d.stream].second + d.rel};
+    };
     for (const PhiloxDrawRecord& d : rng->draws) {
       for (const HostWords& h : d.host) {
-        *h.seed = static_cast<int64_t>(base[d.stream].first);
-        *h.offset = static_cast<int64_t>(base[d.stream].second + d.rel);
+        const auto v = valueOf(d);
+        *h.seed = static_cast<int64_t>(v.first);
+        *h.offset = static_cast<int64_t>(v.second);
       }
     }
     for (const ArgPatch& p : rng->patches) {
-      const PhiloxDrawRecord& d = rng->draws[p.draw];
-      const cl_ulong seed = base[d.stream].first, offset = base[d.stream].second + d.rel;
+      const auto v = valueOf(rng->draws[p.draw]);
+      const cl_ulong seed = v.first, offset = v.second;
       cl_kernel k = nodes_[p.node].kernel.get();
       OCL_CHECK(clSetKernelArg(k, p.seed_arg, sizeof(cl_ulong), &seed));
       OCL_CHECK(clSetKernelArg(k, p.offset_arg, sizeof(cl_ulong), &offset));
@@ -301,10 +311,14 @@ std::string CommandGraph::dump() const {
   std::ostringstream os;
   os << "ocl graph: " << nodes_.size() << " nodes (" << kernel_nodes_ << " kernels)\n";
   const GraphRng* rng = rngOf(this);
-  if (rng && !rng->draws.empty())
-    os << "random numbers: " << rng->draws.size() << " draws from " << rng->streams.size()
-       << " generators, " << rng->patches.size()
+  if (rng && !rng->draws.empty()) {
+    size_t host = 0;
+    for (const PhiloxDrawRecord& d : rng->draws) host += d.src_seed != nullptr;
+    os << "random numbers: " << rng->draws.size() - host << " draws from " << rng->streams.size()
+       << " generators, " << host << " (seed, offset) pairs read from host memory, "
+       << rng->patches.size()
        << " kernels whose (seed, offset) arguments are re-set at each replay\n";
+  }
   size_t i = 0;
   for (const Node& n : nodes_) {
     os << i++ << ": ";
@@ -444,8 +458,21 @@ int findDraw(const CommandGraph& g, uint64_t seed, uint64_t offset) {
   const GraphRng* rng = rngOf(&g);
   if (!rng) return -1;
   for (size_t i = 0; i < rng->draws.size(); ++i)
-    if (rng->draws[i].seed == seed && rng->draws[i].offset == offset) return static_cast<int>(i);
+    if (!rng->draws[i].src_seed && rng->draws[i].seed == seed && rng->draws[i].offset == offset)
+      return static_cast<int>(i);
   return -1;
+}
+
+int addHostSource(CommandGraph& g, const int64_t* seed, const int64_t* offset,
+                  std::shared_ptr<void> keep_alive) {
+  GraphRng& rng = rngFor(&g);
+  PhiloxDrawRecord d;
+  d.stream = static_cast<size_t>(-1);
+  d.src_seed = seed;
+  d.src_offset = offset;
+  d.src_keep_alive = std::move(keep_alive);
+  rng.draws.push_back(std::move(d));
+  return static_cast<int>(rng.draws.size() - 1);
 }
 
 void bind(CommandGraph& g, int d, cl_kernel k, cl_uint seed_arg, cl_uint offset_arg) {

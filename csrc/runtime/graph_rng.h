@@ -45,6 +45,11 @@ int addDraw(CommandGraph& g, const void* key, uint64_t seed, uint64_t offset, ui
 // The handle of the draw of g's capture that started at (seed, offset), or -1 (a draw made
 // outside the capture: its numbers do not change at replays).
 int findDraw(const CommandGraph& g, uint64_t seed, uint64_t offset);
+// Not a draw: a (seed, offset) pair in host memory (keep_alive owns it) that kernels bound to the
+// returned handle take, read again at each replay (SDPA's backward in a graph apart from its
+// forward's: the caller refills that memory before each replay).
+int addHostSource(CommandGraph& g, const int64_t* seed, const int64_t* offset,
+                  std::shared_ptr<void> keep_alive);
 // Until unbind, every launch of k recorded into g re-sets its arguments seed_arg and offset_arg
 // (cl_ulong) at each replay from draw d.
 void bind(CommandGraph& g, int d, cl_kernel k, cl_uint seed_arg, cl_uint offset_arg);

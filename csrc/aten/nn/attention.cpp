@@ -241,10 +241,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
   const c10::ScalarType t = query.scalar_type();
   const c10::DeviceIndex idx = query.device().index();
   if (dropout_p > 0) {
-    // The forward's mask again; bound to the forward's draw when both are in one capture.
-    c.dropout =
-        PhiloxDraw::reuse(currentQueue(idx), static_cast<uint64_t>(philox_seed.item<int64_t>()),
-                          static_cast<uint64_t>(philox_offset.item<int64_t>()));
+    // The forward's mask again (while capturing: bound to the forward's draw, or re-read).
+    c.dropout = PhiloxDraw::reuse(currentQueue(idx), philox_seed, philox_offset);
   }
   const at::Tensor go = grad_out.to(t);
   const at::Tensor o = out;
