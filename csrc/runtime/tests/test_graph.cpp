@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -149,6 +150,43 @@ TEST_F(GraphTest, ReplayResetsBoundSeedAndOffsetArgumentsAndAdvancesTheSource) {
   g.replay(q);
   EXPECT_EQ(readOut()[0], 9u * 1000000 + 8 * 10);
   EXPECT_NE(g.dump().find("random numbers: 2 draws from 1 generators"), std::string::npos);
+}
+
+TEST_F(GraphTest, HostSourceIsReadAgainAtEachReplay) {
+  const char* src =
+      "__kernel void k(__global ulong* out, ulong seed, ulong offset) {\n"
+      "  out[0] = seed * 1000 + offset;\n}\n";
+  cl_int err = CL_SUCCESS;
+  Program prog(clCreateProgramWithSource(dev_->context(), 1, &src, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_device_id id = dev_->id();
+  ASSERT_EQ(clBuildProgram(prog.get(), 1, &id, "", nullptr, nullptr), CL_SUCCESS);
+  Kernel k(clCreateKernel(prog.get(), "k", &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  Mem out(clCreateBuffer(dev_->context(), CL_MEM_READ_WRITE, sizeof(cl_ulong), nullptr, &err));
+  cl_command_queue q = dev_->queue(0);
+  auto words = std::make_shared<std::array<int64_t, 2>>(std::array<int64_t, 2>{3, 40});
+  CommandGraph g;
+  capture::begin(q, &g);
+  const int d = philox_capture::addHostSource(g, &(*words)[0], &(*words)[1], words);
+  philox_capture::bind(g, d, k.get(), 1, 2);
+  const cl_mem m = out.get();
+  const cl_ulong seed = 3, offset = 40;
+  OCL_CHECK(clSetKernelArg(k.get(), 0, sizeof(cl_mem), &m));
+  OCL_CHECK(clSetKernelArg(k.get(), 1, sizeof(cl_ulong), &seed));
+  OCL_CHECK(clSetKernelArg(k.get(), 2, sizeof(cl_ulong), &offset));
+  const size_t global = 1;
+  OCL_CHECK(clEnqueueNDRangeKernel(q, k.get(), 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+  g.addKernel(k.get(), 1, nullptr, &global, nullptr);
+  philox_capture::unbind(g, d, /*require_use=*/false);
+  capture::end(q);
+  ASSERT_TRUE(g.valid());
+  (*words)[0] = 7;
+  (*words)[1] = 12;
+  g.replay(q);
+  cl_ulong got = 0;
+  OCL_CHECK(clEnqueueReadBuffer(q, out.get(), CL_TRUE, 0, sizeof(got), &got, 0, nullptr, nullptr));
+  EXPECT_EQ(got, 7012u);
 }
 
 TEST_F(GraphTest, DrawThatNoRecordedKernelTakesInvalidatesTheCapture) {
