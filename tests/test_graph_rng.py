@@ -48,6 +48,12 @@ DRAWS = {
     "rrelu": lambda x: F.rrelu(x, training=True),
     "standard_gamma": lambda x: torch._standard_gamma(x.abs() + 0.5),  # many draws per element
     "binomial": lambda x: torch.binomial(torch.full_like(x, 20.0), x.sigmoid()),
+    "rand_half": lambda x: torch.rand(77, device="ocl", dtype=torch.float16),
+    "randperm": lambda x: torch.randperm(300, device="ocl"),  # random_ keys, then a sort
+    "dropout2d": lambda x: F.dropout2d(x.view(1, 37, 29, 1), 0.5),  # bernoulli_ per channel
+    "alpha_dropout": lambda x: F.alpha_dropout(x, 0.3, training=True),
+    "log_normal_": lambda x: torch.empty_like(x).log_normal_(0.5, 0.7),
+    "sample_dirichlet": lambda x: torch._sample_dirichlet(x.abs() + 0.1),
     "chained": lambda x: F.dropout(torch.randn_like(x) + x, 0.5) * torch.rand_like(x),
 }
 
@@ -165,6 +171,21 @@ def test_zero_size_draws_and_rng_free_graphs_replay():
         assert a.shape == (0, 5)
         torch.testing.assert_close(b.cpu(), torch.ones(7))
         assert not torch.equal(torch.ocl.get_rng_state(), state)  # rand advanced it
+
+
+def test_debug_dump_lists_the_draws(tmp_path):
+    dx = torch.randn(64, device="ocl")
+    F.dropout(dx, 0.5)
+    g = torch.accelerator.Graph(keep_graph=True)
+    g.enable_debug_mode()
+    with g:
+        F.dropout(dx, 0.5)
+        torch.rand(8, device="ocl")
+    path = tmp_path / "graph.txt"
+    g.debug_dump(str(path))
+    text = path.read_text()
+    assert "random numbers: 2 draws from 1 generators" in text, text
+    assert "2 kernels whose (seed, offset) arguments are re-set at each replay" in text, text
 
 
 @pytest.mark.parametrize("what", ["manual_seed", "set_rng_state", "generator_seed"])
@@ -286,7 +307,7 @@ def test_sdpa_dropout_forward_and_backward_in_one_graph():
         assert not torch.equal(want[1][0], want[2][0])
 
 
-# ---- torch.compile(mode="reduce-overhead") --------------------------------------------------------
+# ---- torch.compile(mode="reduce-overhead") -------------------------------------------------------
 
 
 @pytest.mark.usefixtures("fresh_dynamo")
