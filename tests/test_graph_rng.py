@@ -278,6 +278,48 @@ def test_training_step_with_dropout_captured_and_replayed(opt_name):
         torch.testing.assert_close(p.detach().cpu(), q, atol=1e-5, rtol=1e-5)
 
 
+def test_gpt_training_step_with_dropout_captured_and_replayed():
+    """The small example GPT (dropout 0.1 inside SDPA's fused kernels and in nn.Dropout layers),
+    AdamW (capturable), grad clipping: replayed steps equal eager steps from the same seed."""
+    from examples.gpt import GPT, GPTConfig, token_stream
+
+    cfg = GPTConfig(vocab=64, block=16, layers=2, heads=2, embd=32, dropout=0.1)
+    (x, y), = token_stream(cfg.vocab, cfg.block, 4, 1, 0)
+
+    def run(capture: bool) -> list:
+        torch.manual_seed(0)
+        model = GPT(cfg).to("ocl")
+        model.train()
+        opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1, capturable=True)
+        dx, dy = x.to("ocl"), y.to("ocl")
+
+        def step():
+            opt.zero_grad(set_to_none=False)
+            loss = model(dx, dy)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            return loss.detach()
+
+        torch.manual_seed(SEED)
+        losses = [step().cpu()]  # eager: optimizer state, .grad tensors, kernel builds
+        if not capture:
+            return losses + [step().cpu() for _ in range(4)]
+        g = torch.accelerator.Graph()
+        with g:
+            static = step()
+        losses.append(static.cpu())
+        for _ in range(3):
+            g.replay()
+            losses.append(static.cpu())
+        return losses
+
+    with torch_ocl.strict():
+        eager, replayed = run(False), run(True)
+    torch.testing.assert_close(torch.stack(replayed), torch.stack(eager), atol=1e-5, rtol=1e-5)
+    assert len(set(float(v) for v in replayed)) == len(replayed)
+
+
 def test_sdpa_dropout_forward_and_backward_in_one_graph():
     """SDPA's dropout mask is drawn by the forward and drawn again from the saved (seed, offset)
     by the backward: both follow each replay's draw, as eager does."""
