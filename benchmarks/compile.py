@@ -24,6 +24,7 @@ gradient clipping as nanoGPT's train.py does.
                                            [--fused-mm MACS]  # also a step with small products
                                                               # lowered as fused reductions
                                            [--rounds N]  # interleaved repeats, best median
+                                           [--dropout P]  # cnn and gpt with dropout P
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def nanogpt_workload(device: str, batch: int):
 
 
 NANOGPT_BATCH = 4
+DROPOUT = 0.0  # dropout probability of the example models that have one (--dropout)
 
 
 def workload(name: str, small: bool, device: str = "ocl"):
@@ -83,7 +85,10 @@ def workload(name: str, small: bool, device: str = "ocl"):
     mod = importlib.import_module(f"examples.{name}")
     kw = {"small": small}
     if "dropout" in mod.workload.__code__.co_varnames:
-        kw["dropout"] = 0.0  # dropout on: the same numbers, but eager and compiled draw differently
+        # Off by default: eager and compiled dropout draw different numbers (Inductor's random
+        # kernels have their own seeds). --dropout P times the steps with it, the
+        # reduce-overhead and captured rows replaying their random kernels.
+        kw["dropout"] = DROPOUT
     return mod.workload(device, **kw)
 
 
@@ -235,7 +240,8 @@ def cpu_in_fresh_process(name: str, small: bool, steps: int, rounds: int) -> dic
     code = (
         "import json, os, sys, torch\n"
         f"sys.argv = ['x']; sys.path.insert(0, {ROOT!r})\n"
-        "from benchmarks.compile import measure\n"
+        "import benchmarks.compile as bc; from benchmarks.compile import measure\n"
+        f"bc.DROPOUT = {DROPOUT!r}\n"
         "out = {'threads': torch.get_num_threads()}\n"
         f"for _ in range({rounds}):\n"
         "    for key, form in (('cpu_eager', False), ('cpu_compiled', True), ('cpu_step', 'step')):\n"
@@ -257,7 +263,8 @@ def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dic
     code = (
         "import sys, time, torch, torch_ocl\n"
         f"sys.argv = ['x']; sys.path.insert(0, {ROOT!r})\n"
-        "from benchmarks.compile import workload\n"
+        "import benchmarks.compile as bc; from benchmarks.compile import workload\n"
+        f"bc.DROPOUT = {DROPOUT!r}\n"
         f"w = workload({name!r}, {small!r})\n"
         "w.model.forward = torch.compile(w.model.forward)\n"
         "t0 = time.perf_counter(); w.step(); torch.ocl.synchronize()\n"
@@ -292,7 +299,7 @@ def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dic
 
 
 def main() -> int:
-    global BREAKDOWN, NANOGPT_BATCH
+    global BREAKDOWN, NANOGPT_BATCH, DROPOUT
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="mlp,gpt")
     ap.add_argument("--steps", type=int, default=10)
@@ -315,11 +322,14 @@ def main() -> int:
                     help='also torch.compile(forward, mode="reduce-overhead") (compiled graphs '
                     "replayed as captured graphs) and the eager whole step captured in a "
                     "torch.accelerator.Graph and replayed")
+    ap.add_argument("--dropout", type=float, default=0.0,
+                    help="dropout probability of the example models that have dropout (cnn, "
+                         "gpt; default 0: eager and compiled draw different numbers)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="measure every form this many times, interleaved; report the best")
     args = ap.parse_args()
-    BREAKDOWN, NANOGPT_BATCH = args.breakdown, args.nanogpt_batch
-    results = {"device": torch.ocl.get_device_name(0), "small": args.small,
+    BREAKDOWN, NANOGPT_BATCH, DROPOUT = args.breakdown, args.nanogpt_batch, args.dropout
+    results = {"device": torch.ocl.get_device_name(0), "small": args.small, "dropout": DROPOUT,
                "pocl_affinity": os.environ.get("POCL_AFFINITY", "1 (torch-ocl's default)"),
                "loadavg_start": os.getloadavg()[0], "models": {}}
     for name in args.models.split(","):

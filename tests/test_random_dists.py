@@ -254,17 +254,25 @@ def test_element_values_do_not_depend_on_the_batch():
     assert torch.equal(a[:10], b)
 
 
-def test_rng_refused_during_graph_capture():
+def test_rng_captured_and_replayed_draws_fresh_numbers():
+    """Graph replays redraw (tests/test_graph_rng.py has the rest): each replay's numbers are
+    those eager code draws next from the same state."""
     if not hasattr(torch._C, "_acceleratorGraph"):
         pytest.skip("torch without torch.accelerator.Graph")
     alpha = torch.full((10,), 2.0, device="ocl")
     torch.accelerator.synchronize()
     for fn in (lambda: torch._standard_gamma(alpha), lambda: torch.empty(4, device="ocl").cauchy_()):
+        state = torch.ocl.get_rng_state()
+        want = [native(fn).cpu() for _ in range(3)]
+        torch.ocl.set_rng_state(state)
         g = torch.accelerator.Graph()
-        with pytest.raises(RuntimeError, match="cannot be captured"):
-            with g:
-                fn()
-    assert native(lambda: torch._standard_gamma(alpha)).device.type == "ocl"
+        with g:
+            out = fn()
+        assert torch.equal(out.cpu(), want[0])
+        for w in want[1:]:
+            g.replay()
+            assert torch.equal(out.cpu(), w)
+        assert not torch.equal(want[1], want[2])
 
 
 # ---------------------------------------------------------------- gamma and dirichlet

@@ -1,12 +1,15 @@
 #include "graph.h"
 
 #include "cl_error.h"
+#include "graph_rng.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -24,6 +27,76 @@ CloneKernelFn cloneKernelFn() {
   static const CloneKernelFn fn =
       reinterpret_cast<CloneKernelFn>(dlsym(RTLD_DEFAULT, "clCloneKernel"));
   return fn;
+}
+
+// ---- random numbers (graph_rng.h) -----------------------------------------------------------
+// Kept beside the graph, keyed by it, rather than in CommandGraph's members: graph.h is included
+// by every op file, and only graphs that draw random numbers have an entry.
+
+struct PhiloxStream {  // one generator of one graph
+  const void* key = nullptr;
+  std::shared_ptr<PhiloxSource> source;
+  uint64_t seed = 0, first = 0, total = 0;  // seed and offset of its first draw; span drawn
+};
+struct HostWords {
+  int64_t* seed = nullptr;
+  int64_t* offset = nullptr;
+  std::shared_ptr<void> keep_alive;
+};
+struct PhiloxDrawRecord {
+  size_t stream = 0;
+  uint64_t rel = 0;               // offset - the stream's first offset
+  uint64_t seed = 0, offset = 0;  // at capture
+  std::vector<HostWords> host;
+  bool used = false;  // a recorded kernel or host words take it
+  // Not a draw but (seed, offset) read from host memory at each replay (addHostSource).
+  const int64_t* src_seed = nullptr;
+  const int64_t* src_offset = nullptr;
+  std::shared_ptr<void> src_keep_alive;
+};
+struct ArgPatch {  // kernel node's arguments re-set at each replay
+  size_t node = 0;
+  int draw = 0;
+  cl_uint seed_arg = 0, offset_arg = 0;
+};
+struct Binding {  // capture only: launches of kernel get ArgPatches
+  int draw = 0;
+  cl_kernel kernel = nullptr;
+  cl_uint seed_arg = 0, offset_arg = 0;
+};
+struct GraphRng {
+  std::mutex replay_mutex;  // a replay re-sets the clones' arguments, then enqueues them
+  std::vector<PhiloxStream> streams;
+  std::vector<PhiloxDrawRecord> draws;
+  std::vector<ArgPatch> patches;
+  std::vector<Binding> bindings;
+};
+
+std::mutex g_rng_mutex;
+std::unordered_map<const CommandGraph*, std::unique_ptr<GraphRng>> g_rng;
+std::atomic<int> g_rng_graphs{0};
+
+GraphRng* rngOf(const CommandGraph* g) {
+  if (g_rng_graphs.load(std::memory_order_relaxed) == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(g_rng_mutex);
+  auto it = g_rng.find(g);
+  return it == g_rng.end() ? nullptr : it->second.get();
+}
+
+GraphRng& rngFor(const CommandGraph* g) {
+  std::lock_guard<std::mutex> lock(g_rng_mutex);
+  auto& slot = g_rng[g];
+  if (!slot) {
+    slot = std::make_unique<GraphRng>();
+    g_rng_graphs.fetch_add(1, std::memory_order_relaxed);
+  }
+  return *slot;
+}
+
+void forgetRng(const CommandGraph* g) {
+  if (g_rng_graphs.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard<std::mutex> lock(g_rng_mutex);
+  if (g_rng.erase(g)) g_rng_graphs.fetch_sub(1, std::memory_order_relaxed);
 }
 
 std::string kernelName(cl_kernel k) {
@@ -57,7 +130,9 @@ struct CommandGraph::Node {
 };
 
 CommandGraph::CommandGraph() = default;
-CommandGraph::~CommandGraph() = default;
+CommandGraph::~CommandGraph() {
+  forgetRng(this);
+}
 
 void CommandGraph::addKernel(cl_kernel kernel, cl_uint dims, const size_t* offset,
                              const size_t* global, const size_t* local) {
@@ -87,6 +162,13 @@ void CommandGraph::addKernel(cl_kernel kernel, cl_uint dims, const size_t* offse
   n.has_local = local != nullptr;
   nodes_.push_back(std::move(n));
   ++kernel_nodes_;
+  if (GraphRng* rng = rngOf(this)) {
+    for (const Binding& b : rng->bindings)
+      if (b.kernel == kernel) {
+        rng->patches.push_back({nodes_.size() - 1, b.draw, b.seed_arg, b.offset_arg});
+        rng->draws[b.draw].used = true;
+      }
+  }
 }
 
 void CommandGraph::addNativeKernel(void(CL_CALLBACK* fn)(void*), const void* args, size_t args_size,
@@ -146,6 +228,35 @@ size_t CommandGraph::size() const {
 }
 
 void CommandGraph::replay(cl_command_queue q) const {
+  GraphRng* rng = rngOf(this);
+  std::unique_lock<std::mutex> rng_lock;
+  if (rng && !rng->draws.empty()) {
+    // CUDA's replay prologue: the numbers of this replay are those eager code would draw from
+    // each generator's current state, which then advances past the whole capture.
+    rng_lock = std::unique_lock<std::mutex>(rng->replay_mutex);
+    std::vector<std::pair<uint64_t, uint64_t>> base(rng->streams.size());
+    for (size_t i = 0; i < rng->streams.size(); ++i)
+      base[i] = rng->streams[i].source->advance(rng->streams[i].total);
+    auto valueOf = [&](const PhiloxDrawRecord& d) -> std::pair<uint64_t, uint64_t> {
+      if (d.src_seed)
+        return {static_cast<uint64_t>(*d.src_seed), static_cast<uint64_t>(*d.src_offset)};
+      return {base[d.stream].first, base[d.stream].second + d.rel};
+    };
+    for (const PhiloxDrawRecord& d : rng->draws) {
+      for (const HostWords& h : d.host) {
+        const auto v = valueOf(d);
+        *h.seed = static_cast<int64_t>(v.first);
+        *h.offset = static_cast<int64_t>(v.second);
+      }
+    }
+    for (const ArgPatch& p : rng->patches) {
+      const auto v = valueOf(rng->draws[p.draw]);
+      const cl_ulong seed = v.first, offset = v.second;
+      cl_kernel k = nodes_[p.node].kernel.get();
+      OCL_CHECK(clSetKernelArg(k, p.seed_arg, sizeof(cl_ulong), &seed));
+      OCL_CHECK(clSetKernelArg(k, p.offset_arg, sizeof(cl_ulong), &offset));
+    }
+  }
   for (const Node& n : nodes_) {
     switch (n.kind) {
       case Node::kKernel:
@@ -199,6 +310,15 @@ void CommandGraph::replay(cl_command_queue q) const {
 std::string CommandGraph::dump() const {
   std::ostringstream os;
   os << "ocl graph: " << nodes_.size() << " nodes (" << kernel_nodes_ << " kernels)\n";
+  const GraphRng* rng = rngOf(this);
+  if (rng && !rng->draws.empty()) {
+    size_t host = 0;
+    for (const PhiloxDrawRecord& d : rng->draws) host += d.src_seed != nullptr;
+    os << "random numbers: " << rng->draws.size() - host << " draws from " << rng->streams.size()
+       << " generators, " << host << " (seed, offset) pairs read from host memory, "
+       << rng->patches.size()
+       << " kernels whose (seed, offset) arguments are re-set at each replay\n";
+  }
   size_t i = 0;
   for (const Node& n : nodes_) {
     os << i++ << ": ";
@@ -284,7 +404,10 @@ void begin(cl_command_queue q, CommandGraph* g) {
 
 void end(cl_command_queue q) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_capturing.erase(q) == 0) return;
+  auto it = g_capturing.find(q);
+  if (it == g_capturing.end()) return;
+  if (GraphRng* rng = rngOf(it->second)) rng->bindings.clear();
+  g_capturing.erase(it);
   if (t_capture_queue == q) t_capture_queue = nullptr;
   detail::g_active.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -297,6 +420,91 @@ void refuse(cl_command_queue q, const std::string& what) {
   throw CaptureError(why);
 }
 }  // namespace capture
+
+namespace philox_capture {
+
+int addDraw(CommandGraph& g, const void* key, uint64_t seed, uint64_t offset, uint64_t increment,
+            const std::function<std::shared_ptr<PhiloxSource>()>& make) {
+  GraphRng& rng = rngFor(&g);
+  size_t s = 0;
+  while (s < rng.streams.size() && rng.streams[s].key != key) ++s;
+  if (s == rng.streams.size()) {
+    PhiloxStream st;
+    st.key = key;
+    st.source = make();
+    st.seed = seed;
+    st.first = offset;
+    rng.streams.push_back(std::move(st));
+  }
+  PhiloxStream& st = rng.streams[s];
+  if (seed != st.seed || offset < st.first) {
+    const std::string why =
+        "a generator whose seed or offset was set back during the capture cannot be captured in "
+        "a graph on ocl (its draws could not be replayed as eager code would make them)";
+    g.invalidate(why);
+    throw CaptureError(why);
+  }
+  PhiloxDrawRecord d;
+  d.stream = s;
+  d.rel = offset - st.first;
+  d.seed = seed;
+  d.offset = offset;
+  st.total = std::max(st.total, d.rel + increment);
+  rng.draws.push_back(std::move(d));
+  return static_cast<int>(rng.draws.size() - 1);
+}
+
+int findDraw(const CommandGraph& g, uint64_t seed, uint64_t offset) {
+  const GraphRng* rng = rngOf(&g);
+  if (!rng) return -1;
+  for (size_t i = 0; i < rng->draws.size(); ++i)
+    if (!rng->draws[i].src_seed && rng->draws[i].seed == seed && rng->draws[i].offset == offset)
+      return static_cast<int>(i);
+  return -1;
+}
+
+int addHostSource(CommandGraph& g, const int64_t* seed, const int64_t* offset,
+                  std::shared_ptr<void> keep_alive) {
+  GraphRng& rng = rngFor(&g);
+  PhiloxDrawRecord d;
+  d.stream = static_cast<size_t>(-1);
+  d.src_seed = seed;
+  d.src_offset = offset;
+  d.src_keep_alive = std::move(keep_alive);
+  rng.draws.push_back(std::move(d));
+  return static_cast<int>(rng.draws.size() - 1);
+}
+
+void bind(CommandGraph& g, int d, cl_kernel k, cl_uint seed_arg, cl_uint offset_arg) {
+  rngFor(&g).bindings.push_back({d, k, seed_arg, offset_arg});
+}
+
+void unbind(CommandGraph& g, int d, bool require_use) {
+  GraphRng* rng = rngOf(&g);
+  if (!rng || d < 0 || static_cast<size_t>(d) >= rng->draws.size()) return;
+  auto& b = rng->bindings;
+  b.erase(std::remove_if(b.begin(), b.end(), [d](const Binding& x) { return x.draw == d; }),
+          b.end());
+  if (require_use && !rng->draws[d].used)
+    g.invalidate(
+        "random numbers drawn for an ocl kernel that does not bind its (seed, offset) arguments "
+        "for replay (a replay would repeat the captured numbers) cannot be captured in a graph "
+        "on ocl");
+}
+
+void bindHost(CommandGraph& g, int d, int64_t* seed, int64_t* offset,
+              std::shared_ptr<void> keep_alive) {
+  PhiloxDrawRecord& rec = rngFor(&g).draws.at(static_cast<size_t>(d));
+  rec.host.push_back({seed, offset, std::move(keep_alive)});
+  rec.used = true;
+}
+
+size_t draws(const CommandGraph& g) {
+  const GraphRng* rng = rngOf(&g);
+  return rng ? rng->draws.size() : 0;
+}
+
+}  // namespace philox_capture
 
 cl_int enqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK* fn)(void*), void* args,
                            size_t args_size, cl_uint num_mems, const cl_mem* mems,

@@ -89,7 +89,7 @@ struct Call {
   double scale = 1;
   float p = 0;
   double keep_scale = 1;
-  uint64_t seed = 0, offset = 0;
+  PhiloxDraw dropout;  // (seed, offset) of the dropout mask; bound for replay while capturing
 };
 
 Call makeCall(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
@@ -155,8 +155,7 @@ void setDropout(cl_kernel k, cl_uint& a, const Call& c, c10::ScalarType t) {
     setArg(k, a, static_cast<cl_double>(c.keep_scale));
   else
     setArg(k, a, static_cast<cl_float>(c.keep_scale));
-  setArg(k, a, static_cast<cl_ulong>(c.seed));
-  setArg(k, a, static_cast<cl_ulong>(c.offset));
+  c.dropout.setArgs(k, a);
 }
 
 c10::ScalarType accType(c10::ScalarType t) {
@@ -195,7 +194,7 @@ sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& va
   if (dropout_p > 0) {
     auto* gen = at::get_generator_or_default<OclGeneratorImpl>(std::nullopt, defaultGenerator(idx));
     std::lock_guard<std::mutex> lock(gen->mutex_);
-    std::tie(c.seed, c.offset) = gen->philoxEngineInputs(4);
+    c.dropout = gen->philoxDraw(4, currentQueue(idx));
   }
   at::Tensor out = emptyInLayoutOf(query, {c.g.B, c.g.H, c.g.L, c.g.Ev}, query.options());
   strides4(c.g.wo, out);
@@ -214,8 +213,11 @@ sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& va
     OCL_CATCH
   }
   const auto cpu_long = at::TensorOptions().dtype(at::kLong);
-  at::Tensor seed = at::scalar_tensor(static_cast<int64_t>(c.seed), cpu_long);
-  at::Tensor offset = at::scalar_tensor(static_cast<int64_t>(c.offset), cpu_long);
+  at::Tensor seed = at::scalar_tensor(static_cast<int64_t>(c.dropout.seed()), cpu_long);
+  at::Tensor offset = at::scalar_tensor(static_cast<int64_t>(c.dropout.offset()), cpu_long);
+  // A replay draws a new mask: the state saved for the backward follows it.
+  c.dropout.bindHost(seed.data_ptr<int64_t>(), offset.data_ptr<int64_t>(),
+                     std::make_shared<std::pair<at::Tensor, at::Tensor>>(seed, offset));
   at::Tensor none = at::empty({0}, query.options());
   return {out,  lse,    at::Tensor(), at::Tensor(), c10::SymInt(c.g.L), c10::SymInt(c.g.S),
           seed, offset, none};
@@ -239,8 +241,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
   const c10::ScalarType t = query.scalar_type();
   const c10::DeviceIndex idx = query.device().index();
   if (dropout_p > 0) {
-    c.seed = static_cast<uint64_t>(philox_seed.item<int64_t>());
-    c.offset = static_cast<uint64_t>(philox_offset.item<int64_t>());
+    // The forward's mask again (while capturing: bound to the forward's draw, or re-read).
+    c.dropout = PhiloxDraw::reuse(currentQueue(idx), philox_seed, philox_offset);
   }
   const at::Tensor go = grad_out.to(t);
   const at::Tensor o = out;

@@ -97,8 +97,8 @@ void launchDist(const char* kernel, const at::Tensor& out, const std::vector<at:
   const c10::DeviceIndex idx = out.device().index();
   const c10::ScalarType t = out.scalar_type();
   checkDtypeSupported(t, idx);
-  std::pair<uint64_t, uint64_t> so{0, 0};
-  if (random) so = philoxInputs(std::move(gen), idx, kStreamBlocks);
+  PhiloxDraw so;
+  if (random) so = philoxDraw(std::move(gen), idx, kStreamBlocks);
   cl_program prog = distProgram(idx, t);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, kernel);
@@ -106,10 +106,7 @@ void launchDist(const char* kernel, const at::Tensor& out, const std::vector<at:
   setArg(k, a, bufferOf(out));
   for (const auto& x : in) setArg(k, a, bufferOf(x));
   setArg(k, a, static_cast<cl_long>(out.numel()));
-  if (random) {
-    setArg(k, a, static_cast<cl_ulong>(so.first));
-    setArg(k, a, static_cast<cl_ulong>(so.second));
-  }
+  if (random) so.setArgs(k, a);
   for (double v : reals) setReal(k, a, t, v);
   launch1D(device(idx), currentQueue(idx), k, out.numel());
   OCL_CATCH
@@ -136,12 +133,15 @@ at::Tensor sampleDirichlet(const at::Tensor& alpha, std::optional<at::Generator>
   {
     const c10::DeviceIndex idx = a.device().index();
     checkDtypeSupported(t, idx);
-    const auto so = philoxInputs(std::move(gen), idx, kStreamBlocks);
+    const PhiloxDraw so = philoxDraw(std::move(gen), idx, kStreamBlocks);
     cl_program prog = distProgram(idx, t);
     OCL_TRY
     cl_kernel k = programs(idx).kernel(prog, "log_gamma_k");
-    setArgs(k, bufferOf(log_gamma), bufferOf(a), static_cast<cl_long>(a.numel()),
-            static_cast<cl_ulong>(so.first), static_cast<cl_ulong>(so.second));
+    cl_uint arg = 0;
+    setArg(k, arg, bufferOf(log_gamma));
+    setArg(k, arg, bufferOf(a));
+    setArg(k, arg, static_cast<cl_long>(a.numel()));
+    so.setArgs(k, arg);
     launch1D(device(idx), currentQueue(idx), k, a.numel());
     OCL_CATCH
   }
@@ -214,7 +214,7 @@ at::Tensor& rreluWithNoiseOut(const at::Tensor& self, at::Tensor& noise, const a
   const at::Tensor x = self.contiguous();
   at::Tensor out = output.is_contiguous() ? output : at::empty_like(x);
   at::Tensor nz = noise.is_contiguous() ? noise : at::empty_like(x);
-  const auto so = philoxInputs(std::move(gen), idx);
+  const PhiloxDraw so = philoxDraw(std::move(gen), idx);
   cl_program prog = randomExtraProgram(idx, t);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "rrelu_k");
@@ -223,8 +223,7 @@ at::Tensor& rreluWithNoiseOut(const at::Tensor& self, at::Tensor& noise, const a
   setArg(k, a, bufferOf(nz));
   setArg(k, a, bufferOf(x));
   setArg(k, a, static_cast<cl_long>(x.numel()));
-  setArg(k, a, static_cast<cl_ulong>(so.first));
-  setArg(k, a, static_cast<cl_ulong>(so.second));
+  so.setArgs(k, a);
   setReal(k, a, t, lower.to<double>());
   setReal(k, a, t, upper.to<double>());
   launch1D(device(idx), currentQueue(idx), k, x.numel());

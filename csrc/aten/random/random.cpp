@@ -80,6 +80,13 @@ cl_program randomProgram(c10::DeviceIndex idx, c10::ScalarType t) {
   });
 }
 
+void setReal(cl_kernel k, cl_uint& a, bool dbl, double v) {
+  if (dbl)
+    setArg(k, a, static_cast<cl_double>(v));
+  else
+    setArg(k, a, static_cast<cl_float>(v));
+}
+
 at::Tensor& draw(at::Tensor& self, Dist dist, double p0, double p1,
                  std::optional<at::Generator> gen) {
   const c10::ScalarType t = self.scalar_type();
@@ -100,37 +107,24 @@ at::Tensor& draw(at::Tensor& self, Dist dist, double p0, double p1,
   }
   const c10::DeviceIndex idx = self.device().index();
   checkDtypeSupported(t, idx);
-  auto* g = at::get_generator_or_default<OclGeneratorImpl>(gen, defaultGenerator(idx));
-  std::pair<uint64_t, uint64_t> so;
-  {
-    std::lock_guard<std::mutex> lock(g->mutex_);
-    so = g->philoxEngineInputs(4);  // one counter block per element
-  }
+  const PhiloxDraw so = philoxDraw(std::move(gen), idx);  // one counter block per element
   cl_program prog = randomProgram(idx, t);
   rt::Device& dev = device(idx);
-  rt::BufferRef b = bufferOf(self);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, dist == Dist::kUniform ? "uniform_k" : "normal_k");
-  const cl_ulong seed = so.first, offset = so.second;
   const cl_long n = self.numel();
-  if (isDouble(t)) {
-    setArgs(k, b, n, seed, offset, static_cast<cl_double>(p0), static_cast<cl_double>(p1));
-  } else {
-    setArgs(k, b, n, seed, offset, static_cast<cl_float>(p0), static_cast<cl_float>(p1));
-  }
+  cl_uint a = 0;
+  setArg(k, a, bufferOf(self));
+  setArg(k, a, n);
+  so.setArgs(k, a);
+  setReal(k, a, isDouble(t), p0);
+  setReal(k, a, isDouble(t), p1);
   launch1D(dev, currentQueue(idx), k, n);
   OCL_CATCH
   return self;
 }
 
 char kRandomExtraFamily;
-
-void setReal(cl_kernel k, cl_uint& a, bool dbl, double v) {
-  if (dbl)
-    setArg(k, a, static_cast<cl_double>(v));
-  else
-    setArg(k, a, static_cast<cl_float>(v));
-}
 
 // Runs fill(contiguous tensor) on self, through a contiguous temporary when self is strided.
 template <typename F>
@@ -155,15 +149,14 @@ bool randomDtype(c10::ScalarType t) {
 void launchSimple(const at::Tensor& d, const char* kernel, std::optional<at::Generator> gen,
                   const std::function<void(cl_kernel, cl_uint&)>& extra) {
   const c10::DeviceIndex idx = d.device().index();
-  const auto so = philoxInputs(std::move(gen), idx);
+  const PhiloxDraw so = philoxDraw(std::move(gen), idx);
   cl_program prog = randomExtraProgram(idx, d.scalar_type());
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, kernel);
   cl_uint a = 0;
   setArg(k, a, bufferOf(d));
   setArg(k, a, static_cast<cl_long>(d.numel()));
-  setArg(k, a, static_cast<cl_ulong>(so.first));
-  setArg(k, a, static_cast<cl_ulong>(so.second));
+  so.setArgs(k, a);
   extra(k, a);
   launch1D(device(idx), currentQueue(idx), k, d.numel());
   OCL_CATCH
@@ -274,12 +267,15 @@ struct BernoulliTensorKernel {
     const at::Tensor p = p_in.expand(self.sizes()).to(real).contiguous();
     fillContiguous(self, [&](const at::Tensor& d) {
       const c10::DeviceIndex idx = d.device().index();
-      const auto so = philoxInputs(gen, idx);
+      const PhiloxDraw so = philoxDraw(gen, idx);
       cl_program prog = randomExtraProgram(idx, d.scalar_type());
       OCL_TRY
       cl_kernel k = programs(idx).kernel(prog, "bernoulli_tensor_k");
-      setArgs(k, bufferOf(d), bufferOf(p), static_cast<cl_long>(d.numel()),
-              static_cast<cl_ulong>(so.first), static_cast<cl_ulong>(so.second));
+      cl_uint a = 0;
+      setArg(k, a, bufferOf(d));
+      setArg(k, a, bufferOf(p));
+      setArg(k, a, static_cast<cl_long>(d.numel()));
+      so.setArgs(k, a);
       launch1D(device(idx), currentQueue(idx), k, d.numel());
       OCL_CATCH
     });
@@ -448,7 +444,7 @@ std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor& input, double
   at::Tensor mask = at::empty_like(x, x.options().dtype(c10::kBool), at::MemoryFormat::Contiguous);
   const double keep = 1.0 - p;
   const double scale = keep == 0 ? 0.0 : 1.0 / keep;
-  const auto so = philoxInputs(std::nullopt, idx);
+  const PhiloxDraw so = philoxDraw(std::nullopt, idx);
   const bool dbl = isDouble(x.scalar_type());
   cl_program prog = randomExtraProgram(idx, x.scalar_type());
   OCL_TRY
@@ -458,8 +454,7 @@ std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor& input, double
   setArg(k, a, bufferOf(mask));
   setArg(k, a, bufferOf(x));
   setArg(k, a, static_cast<cl_long>(x.numel()));
-  setArg(k, a, static_cast<cl_ulong>(so.first));
-  setArg(k, a, static_cast<cl_ulong>(so.second));
+  so.setArgs(k, a);
   setReal(k, a, dbl, keep);
   setReal(k, a, dbl, scale);
   launch1D(device(idx), currentQueue(idx), k, x.numel());

@@ -7,6 +7,7 @@
 
 #include "aten/cl_types.h"
 #include "integration/generator.h"
+#include "integration/state.h"
 #include "runtime/handles.h"
 
 #include <mutex>
@@ -31,13 +32,14 @@ inline std::string randomProgramHeader(c10::ScalarType t) {
 // The program of kernels/random.cl for dtype t (random.cpp).
 cl_program randomExtraProgram(c10::DeviceIndex idx, c10::ScalarType t);
 
-// (seed, offset) for a kernel whose work items each consume `increment` 32-bit draws; the
-// generator's offset advances past them (rounded up to a whole Philox block).
-inline std::pair<uint64_t, uint64_t> philoxInputs(std::optional<at::Generator> gen,
-                                                  c10::DeviceIndex idx, uint64_t increment = 4) {
+// The draw of a kernel launched on device idx's current stream whose work items each consume
+// `increment` 32-bit values; the generator's offset advances past them (rounded up to a whole
+// Philox block). Set its kernel arguments with PhiloxDraw::setArgs (graph replays re-set them).
+inline PhiloxDraw philoxDraw(std::optional<at::Generator> gen, c10::DeviceIndex idx,
+                             uint64_t increment = 4) {
   auto* g = at::get_generator_or_default<OclGeneratorImpl>(gen, defaultGenerator(idx));
   std::lock_guard<std::mutex> lock(g->mutex_);
-  return g->philoxEngineInputs(increment);
+  return g->philoxDraw(increment, currentQueue(idx));
 }
 
 }  // namespace torch_ocl::aten

@@ -18,8 +18,10 @@ simple, non-tree version):
   CUDA graphs do. Outputs a caller still holds from an earlier call are never overwritten: the
   call then uses a second recording (another pool), and past that runs the compiled graph
   without replay (fresh outputs), so results are never silently changed under the caller;
-- a graph that cannot be recorded (a CPU tensor input read by value, random numbers, a host
-  read, a library that enqueues by itself) runs without replay, with a warning once.
+- a graph that cannot be recorded (a CPU tensor input read by value, a host read, a library
+  that enqueues by itself) runs without replay, with a warning once. Random numbers are
+  recorded: Inductor's random kernels read their seeds from an eager random_ kernel of the
+  graph, whose (seed, offset) each replay redraws from the ocl generator (runtime/graph_rng.h).
 """
 
 from __future__ import annotations
