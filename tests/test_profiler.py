@@ -144,3 +144,40 @@ def test_bench_profile_writes_a_trace(tmp_path, monkeypatch, capsys):
     assert "Chrome trace" in out and "aten::" in out
     events = json.loads(trace.read_text())["traceEvents"]
     assert any(ev.get("cat") == "kernel" for ev in events)
+
+
+def test_graph_replay_kernels_recorded():
+    """A replayed torch.accelerator.Graph shows its kernels, with device times, under an
+    ``ocl::graph_replay`` row, once per replay; replays outside a profiler create no events."""
+    x_cpu = torch.linspace(-3, 3, 1000)
+    x = x_cpu.to("ocl")
+    y = torch.empty_like(x)
+    with torch_ocl.strict():
+        torch.mul(x, 2.0, out=y).add_(1.0)  # kernels built before the capture
+        torch.ocl.synchronize()
+        g = torch.accelerator.Graph()
+        with g:
+            torch.mul(x, 2.0, out=y)
+            y.add_(1.0).relu_()
+        torch.ocl.synchronize()
+        before = _C._profiler_events_created()
+        g.replay()
+        torch.ocl.synchronize()
+        assert _C._profiler_events_created() == before
+        with profile(activities=ACTIVITIES) as prof:
+            for _ in range(3):
+                g.replay()
+            torch.ocl.synchronize()
+    torch.testing.assert_close(y.cpu(), torch.relu(x_cpu * 2 + 1))
+    kernels = [e for e in _device_events(prof) if "Memcpy" not in e.name and "Memset" not in e.name]
+    names = [e.name for e in kernels]
+    assert sum(n.startswith("mul") for n in names) == 3, names
+    assert sum(n.startswith("add") for n in names) == 3, names
+    assert len(names) == 9, names  # mul, add and relu's kernel, three times
+    for e in kernels:
+        assert e.time_range.end >= e.time_range.start
+    replays = [e for e in prof.events() if e.name == "ocl::graph_replay"]
+    assert len(replays) == 3
+    assert all(k.name for r in replays for k in r.kernels)
+    assert sum(len(r.kernels) for r in replays) == len(kernels)
+    assert prof.key_averages().table(sort_by="device_time_total").count("ocl::graph_replay") == 1

@@ -13,11 +13,14 @@
 #if __has_include(<ATen/core/GraphImplInterface.h>)
 
 #include <ATen/core/GraphImplInterface.h>
+#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
 #include "aten/launch.h"
+#include "integration/profiler.h"
 #include "integration/state.h"
 #include "runtime/graph.h"
+#include "runtime/graph_observer.h"
 
 #include <array>
 #include <atomic>
@@ -151,7 +154,33 @@ class OclGraphImpl final : public at::GraphImplInterface {
     cl_command_queue q = currentQueue(dev_);
     aten::refuseCapture(q, "replaying a graph inside another capture");
     OCL_TRY
-    graph_->replay(q);
+    if (profilingActive()) {
+      // A row for the replay, which its device rows link to, and a profiled event per node.
+      RECORD_FUNCTION("ocl::graph_replay", c10::ArrayRef<const c10::IValue>{});
+      const rt::ReplayObserver observe = [](cl_event ev, rt::ReplayNodeKind kind,
+                                            cl_kernel kernel) {
+        using K = rt::ReplayNodeKind;
+        switch (kind) {
+          case K::kKernel:
+            return detail::recordProfiled(ev, CommandKind::kKernel, nullptr, kernel);
+          case K::kNative:
+            return detail::recordProfiled(ev, CommandKind::kKernel, "native kernel (host BLAS)",
+                                          nullptr);
+          case K::kCopy:
+            return detail::recordProfiled(ev, CommandKind::kMemcpy,
+                                          "Memcpy DtoD (Device -> Device)", nullptr);
+          case K::kFill:
+            return detail::recordProfiled(ev, CommandKind::kMemset, "Memset (Device)", nullptr);
+          case K::kWrite:
+            return detail::recordProfiled(ev, CommandKind::kMemcpy, "Memcpy HtoD (Host -> Device)",
+                                          nullptr);
+        }
+      };
+      rt::ObservedReplays scope(observe);
+      graph_->replay(q);
+    } else {
+      graph_->replay(q);
+    }
     OCL_CHECK(clFlush(q));
     OCL_CATCH
     replayed_on_[static_cast<size_t>(currentStream(dev_).id())] = true;

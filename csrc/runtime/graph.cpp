@@ -1,6 +1,7 @@
 #include "graph.h"
 
 #include "cl_error.h"
+#include "graph_observer.h"
 #include "graph_rng.h"
 
 #include <dlfcn.h>
@@ -227,7 +228,24 @@ size_t CommandGraph::size() const {
   return nodes_.size();
 }
 
+namespace {
+thread_local const ReplayObserver* t_replay_observer = nullptr;
+}  // namespace
+
+ObservedReplays::ObservedReplays(const ReplayObserver& observer) : previous_(t_replay_observer) {
+  t_replay_observer = &observer;
+}
+
+ObservedReplays::~ObservedReplays() {
+  t_replay_observer = previous_;
+}
+
+const ReplayObserver* replayObserver() {
+  return t_replay_observer;
+}
+
 void CommandGraph::replay(cl_command_queue q) const {
+  const ReplayObserver* observer = t_replay_observer;
   GraphRng* rng = rngOf(this);
   std::unique_lock<std::mutex> rng_lock;
   if (rng && !rng->draws.empty()) {
@@ -258,11 +276,14 @@ void CommandGraph::replay(cl_command_queue q) const {
     }
   }
   for (const Node& n : nodes_) {
+    cl_event ev = nullptr;
+    cl_event* evp = observer ? &ev : nullptr;
+    ReplayNodeKind kind = ReplayNodeKind::kKernel;
     switch (n.kind) {
       case Node::kKernel:
-        OCL_CHECK(clEnqueueNDRangeKernel(
-            q, n.kernel.get(), n.dims, n.has_offset ? n.offset.data() : nullptr, n.global.data(),
-            n.has_local ? n.local.data() : nullptr, 0, nullptr, nullptr));
+        OCL_CHECK(clEnqueueNDRangeKernel(q, n.kernel.get(), n.dims,
+                                         n.has_offset ? n.offset.data() : nullptr, n.global.data(),
+                                         n.has_local ? n.local.data() : nullptr, 0, nullptr, evp));
         break;
       case Node::kNative: {
         std::array<const void*, 16> small_locs{};
@@ -288,22 +309,27 @@ void CommandGraph::replay(cl_command_queue q) const {
         OCL_CHECK(clEnqueueNativeKernel(q, n.fn, const_cast<void*>(static_cast<const void*>(base)),
                                         n.args_size, static_cast<cl_uint>(n.mems.size()),
                                         n.mems.empty() ? nullptr : mems,
-                                        n.mems.empty() ? nullptr : locs, 0, nullptr, nullptr));
+                                        n.mems.empty() ? nullptr : locs, 0, nullptr, evp));
+        kind = ReplayNodeKind::kNative;
         break;
       }
       case Node::kCopy:
         OCL_CHECK(clEnqueueCopyBuffer(q, n.src.get(), n.dst.get(), n.src_offset, n.dst_offset,
-                                      n.bytes, 0, nullptr, nullptr));
+                                      n.bytes, 0, nullptr, evp));
+        kind = ReplayNodeKind::kCopy;
         break;
       case Node::kFill:
         OCL_CHECK(clEnqueueFillBuffer(q, n.dst.get(), n.pattern.data(), n.pattern.size(),
-                                      n.dst_offset, n.bytes, 0, nullptr, nullptr));
+                                      n.dst_offset, n.bytes, 0, nullptr, evp));
+        kind = ReplayNodeKind::kFill;
         break;
       case Node::kWrite:
         OCL_CHECK(clEnqueueWriteBuffer(q, n.dst.get(), CL_FALSE, n.dst_offset, n.bytes, n.host, 0,
-                                       nullptr, nullptr));
+                                       nullptr, evp));
+        kind = ReplayNodeKind::kWrite;
         break;
     }
+    if (ev) (*observer)(ev, kind, n.kind == Node::kKernel ? n.kernel.get() : nullptr);
   }
 }
 
