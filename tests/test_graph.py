@@ -306,3 +306,63 @@ def test_reduce_overhead_mutated_buffers():
         for p, q in zip(cpu_model.parameters(), dev_model.parameters()):
             torch.testing.assert_close(q.grad.cpu(), p.grad, atol=5e-5, rtol=5e-5)
     assert ocl_graphs.stats["replays"] - replays0 >= 6
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_products_capture_where_clblast_is_the_provider(dtype):
+    """CLBlast enqueues by itself and cannot be recorded; while a stream captures, products that
+    would run on it (GPU drivers, or TORCH_OCL_GEMM=clblast as here) take our tiled kernels. mm,
+    addmm, bmm and a linear layer's backward, replayed with new inputs, against CPU."""
+    from torch_ocl import _C
+
+    tol = dict(atol=1e-4, rtol=1e-4) if dtype == torch.float32 else dict(atol=1e-10, rtol=1e-10)
+    gen = torch.Generator().manual_seed(3)
+    xs = [torch.randn(5, 37, 29, generator=gen, dtype=dtype) for _ in range(3)]
+    w_cpu = torch.randn(29, 23, generator=gen, dtype=dtype)
+    bias_cpu = torch.randn(23, generator=gen, dtype=dtype)
+
+    def step(x, w, bias):
+        y = torch.addmm(bias, x[0], w)  # 37 x 23
+        z = torch.bmm(x, w.expand(5, 29, 23))  # batched, broadcast operand
+        return y, z, torch.mm(x[1].t(), x[2])  # a transposed operand
+
+    _C._set_gemm_provider("clblast")
+    try:
+        with torch_ocl.strict():
+            x = xs[0].to("ocl")
+            w, bias = w_cpu.to("ocl"), bias_cpu.to("ocl")
+            step(x, w, bias)
+            torch.accelerator.synchronize()
+            assert _C._last_gemm_provider() == "clblast"
+            g = torch.accelerator.Graph()
+            with g:
+                outs = step(x, w, bias)
+            assert _C._last_gemm_provider() == "tiled"
+            for xc in xs[1:]:
+                x.copy_(xc.to("ocl"))
+                g.replay()
+                for got, want in zip(outs, step(xc, w_cpu, bias_cpu)):
+                    torch.testing.assert_close(got.cpu(), want, **tol)
+            # Outside the capture CLBlast runs again.
+            torch.mm(x[0], w)
+            assert _C._last_gemm_provider() == "clblast"
+    finally:
+        _C._set_gemm_provider("auto")
+
+
+def test_complex_products_still_refused_under_clblast():
+    from torch_ocl import _C
+
+    _C._set_gemm_provider("clblast")
+    try:
+        a = torch.randn(8, 8, dtype=torch.complex64, device="ocl")
+        (a @ a).sum()
+        torch.accelerator.synchronize()
+        g = torch.accelerator.Graph()
+        with pytest.raises(RuntimeError, match="CLBlast"):
+            with g:
+                a @ a
+        torch.accelerator.synchronize()
+        assert torch.allclose((a @ a).cpu(), a.cpu() @ a.cpu(), atol=1e-4)  # still usable
+    finally:
+        _C._set_gemm_provider("auto")

@@ -895,7 +895,8 @@ namespace {
 // 192/147, 64x9216 @ (128x9216)^T 195/109. The BLAS splits the work statically between its
 // threads, so it also suffers most when another process takes a core; our kernel's work-groups
 // are shared out dynamically by the driver.
-GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+GemmProvider chooseUncapturedProvider(const at::Tensor& out, const at::Tensor& a,
+                                      const at::Tensor& b) {
   const c10::DeviceIndex idx = out.device().index();
   const c10::ScalarType t = out.scalar_type();
   // The tuning table (warmup's measurements) first, unless a provider is forced.
@@ -923,6 +924,20 @@ GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at
   // kernel takes the whole batch in one launch.
   if (out.dim() == 3 && out.size(0) > 1 && rows * cols * k < 8388608 /* 203^3 */ && cols >= 32)
     return GemmProvider::kCpuTile;
+  return p;
+}
+
+// CLBlast enqueues by itself, so a graph cannot record its commands: while the stream captures,
+// our own tiled kernels take the products CLBlast would have run (GPU drivers, where CLBlast is
+// the default, or a forced TORCH_OCL_GEMM=clblast). Complex products have no tiled kernel and
+// stay refused by CLBlast's capture check.
+GemmProvider chooseProvider(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  const GemmProvider p = chooseUncapturedProvider(out, a, b);
+  if (p != GemmProvider::kClBlast || !rt::capture::active()) return p;
+  const c10::DeviceIndex idx = out.device().index();
+  if (rt::capture::graphOf(currentQueue(idx)) &&
+      supports(GemmProvider::kTiled, idx, out.scalar_type()))
+    return GemmProvider::kTiled;
   return p;
 }
 
