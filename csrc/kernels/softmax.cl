@@ -182,7 +182,8 @@ __kernel void softmax_fwd_vrows(__global char* yb, ulong yoff, __global const ch
   for (long d = nv; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d));
   ACCV sv = 0;
   ACC s = 0;
-  if (log_ || sizeof(YT) < sizeof(ACC)) {
+  const bool narrow_y = sizeof(YT) < sizeof(ACC);  // (a bool: `||` with a constant warns)
+  if (log_ || narrow_y) {
     for (long d = 0; d < nv; d += VW) sv += v_exp(VLOAD_X(x, d) - m);
     for (long d = nv; d < dim; ++d) s += ocl_exp(LOAD_X(x, d) - m);
     s += v_hsum(sv);
