@@ -250,3 +250,128 @@ __kernel void col2vol(__global char* imb, ulong imoff, __global const char* colb
     ST(im, w, s);
   }
 }
+
+// ---- Vectorised depthwise kernels for unit width stride (the common 3x3 / 5x5 layers). Each
+// work item runs down a block of output rows of one (sample, channel) and 32 output columns of
+// them, as two ACC16 vectors (the CPU drivers' zmm registers; PoCL vectorises little across work
+// items of kernels with inner loops). An input row is staged once into a private ring of rows
+// with zeros in the padding, so every tap is an unaligned vector load at a constant offset and
+// the output rows of a block reuse the rows their neighbours staged.
+#define DWV_CAT_(a, b) a##b
+#define DWV_CAT(a, b) DWV_CAT_(a, b)
+typedef DWV_CAT(ACC, 16) dwv_t;
+#define DWV_COLS 32  // output columns per work item: two vectors
+#define DWV_SPAN 64  // staged row width: DWV_COLS + (KW - 1) * dw <= DWV_SPAN
+#define DWV_RING 8   // staged rows: (KH - 1) * dh + 1 <= DWV_RING
+
+// Columns base .. base + DWV_SPAN - 1 of the row xr (element stride sx, width W) into buf,
+// zeros outside the row.
+inline void dwv_stage(ACC* buf, __global const T* xr, long sx, long W, long base) {
+  for (int i = 0; i < DWV_SPAN; ++i) {
+    const long w = base + i;
+    buf[i] = (w >= 0 && w < W) ? LD(xr, w * sx) : (ACC)0;
+  }
+}
+
+// out (N, Oc, OH, OW) contiguous = correlation of `in` (geometry g: N, Cin, H, W, strides; the
+// output size OH, OW; sw == 1) with the (F, KH, KW) contiguous filters w: output channel o sums
+// over m < M the input channel (o / dv) * M + m through filter o * M + m, read flipped when
+// `flip` (the input gradient: a correlation of grad_output with the flipped filters). Rows per
+// work item `rb`; global size (ceil(OW / 32), ceil(OH / rb), N * Oc).
+__kernel void depthwise_rows(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
+                             __global const char* wb, ulong woff, ConvGeom g, long Oc, long M,
+                             long dv, long rb, int flip) {
+  const long cb = get_global_id(0), blk = get_global_id(1), no = get_global_id(2);
+  const long o = no % Oc, n = no / Oc;
+  const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb);
+  const long ow0 = cb * DWV_COLS;
+  const int jn = (int)min((long)DWV_COLS, g.OW - ow0);
+  const long base = ow0 - g.pw, taps = g.KH * g.KW;
+  ACC ring[DWV_RING * DWV_SPAN];
+  long tag[DWV_RING];
+  for (int s = 0; s < DWV_RING; ++s) tag[s] = -1;
+  ACC tmp[DWV_COLS];
+  for (long oh = oh0; oh < oh1; ++oh) {
+    dwv_t a0 = (dwv_t)0, a1 = (dwv_t)0;
+    for (long m = 0; m < M; ++m) {
+      const long ci = (o / dv) * M + m;
+      __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + ci * g.sc;
+      __global const T* w = (__global const T*)(wb + woff) + (o * M + m) * taps;
+      for (long ki = 0; ki < g.KH; ++ki) {
+        const long h = oh * g.sh - g.ph + ki * g.dh;
+        if (h < 0 || h >= g.H) continue;
+        const int s = (int)(h % DWV_RING);
+        ACC* row = ring + s * DWV_SPAN;
+        if (tag[s] != h * M + m) {
+          dwv_stage(row, x + h * g.sy, g.sx, g.W, base);
+          tag[s] = h * M + m;
+        }
+        for (long kj = 0; kj < g.KW; ++kj) {
+          const ACC wv = LD(w, flip ? taps - 1 - (ki * g.KW + kj) : ki * g.KW + kj);
+          a0 += vload16(0, row + kj * g.dw) * wv;
+          a1 += vload16(0, row + 16 + kj * g.dw) * wv;
+        }
+      }
+    }
+    vstore16(a0, 0, tmp);
+    vstore16(a1, 0, tmp + 16);
+    __global T* y = (__global T*)(yb + yoff) + (no * g.OH + oh) * g.OW + ow0;
+    for (int j = 0; j < jn; ++j) ST(y, j, tmp[j]);
+  }
+}
+
+// grad_weight partial sums, part[(n * nblk + blk) * O + o][tap] (in ACC), over a block of rb
+// output rows of one (sample, output channel) and every column block of them: per tap two vector
+// accumulators of products of grad_output rows (staged, zeros past OW) with the shifted input
+// rows. go contiguous (N, O, OH, OW); x with geometry g (sw == 1). A sum over the first
+// dimension finishes it. Global size (nblk, O, N).
+#define DWV_TAPS 25  // KH * KW <= DWV_TAPS
+__kernel void depthwise_wgrad_rows(__global char* pb, ulong poff, __global const char* gob,
+                                   ulong gooff, __global const char* xb, ulong xoff, ConvGeom g,
+                                   long O, long rb) {
+  const long blk = get_global_id(0), o = get_global_id(1), n = get_global_id(2);
+  const long nblk = get_global_size(0);
+  const long c = o / (O / g.C), taps = g.KH * g.KW;
+  const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb);
+  __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
+  __global const T* go = (__global const T*)(gob + gooff) + (n * O + o) * g.OH * g.OW;
+  dwv_t acc[2 * DWV_TAPS];
+  for (int t = 0; t < 2 * DWV_TAPS; ++t) acc[t] = (dwv_t)0;
+  ACC ring[DWV_RING * DWV_SPAN];
+  long tag[DWV_RING];
+  ACC gbuf[DWV_COLS];
+  for (long ow0 = 0; ow0 < g.OW; ow0 += DWV_COLS) {
+    const int jn = (int)min((long)DWV_COLS, g.OW - ow0);
+    const long base = ow0 - g.pw;
+    for (int s = 0; s < DWV_RING; ++s) tag[s] = -1;
+    for (long oh = oh0; oh < oh1; ++oh) {
+      __global const T* gr = go + oh * g.OW + ow0;
+      for (int j = 0; j < DWV_COLS; ++j) gbuf[j] = j < jn ? LD(gr, j) : (ACC)0;
+      const dwv_t g0 = vload16(0, gbuf), g1 = vload16(0, gbuf + 16);
+      for (long ki = 0; ki < g.KH; ++ki) {
+        const long h = oh * g.sh - g.ph + ki * g.dh;
+        if (h < 0 || h >= g.H) continue;
+        const int s = (int)(h % DWV_RING);
+        ACC* row = ring + s * DWV_SPAN;
+        if (tag[s] != h) {
+          dwv_stage(row, x + h * g.sy, g.sx, g.W, base);
+          tag[s] = h;
+        }
+        for (long kj = 0; kj < g.KW; ++kj) {
+          const long t = ki * g.KW + kj;
+          acc[2 * t] += g0 * vload16(0, row + kj * g.dw);
+          acc[2 * t + 1] += g1 * vload16(0, row + 16 + kj * g.dw);
+        }
+      }
+    }
+  }
+  __global ACC* part = (__global ACC*)(pb + poff) + ((n * nblk + blk) * O + o) * taps;
+  for (long t = 0; t < taps; ++t) {
+    const dwv_t v = acc[2 * t] + acc[2 * t + 1];
+    ACC s = 0;
+    ACC lanes[16];
+    vstore16(v, 0, lanes);
+    for (int j = 0; j < 16; ++j) s += lanes[j];
+    part[t] = s;
+  }
+}

@@ -133,6 +133,68 @@ void launchDepthwise(const char* name, const at::Tensor& out, const at::Tensor& 
   OCL_CATCH
 }
 
+// The vectorised depthwise kernels (depthwise_rows, depthwise_wgrad_rows in im2col.cl): unit
+// width stride, floating dtypes, and taps within their fixed private buffers (DWV_* there).
+constexpr int64_t kDwvCols = 32, kDwvSpan = 64, kDwvRing = 8, kDwvTaps = 25;
+
+bool dwvFits(const ConvGeom& g, c10::ScalarType t) {
+  return nnFloating(t) && g.sw == 1 && kDwvCols + (g.KW - 1) * g.dw <= kDwvSpan &&
+         (g.KH - 1) * g.dh + 1 <= kDwvRing && g.KH * g.KW <= kDwvTaps;
+}
+
+// Rows per work item of the vectorised kernels: whole images where the other axes give 256 work
+// items or more (the rows staged by one output row are reused by the next), else fewer rows.
+int64_t dwvRowBlock(int64_t rows, int64_t items) {
+  if (rows <= 0) return 1;
+  const int64_t nblk = std::clamp<int64_t>((256 + items - 1) / std::max<int64_t>(items, 1), 1,
+                                           std::max<int64_t>(rows, 1));
+  return (rows + nblk - 1) / nblk;
+}
+
+// A vectorised depthwise kernel over `grid` work items (work groups of one), its arguments after
+// the output and the two inputs being `extra`.
+template <typename... Extra>
+void launchDwv(const char* name, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+               std::array<int64_t, 3> grid, const Extra&... extra) {
+  if (grid[0] * grid[1] * grid[2] == 0) return;
+  const c10::DeviceIndex idx = out.device().index();
+  cl_program prog = nnProgram(idx, &kIm2colFamily, "im2col.cl", a.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, name);
+  setArgs(k, bufferOf(out), bufferOf(a), bufferOf(b), extra...);
+  const size_t global[3] = {static_cast<size_t>(grid[0]), static_cast<size_t>(grid[1]),
+                            static_cast<size_t>(grid[2])};
+  const size_t local[3] = {1, 1, 1};
+  launchKernel(currentQueue(idx), k, 3, global, local);
+  OCL_CATCH
+}
+
+// y (N, O, OH, OW) = depthwise correlation of x (geometry g) with w (O, KH*KW) contiguous.
+void dwvForward(const at::Tensor& y, const at::Tensor& x, const at::Tensor& w, const ConvGeom& g,
+                int64_t o) {
+  const int64_t ncb = (g.OW + kDwvCols - 1) / kDwvCols;
+  const int64_t rb = dwvRowBlock(g.OH, ncb * g.N * o);
+  launchDwv("depthwise_rows", y, x, w, {ncb, (g.OH + rb - 1) / rb, g.N * o}, g,
+            static_cast<cl_long>(o), cl_long{1}, static_cast<cl_long>(o / g.C),
+            static_cast<cl_long>(rb), cl_int{0});
+}
+
+// gi (N, C, H, W) contiguous for a stride-1 depthwise convolution: the correlation of go (N, O,
+// OH, OW) contiguous with the flipped filters, padded by (K - 1) * dilation - padding.
+void dwvInputGrad(const at::Tensor& gi, const at::Tensor& go, const at::Tensor& w,
+                  const ConvGeom& xg, int64_t o) {
+  ConvGeom g = xg;
+  g.N = go.size(0), g.C = o, g.H = go.size(2), g.W = go.size(3);
+  g.OH = gi.size(2), g.OW = gi.size(3);
+  g.ph = (g.KH - 1) * g.dh - xg.ph, g.pw = (g.KW - 1) * g.dw - xg.pw;
+  g.sn = go.stride(0), g.sc = go.stride(1), g.sy = go.stride(2), g.sx = go.stride(3);
+  const int64_t c = gi.size(1), ncb = (g.OW + kDwvCols - 1) / kDwvCols;
+  const int64_t rb = dwvRowBlock(g.OH, ncb * g.N * c);
+  launchDwv("depthwise_rows", gi, go, w, {ncb, (g.OH + rb - 1) / rb, g.N * c}, g,
+            static_cast<cl_long>(c), static_cast<cl_long>(o / c), cl_long{1},
+            static_cast<cl_long>(rb), cl_int{1});
+}
+
 // One input channel per group: a direct kernel beats G tiny GEMMs by far.
 bool depthwise(const at::Tensor& x, const Params& p, bool transposed) {
   return !transposed && p.groups > 1 && x.size(1) == p.groups;
@@ -346,8 +408,11 @@ at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
     out = at::empty({n, o, c[0], c[1], c[2]}, x.options());
     if (depthwise2d(x, k, c, p, transposed)) {
       const at::Tensor wc = w.select(2, 0).contiguous(), x2 = x.select(2, 0);
-      launchDepthwise("depthwise_fwd", out, x2, wc, geometry(x2, k[1], k[2], c[1], c[2], p), o,
-                      {c[2], c[1], n * o});
+      const ConvGeom geom = geometry(x2, k[1], k[2], c[1], c[2], p);
+      if (dwvFits(geom, x.scalar_type()))
+        dwvForward(out, x2, wc, geom, o);
+      else
+        launchDepthwise("depthwise_fwd", out, x2, wc, geom, o, {c[2], c[1], n * o});
       fused_bias = false;
     } else {
       // Per sample and group: out[n][j] (Og x L) = W[j] (Og x Cg*K) @ columns[n][j] (Cg*K x L),
@@ -401,19 +466,33 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
     const at::Tensor goc = go.select(2, 0).contiguous(), wc = w.select(2, 0).contiguous();
     const at::Tensor x2 = x.select(2, 0);
     const ConvGeom geom = geometry(x2, k[1], k[2], c[1], c[2], p);
-    if (mask[0])
-      launchDepthwise("depthwise_bwd_input", gi, goc, wc, geom, w.size(0),
-                      {x2.size(3), x2.size(2), n * x2.size(1)});
+    const bool dwv = dwvFits(geom, x.scalar_type());
+    if (mask[0]) {
+      if (dwv && p.sh == 1)
+        dwvInputGrad(gi.select(2, 0), goc, wc, geom, w.size(0));
+      else
+        launchDepthwise("depthwise_bwd_input", gi, goc, wc, geom, w.size(0),
+                        {x2.size(3), x2.size(2), n * x2.size(1)});
+    }
     if (mask[1]) {
-      // Partial sums per output row (in the accumulation dtype for 16-bit floats), then their
-      // sum over the rows.
+      // Partial sums per block of output rows (in the accumulation dtype for 16-bit floats),
+      // then their sum over the blocks.
       const int64_t o = w.size(0), taps = k[1] * k[2];
       const c10::ScalarType t = goc.scalar_type();
       const bool reduced = t == at::kHalf || t == at::kBFloat16;
-      const at::Tensor part =
-          at::empty({n * c[1], o, taps}, goc.options().dtype(reduced ? at::kFloat : t));
-      launchDepthwise("depthwise_bwd_weight_rows", part, goc, x2, geom, o, {c[1], o, n});
-      gw_r = n * c[1] == 0 ? at::zeros(w.sizes(), w.options()) : part.sum(0).to(t).view(w.sizes());
+      const auto acc = goc.options().dtype(reduced ? at::kFloat : t);
+      at::Tensor part;
+      if (dwv) {
+        const int64_t rb = dwvRowBlock(c[1], o * n), nblk = (c[1] + rb - 1) / rb;
+        part = at::empty({n * nblk, o, taps}, acc);
+        launchDwv("depthwise_wgrad_rows", part, goc, x2, {nblk, o, n}, geom,
+                  static_cast<cl_long>(o), static_cast<cl_long>(rb));
+      } else {
+        part = at::empty({n * c[1], o, taps}, acc);
+        launchDepthwise("depthwise_bwd_weight_rows", part, goc, x2, geom, o, {c[1], o, n});
+      }
+      gw_r =
+          part.size(0) == 0 ? at::zeros(w.sizes(), w.options()) : part.sum(0).to(t).view(w.sizes());
     }
   } else if (!transposed) {
     const int64_t og = w.size(0) / g, cg = x.size(1) / g;
@@ -472,11 +551,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
   at::Tensor gb;
   if (mask[2]) {
     // Sum over pixels as a batched GEMV through the matrix engine, then over the batch.
+    // 16-bit floats as a float sum rounded once, as CPU PyTorch does (the GEMV's per-sample
+    // results would be rounded before their sum over the batch).
+    const c10::ScalarType t = go.scalar_type();
     const at::Tensor ones = at::ones({l, 1}, go.options());
     gb = go.numel() == 0 ? at::zeros({go.size(1)}, go.options())
-                         : at::bmm(go.reshape({n, go.size(1), l}), ones.expand({n, l, 1}))
-                               .sum(0)
-                               .view({go.size(1)});
+         : t == at::kHalf || t == at::kBFloat16
+             ? go.sum({0, 2, 3, 4}, false, at::kFloat).to(t)
+             : at::bmm(go.reshape({n, go.size(1), l}), ones.expand({n, l, 1}))
+                   .sum(0)
+                   .view({go.size(1)});
   }
   return {gi, gw, gb};
 }

@@ -1,0 +1,98 @@
+"""Depthwise convolutions on the vectorised row kernels (unit width stride; the input gradient also
+needs a unit height stride) and on the general direct kernels, against CPU PyTorch in strict mode:
+output, input, weight and bias gradients, every floating dtype, odd and wide rows (more than one
+32-column block), several row blocks per image, channel multipliers, dilation, padding beyond
+the taps, non-contiguous and channels_last inputs, batch 1 and zero-size batches, 1-D."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_ocl
+from test_conv import LAYOUT, check_fn, rand
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+# name: (fn, shapes (input, weight[, bias]))
+CASES = {
+    # The benchmark's layer shape, smaller batch: rows of 28 (one column block, 4 lanes unused).
+    "3x3_pad1": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=8),
+                 [(2, 8, 28, 28), (8, 1, 3, 3), (8,)]),
+    # Rows wider than one 32-column block, odd width, no padding.
+    "wide_odd": (lambda x, w: F.conv2d(x, w, groups=3), [(1, 3, 5, 71), (3, 1, 3, 3)]),
+    # Channel multiplier 2 (input gradient sums two filters per channel), 5x5, padding 2.
+    "mult2_5x5": (lambda x, w, b: F.conv2d(x, w, b, padding=2, groups=4),
+                  [(3, 4, 9, 37), (8, 1, 5, 5), (8,)]),
+    # Dilation and asymmetric padding; height stride 2 (forward and weight gradient vectorised,
+    # the input gradient on the general kernel).
+    "dil_stride_h2": (lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=(2, 1), dilation=(2, 3),
+                                            groups=5), [(2, 5, 13, 34), (5, 1, 3, 2)]),
+    # Padding larger than (K - 1) * dilation: the input gradient's padding is negative.
+    "pad_beyond_taps": (lambda x, w: F.conv2d(x, w, padding=(2, 3), groups=2),
+                        [(2, 2, 6, 7), (2, 1, 2, 3)]),
+    # Width stride 2: the general kernels.
+    "stride2": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=6),
+                [(2, 6, 15, 17), (6, 1, 3, 3), (6,)]),
+    # One tall image (several row blocks of few items), batch 1.
+    "tall_batch1": (lambda x, w: F.conv2d(x, w, padding=1, groups=2), [(1, 2, 300, 20),
+                                                                         (2, 1, 3, 3)]),
+    # A 7x7 kernel (taps at the staged row's limit: 32 + 6 columns, 7 rows).
+    "7x7": (lambda x, w: F.conv2d(x, w, padding=3, groups=3), [(2, 3, 11, 40), (3, 1, 7, 7)]),
+    # Taps beyond the vectorised kernels' buffers (9 rows): the general kernels.
+    "9x1": (lambda x, w: F.conv2d(x, w, padding=(4, 0), groups=2), [(2, 2, 12, 10), (2, 1, 9, 1)]),
+    "conv1d": (lambda x, w, b: F.conv1d(x, w, b, padding=1, groups=4), [(3, 4, 50), (4, 1, 3),
+                                                                         (4,)]),
+    "conv1d_mult3_dil": (lambda x, w: F.conv1d(x, w, padding=4, dilation=2, groups=2),
+                         [(2, 2, 33), (6, 1, 5)]),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", list(CASES))
+def test_depthwise_strict(case, dtype):
+    fn, shapes = CASES[case]
+    check_fn(fn, [rand(s, i) for i, s in enumerate(shapes)], dtype=dtype, strict=True)
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "transposed", "sliced"])
+@pytest.mark.parametrize("case", ["3x3_pad1", "mult2_5x5", "dil_stride_h2"])
+def test_depthwise_layouts(case, layout):
+    fn, shapes = CASES[case]
+    shapes = [list(s) for s in shapes]
+    if layout == "transposed":  # square images, so that the transposed view has the same shape
+        shapes[0][3] = shapes[0][2]
+    check_fn(fn, [rand(tuple(s), i) for i, s in enumerate(shapes)], prep=LAYOUT[layout],
+             strict=True)
+
+
+@pytest.mark.parametrize("case", ["3x3_pad1", "mult2_5x5", "conv1d"])
+def test_depthwise_zero_batch(case):
+    fn, shapes = CASES[case]
+    ts = [rand(s, i) for i, s in enumerate(shapes)]
+    ts[0] = ts[0][:0]
+    ref_leaf = [t.clone().requires_grad_() for t in ts]
+    dev_leaf = [t.to("ocl").requires_grad_() for t in ts]
+    ref = fn(*ref_leaf)
+    ref.sum().backward()
+    with torch_ocl.strict():
+        out = fn(*dev_leaf)
+        out.sum().backward()
+    assert out.shape == ref.shape
+    for d, r in zip(dev_leaf, ref_leaf):
+        torch.testing.assert_close(d.grad.cpu(), r.grad)
+
+
+def test_depthwise_weight_grad_only_and_input_grad_only():
+    # convolution_backward with one gradient asked for at a time (the other passes not run).
+    x, w = rand((2, 4, 10, 33), 0), rand((4, 1, 3, 3), 1)
+    go = rand((2, 4, 10, 33), 2)
+    args = ([4], [1, 1], [1, 1], [1, 1], False, [0, 0], 4)
+    for mask in ([True, False, False], [False, True, False], [False, False, True]):
+        ref = torch.ops.aten.convolution_backward(go, x, w, *args, mask)
+        with torch_ocl.strict():
+            out = torch.ops.aten.convolution_backward(go.to("ocl"), x.to("ocl"), w.to("ocl"),
+                                                      *args, mask)
+        for o, r in zip(out, ref):
+            assert (o is None) == (r is None)
+            if r is not None:
+                torch.testing.assert_close(o.cpu(), r, rtol=1e-10, atol=1e-10)
