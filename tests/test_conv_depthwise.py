@@ -1,4 +1,4 @@
-"""Depthwise convolutions on the vectorised row kernels (unit width stride; the input gradient also
+"""Depthwise and grouped convolutions on the vectorised row kernels (unit width stride; the input gradient also
 needs a unit height stride) and on the general direct kernels, against CPU PyTorch in strict mode:
 output, input, weight and bias gradients, every floating dtype, odd and wide rows (more than one
 32-column block), several row blocks per image, channel multipliers, dilation, padding beyond
@@ -47,6 +47,24 @@ CASES = {
 }
 
 
+# Grouped convolutions with few output channels a group (conv_rows: blocks of 8, 4 or 1 output
+# channels, the last one partial; the weight gradient per (output, input) channel pair).
+CASES.update({
+    "g4_16x16": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=4),
+                 [(2, 64, 12, 14), (64, 16, 3, 3), (64,)]),
+    "g2_og6_wide": (lambda x, w: F.conv2d(x, w, padding=(1, 2), groups=2),
+                    [(1, 6, 7, 45), (12, 3, 3, 5)]),
+    "g3_og3_dil": (lambda x, w, b: F.conv2d(x, w, b, padding=2, dilation=2, groups=3),
+                   [(2, 6, 9, 10), (9, 2, 3, 3), (9,)]),
+    "g2_og10_stride_h2": (lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=1, groups=2),
+                          [(2, 4, 11, 13), (20, 2, 3, 3)]),
+    "g2_stride2": (lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=2),
+                   [(2, 4, 11, 13), (8, 2, 3, 3)]),
+    "g2_conv1d": (lambda x, w, b: F.conv1d(x, w, b, padding=1, groups=2),
+                  [(3, 8, 40), (8, 4, 3), (8,)]),
+})
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", list(CASES))
 def test_depthwise_strict(case, dtype):
@@ -55,7 +73,8 @@ def test_depthwise_strict(case, dtype):
 
 
 @pytest.mark.parametrize("layout", ["channels_last", "transposed", "sliced"])
-@pytest.mark.parametrize("case", ["3x3_pad1", "mult2_5x5", "dil_stride_h2"])
+@pytest.mark.parametrize("case", ["3x3_pad1", "mult2_5x5", "dil_stride_h2", "g4_16x16",
+                                  "g2_og6_wide"])
 def test_depthwise_layouts(case, layout):
     fn, shapes = CASES[case]
     shapes = [list(s) for s in shapes]
@@ -65,7 +84,7 @@ def test_depthwise_layouts(case, layout):
              strict=True)
 
 
-@pytest.mark.parametrize("case", ["3x3_pad1", "mult2_5x5", "conv1d"])
+@pytest.mark.parametrize("case", ["3x3_pad1", "mult2_5x5", "conv1d", "g4_16x16"])
 def test_depthwise_zero_batch(case):
     fn, shapes = CASES[case]
     ts = [rand(s, i) for i, s in enumerate(shapes)]

@@ -263,115 +263,162 @@ typedef DWV_CAT(ACC, 16) dwv_t;
 #define DWV_COLS 32  // output columns per work item: two vectors
 #define DWV_SPAN 64  // staged row width: DWV_COLS + (KW - 1) * dw <= DWV_SPAN
 #define DWV_RING 8   // staged rows: (KH - 1) * dh + 1 <= DWV_RING
+#define DWV_TAPS 25  // KH * KW <= DWV_TAPS
 
 // Columns base .. base + DWV_SPAN - 1 of the row xr (element stride sx, width W) into buf,
-// zeros outside the row.
+// zeros outside the row; a contiguous row as one plain copy (which compilers vectorise).
 inline void dwv_stage(ACC* buf, __global const T* xr, long sx, long W, long base) {
-  for (int i = 0; i < DWV_SPAN; ++i) {
-    const long w = base + i;
-    buf[i] = (w >= 0 && w < W) ? LD(xr, w * sx) : (ACC)0;
+  const int i0 = (int)clamp(-base, 0L, (long)DWV_SPAN);
+  const int i1 = (int)clamp(W - base, (long)i0, (long)DWV_SPAN);
+  for (int i = 0; i < i0; ++i) buf[i] = (ACC)0;
+  if (sx == 1) {
+    __global const T* xs = xr + base;
+    for (int i = i0; i < i1; ++i) buf[i] = LD(xs, i);
+  } else {
+    for (int i = i0; i < i1; ++i) buf[i] = LD(xr, (base + i) * sx);
   }
+  for (int i = i1; i < DWV_SPAN; ++i) buf[i] = (ACC)0;
 }
 
-// out (N, Oc, OH, OW) contiguous = correlation of `in` (geometry g: N, Cin, H, W, strides; the
-// output size OH, OW; sw == 1) with the (F, KH, KW) contiguous filters w: output channel o sums
-// over m < M the input channel (o / dv) * M + m through filter o * M + m, read flipped when
-// `flip` (the input gradient: a correlation of grad_output with the flipped filters). Rows per
-// work item `rb`; global size (ceil(OW / 32), ceil(OH / rb), N * Oc).
-__kernel void depthwise_rows(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
-                             __global const char* wb, ulong woff, ConvGeom g, long Oc, long M,
-                             long dv, long rb, int flip) {
-  const long cb = get_global_id(0), blk = get_global_id(1), no = get_global_id(2);
-  const long o = no % Oc, n = no / Oc;
-  const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb);
-  const long ow0 = cb * DWV_COLS;
-  const int jn = (int)min((long)DWV_COLS, g.OW - ow0);
-  const long base = ow0 - g.pw, taps = g.KH * g.KW;
-  ACC ring[DWV_RING * DWV_SPAN];
-  long tag[DWV_RING];
-  for (int s = 0; s < DWV_RING; ++s) tag[s] = -1;
-  ACC tmp[DWV_COLS];
-  for (long oh = oh0; oh < oh1; ++oh) {
-    dwv_t a0 = (dwv_t)0, a1 = (dwv_t)0;
-    for (long m = 0; m < M; ++m) {
-      const long ci = (o / dv) * M + m;
-      __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + ci * g.sc;
-      __global const T* w = (__global const T*)(wb + woff) + (o * M + m) * taps;
-      for (long ki = 0; ki < g.KH; ++ki) {
-        const long h = oh * g.sh - g.ph + ki * g.dh;
-        if (h < 0 || h >= g.H) continue;
-        const int s = (int)(h % DWV_RING);
-        ACC* row = ring + s * DWV_SPAN;
-        if (tag[s] != h * M + m) {
-          dwv_stage(row, x + h * g.sy, g.sx, g.W, base);
-          tag[s] = h * M + m;
-        }
-        for (long kj = 0; kj < g.KW; ++kj) {
-          const ACC wv = LD(w, flip ? taps - 1 - (ki * g.KW + kj) : ki * g.KW + kj);
-          a0 += vload16(0, row + kj * g.dw) * wv;
-          a1 += vload16(0, row + 16 + kj * g.dw) * wv;
-        }
-      }
-    }
-    vstore16(a0, 0, tmp);
-    vstore16(a1, 0, tmp + 16);
-    __global T* y = (__global T*)(yb + yoff) + (no * g.OH + oh) * g.OW + ow0;
-    for (int j = 0; j < jn; ++j) ST(y, j, tmp[j]);
+// out (N, G * og, OH, OW) contiguous = correlation of `in` (geometry g: N, Cin, H, W, strides;
+// the output size OH, OW; sw == 1) with filters w, in G groups of og output channels: output
+// channel o = grp * og + ol sums over m < M the input channel grp * M + m through the filter at
+// w + grp * wg + ol * wo + m * wm (KH * KW taps, read flipped when `flip`: the input gradient,
+// a correlation of grad_output with the flipped filters). A depthwise forward is G = C, og =
+// the channel multiplier, M = 1; a grouped one og = O / G, M = C / G. Each work item computes
+// OB output channels of one group (clamped to og) over a block of rb output rows (at most DWV_RB
+// where M > 1: their sums over m wait in private memory) and 32 columns: per staged input row
+// and tap, two vector loads feed 2 * OB multiply-adds. Global size (ceil(OW / 32), ceil(OH /
+// rb), N * G * ceil(og / OB)).
+#define DWV_RB 8
+#define CONV_ROWS(NAME, OB)                                                                       \
+  __kernel void NAME(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,          \
+                     __global const char* wb, ulong woff, ConvGeom g, long G, long og, long M,    \
+                     long wg, long wo, long wm, long rb, int flip) {                              \
+    const long cb = get_global_id(0), blk = get_global_id(1), z = get_global_id(2);               \
+    const long nob = (og + OB - 1) / OB, obk = z % nob, q = z / nob;                              \
+    const long grp = q % G, n = q / G, ol0 = obk * OB;                                            \
+    const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb);                                         \
+    const long ow0 = cb * DWV_COLS;                                                               \
+    const int jn = (int)min((long)DWV_COLS, g.OW - ow0);                                          \
+    const long base = ow0 - g.pw, taps = g.KH * g.KW;                                             \
+    __global const T* wgp = (__global const T*)(wb + woff) + grp * wg;                            \
+    ACC wv[(OB) * DWV_TAPS];                                                                      \
+    ACC ring[DWV_RING * DWV_SPAN];                                                                \
+    long tag[DWV_RING];                                                                           \
+    dwv_t acc[DWV_RB * 2 * (OB)];                                                                 \
+    ACC tmp[DWV_COLS];                                                                            \
+    for (long m = 0; m < M; ++m) {                                                                \
+      __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + (grp * M + m) * g.sc;     \
+      for (int s = 0; s < DWV_RING; ++s) tag[s] = -1;                                             \
+      _Pragma("unroll")                                                                           \
+      for (int b = 0; b < (OB); ++b)                                                              \
+        for (long t = 0; t < taps; ++t)                                                           \
+          wv[b * DWV_TAPS + t] =                                                                  \
+              LD(wgp, min(ol0 + b, og - 1) * wo + m * wm + (flip ? taps - 1 - t : t));            \
+      for (long oh = oh0; oh < oh1; ++oh) {                                                       \
+        dwv_t r[2 * (OB)];                                                                        \
+        _Pragma("unroll")                                                                         \
+        for (int b = 0; b < 2 * (OB); ++b) r[b] = (dwv_t)0;                                       \
+        for (long ki = 0; ki < g.KH; ++ki) {                                                      \
+          const long h = oh * g.sh - g.ph + ki * g.dh;                                            \
+          if (h < 0 || h >= g.H) continue;                                                        \
+          const int s = (int)(h % DWV_RING);                                                      \
+          ACC* row = ring + s * DWV_SPAN;                                                         \
+          if (tag[s] != h) {                                                                      \
+            dwv_stage(row, x + h * g.sy, g.sx, g.W, base);                                        \
+            tag[s] = h;                                                                           \
+          }                                                                                       \
+          for (long kj = 0; kj < g.KW; ++kj) {                                                    \
+            const long t = ki * g.KW + kj;                                                        \
+            const dwv_t x0 = vload16(0, row + kj * g.dw), x1 = vload16(0, row + 16 + kj * g.dw);  \
+            _Pragma("unroll")                                                                     \
+            for (int b = 0; b < (OB); ++b) {                                                      \
+              r[2 * b] += x0 * wv[b * DWV_TAPS + t];                                              \
+              r[2 * b + 1] += x1 * wv[b * DWV_TAPS + t];                                          \
+            }                                                                                     \
+          }                                                                                       \
+        }                                                                                         \
+        const long i = (M == 1 ? 0 : oh - oh0) * 2 * (OB);                                        \
+        _Pragma("unroll")                                                                         \
+        for (int b = 0; b < 2 * (OB); ++b) acc[i + b] = (M > 1 && m > 0) ? acc[i + b] + r[b] : r[b]; \
+        if (m + 1 < M) continue;                                                                  \
+        for (int b = 0; b < (OB) && ol0 + b < og; ++b) {                                          \
+          vstore16(acc[i + 2 * b], 0, tmp);                                                       \
+          vstore16(acc[i + 2 * b + 1], 0, tmp + 16);                                              \
+          __global T* y = (__global T*)(yb + yoff) +                                              \
+                          (((n * G + grp) * og + ol0 + b) * g.OH + oh) * g.OW + ow0;              \
+          for (int j = 0; j < jn; ++j) ST(y, j, tmp[j]);                                          \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
   }
-}
+CONV_ROWS(conv_rows1, 1)
+CONV_ROWS(conv_rows4, 4)
+CONV_ROWS(conv_rows8, 8)
 
-// grad_weight partial sums, part[(n * nblk + blk) * O + o][tap] (in ACC), over a block of rb
-// output rows of one (sample, output channel) and every column block of them: per tap two vector
-// accumulators of products of grad_output rows (staged, zeros past OW) with the shifted input
-// rows. go contiguous (N, O, OH, OW); x with geometry g (sw == 1). A sum over the first
-// dimension finishes it. Global size (nblk, O, N).
-#define DWV_TAPS 25  // KH * KW <= DWV_TAPS
-__kernel void depthwise_wgrad_rows(__global char* pb, ulong poff, __global const char* gob,
-                                   ulong gooff, __global const char* xb, ulong xoff, ConvGeom g,
-                                   long O, long rb) {
-  const long blk = get_global_id(0), o = get_global_id(1), n = get_global_id(2);
-  const long nblk = get_global_size(0);
-  const long c = o / (O / g.C), taps = g.KH * g.KW;
-  const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb);
-  __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
-  __global const T* go = (__global const T*)(gob + gooff) + (n * O + o) * g.OH * g.OW;
-  dwv_t acc[2 * DWV_TAPS];
-  for (int t = 0; t < 2 * DWV_TAPS; ++t) acc[t] = (dwv_t)0;
-  ACC ring[DWV_RING * DWV_SPAN];
-  long tag[DWV_RING];
-  ACC gbuf[DWV_COLS];
-  for (long ow0 = 0; ow0 < g.OW; ow0 += DWV_COLS) {
-    const int jn = (int)min((long)DWV_COLS, g.OW - ow0);
-    const long base = ow0 - g.pw;
-    for (int s = 0; s < DWV_RING; ++s) tag[s] = -1;
-    for (long oh = oh0; oh < oh1; ++oh) {
-      __global const T* gr = go + oh * g.OW + ow0;
-      for (int j = 0; j < DWV_COLS; ++j) gbuf[j] = j < jn ? LD(gr, j) : (ACC)0;
-      const dwv_t g0 = vload16(0, gbuf), g1 = vload16(0, gbuf + 16);
-      for (long ki = 0; ki < g.KH; ++ki) {
-        const long h = oh * g.sh - g.ph + ki * g.dh;
-        if (h < 0 || h >= g.H) continue;
-        const int s = (int)(h % DWV_RING);
-        ACC* row = ring + s * DWV_SPAN;
-        if (tag[s] != h) {
-          dwv_stage(row, x + h * g.sy, g.sx, g.W, base);
-          tag[s] = h;
-        }
-        for (long kj = 0; kj < g.KW; ++kj) {
-          const long t = ki * g.KW + kj;
-          acc[2 * t] += g0 * vload16(0, row + kj * g.dw);
-          acc[2 * t + 1] += g1 * vload16(0, row + 16 + kj * g.dw);
-        }
-      }
-    }
+// grad_weight partial sums of a convolution in G = O / og groups of M input channels (depthwise:
+// og = channel multiplier, M = 1), part[(n * nblk + blk) * O * M + o * M + m][tap] (in ACC), over
+// a block of rb output rows of one (sample, output channel o, input channel m of its group) and
+// every column block of them: per tap two vector accumulators of products of grad_output rows
+// (staged, zeros past OW) with the shifted input rows (channel (o / og) * M + m). go with
+// element strides gs (n, c, y; unit x); x with geometry g (sw == 1). A sum over the first
+// dimension finishes it. KHC, KWC: compile-time tap counts (their loops unrolled, the 2 * KHC *
+// KWC accumulators in registers), or 0 for the geometry's (at most DWV_TAPS taps, accumulators
+// in private memory). Global size (nblk, O * M, N).
+#define WGRAD_ROWS(NAME, KHC, KWC)                                                                \
+  __kernel void NAME(__global char* pb, ulong poff, __global const char* gob, ulong gooff,        \
+                     __global const char* xb, ulong xoff, ConvGeom g, long O, long og, long M,    \
+                     long gsn, long gsc, long gsy, long rb) {                                     \
+    const long blk = get_global_id(0), om = get_global_id(1), n = get_global_id(2);               \
+    const long nblk = get_global_size(0), o = om / M, m = om % M;                                 \
+    const long KH = (KHC) ? (KHC) : g.KH, KW = (KWC) ? (KWC) : g.KW, taps = KH * KW;              \
+    const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb);                                         \
+    __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + ((o / og) * M + m) * g.sc;  \
+    __global const T* go = (__global const T*)(gob + gooff) + n * gsn + o * gsc;                  \
+    dwv_t acc[2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS)];                                            \
+    _Pragma("unroll")                                                                             \
+    for (int t = 0; t < 2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS); ++t) acc[t] = (dwv_t)0;           \
+    ACC ring[DWV_RING * DWV_SPAN];                                                                \
+    long tag[DWV_RING];                                                                           \
+    ACC gbuf[DWV_COLS];                                                                           \
+    for (long ow0 = 0; ow0 < g.OW; ow0 += DWV_COLS) {                                             \
+      const int jn = (int)min((long)DWV_COLS, g.OW - ow0);                                        \
+      const long base = ow0 - g.pw;                                                               \
+      for (int s = 0; s < DWV_RING; ++s) tag[s] = -1;                                             \
+      for (long oh = oh0; oh < oh1; ++oh) {                                                       \
+        __global const T* gr = go + oh * gsy + ow0;                                               \
+        for (int j = 0; j < jn; ++j) gbuf[j] = LD(gr, j);                                         \
+        for (int j = jn; j < DWV_COLS; ++j) gbuf[j] = (ACC)0;                                     \
+        const dwv_t g0 = vload16(0, gbuf), g1 = vload16(0, gbuf + 16);                            \
+        _Pragma("unroll")                                                                         \
+        for (long ki = 0; ki < KH; ++ki) {                                                        \
+          const long h = oh * g.sh - g.ph + ki * g.dh;                                            \
+          if (h < 0 || h >= g.H) continue;                                                        \
+          const int s = (int)(h % DWV_RING);                                                      \
+          ACC* row = ring + s * DWV_SPAN;                                                         \
+          if (tag[s] != h) {                                                                      \
+            dwv_stage(row, x + h * g.sy, g.sx, g.W, base);                                        \
+            tag[s] = h;                                                                           \
+          }                                                                                       \
+          _Pragma("unroll")                                                                       \
+          for (long kj = 0; kj < KW; ++kj) {                                                      \
+            const long t = ki * KW + kj;                                                          \
+            acc[2 * t] += g0 * vload16(0, row + kj * g.dw);                                       \
+            acc[2 * t + 1] += g1 * vload16(0, row + 16 + kj * g.dw);                              \
+          }                                                                                       \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+    __global ACC* part = (__global ACC*)(pb + poff) + ((n * nblk + blk) * O * M + om) * taps;     \
+    ACC lanes[16];                                                                                \
+    _Pragma("unroll")                                                                             \
+    for (long t = 0; t < taps; ++t) {                                                             \
+      vstore16(acc[2 * t] + acc[2 * t + 1], 0, lanes);                                            \
+      ACC sum = 0;                                                                                \
+      for (int j = 0; j < 16; ++j) sum += lanes[j];                                               \
+      part[t] = sum;                                                                              \
+    }                                                                                             \
   }
-  __global ACC* part = (__global ACC*)(pb + poff) + ((n * nblk + blk) * O + o) * taps;
-  for (long t = 0; t < taps; ++t) {
-    const dwv_t v = acc[2 * t] + acc[2 * t + 1];
-    ACC s = 0;
-    ACC lanes[16];
-    vstore16(v, 0, lanes);
-    for (int j = 0; j < 16; ++j) s += lanes[j];
-    part[t] = s;
-  }
-}
+WGRAD_ROWS(conv_wgrad_rows, 0, 0)
+WGRAD_ROWS(conv_wgrad_rows3x3, 3, 3)
