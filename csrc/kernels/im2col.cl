@@ -358,66 +358,72 @@ CONV_ROWS(conv_rows4, 4)
 CONV_ROWS(conv_rows8, 8)
 
 // grad_weight partial sums of a convolution in G = O / og groups of M input channels (depthwise:
-// og = channel multiplier, M = 1), part[(n * nblk + blk) * O * M + o * M + m][tap] (in ACC), over
-// a block of rb output rows of one (sample, output channel o, input channel m of its group) and
-// every column block of them: per tap two vector accumulators of products of grad_output rows
-// (staged, zeros past OW) with the shifted input rows (channel (o / og) * M + m). go with
-// element strides gs (n, c, y; unit x); x with geometry g (sw == 1). A sum over the first
-// dimension finishes it. KHC, KWC: compile-time tap counts (their loops unrolled, the 2 * KHC *
-// KWC accumulators in registers), or 0 for the geometry's (at most DWV_TAPS taps, accumulators
-// in private memory). Global size (nblk, O * M, N).
+// og = channel multiplier, M = 1), part[(n * nblk + blk) * O * M + o * M + m][tap] (in ACC). A
+// work item takes one (sample, block of rb output rows, group, input channel m of it, block of
+// OBW output channels of the group): it stages the input rows of its row block once (channel
+// grp * M + m, zeros in the padding; at most DWV_IMG rows), then per output channel keeps two
+// vector sums per tap of grad_output rows (staged, zeros past OW) times the shifted input rows,
+// over the rows and column blocks. go with element strides gs (n, c, y; unit x); x with
+// geometry g (sw == 1). A sum over the first dimension finishes it. KHC, KWC: compile-time tap
+// counts (loops unrolled, the 2 * KHC * KWC sums in registers), or 0 for the geometry's (at
+// most DWV_TAPS taps, sums in private memory). Global size (nblk, G * M * ceil(og / OBW), N).
+#define DWV_IMG 40
+#define DWV_OBW 16
 #define WGRAD_ROWS(NAME, KHC, KWC)                                                                \
   __kernel void NAME(__global char* pb, ulong poff, __global const char* gob, ulong gooff,        \
                      __global const char* xb, ulong xoff, ConvGeom g, long O, long og, long M,    \
                      long gsn, long gsc, long gsy, long rb) {                                     \
-    const long blk = get_global_id(0), om = get_global_id(1), n = get_global_id(2);               \
-    const long nblk = get_global_size(0), o = om / M, m = om % M;                                 \
+    const long blk = get_global_id(0), z = get_global_id(1), n = get_global_id(2);                \
+    const long nblk = get_global_size(0), nob = (og + DWV_OBW - 1) / DWV_OBW;                     \
+    const long obk = z % nob, m = (z / nob) % M, grp = z / nob / M;                               \
     const long KH = (KHC) ? (KHC) : g.KH, KW = (KWC) ? (KWC) : g.KW, taps = KH * KW;              \
-    const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb);                                         \
-    __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + ((o / og) * M + m) * g.sc;  \
-    __global const T* go = (__global const T*)(gob + gooff) + n * gsn + o * gsc;                  \
-    dwv_t acc[2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS)];                                            \
-    _Pragma("unroll")                                                                             \
-    for (int t = 0; t < 2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS); ++t) acc[t] = (dwv_t)0;           \
-    ACC ring[DWV_RING * DWV_SPAN];                                                                \
-    long tag[DWV_RING];                                                                           \
+    const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb), hb = oh0 * g.sh - g.ph;                 \
+    const long nrows = (oh1 - oh0 - 1) * g.sh + (KH - 1) * g.dh + 1;                              \
+    __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + (grp * M + m) * g.sc;       \
+    ACC img[DWV_IMG * DWV_SPAN];                                                                  \
     ACC gbuf[DWV_COLS];                                                                           \
+    ACC lanes[16];                                                                                \
+    dwv_t acc[2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS)];                                            \
+    const long ol1 = min(og, (obk + 1) * DWV_OBW);                                                \
     for (long ow0 = 0; ow0 < g.OW; ow0 += DWV_COLS) {                                             \
       const int jn = (int)min((long)DWV_COLS, g.OW - ow0);                                        \
-      const long base = ow0 - g.pw;                                                               \
-      for (int s = 0; s < DWV_RING; ++s) tag[s] = -1;                                             \
-      for (long oh = oh0; oh < oh1; ++oh) {                                                       \
-        __global const T* gr = go + oh * gsy + ow0;                                               \
-        for (int j = 0; j < jn; ++j) gbuf[j] = LD(gr, j);                                         \
-        for (int j = jn; j < DWV_COLS; ++j) gbuf[j] = (ACC)0;                                     \
-        const dwv_t g0 = vload16(0, gbuf), g1 = vload16(0, gbuf + 16);                            \
+      for (long r = 0; r < nrows; ++r) {                                                          \
+        const long h = hb + r;                                                                    \
+        if (h >= 0 && h < g.H) dwv_stage(img + r * DWV_SPAN, x + h * g.sy, g.sx, g.W, ow0 - g.pw); \
+      }                                                                                           \
+      for (long ol = obk * DWV_OBW; ol < ol1; ++ol) {                                             \
+        const long o = grp * og + ol;                                                             \
+        __global const T* go = (__global const T*)(gob + gooff) + n * gsn + o * gsc + ow0;       \
         _Pragma("unroll")                                                                         \
-        for (long ki = 0; ki < KH; ++ki) {                                                        \
-          const long h = oh * g.sh - g.ph + ki * g.dh;                                            \
-          if (h < 0 || h >= g.H) continue;                                                        \
-          const int s = (int)(h % DWV_RING);                                                      \
-          ACC* row = ring + s * DWV_SPAN;                                                         \
-          if (tag[s] != h) {                                                                      \
-            dwv_stage(row, x + h * g.sy, g.sx, g.W, base);                                        \
-            tag[s] = h;                                                                           \
-          }                                                                                       \
+        for (int t = 0; t < 2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS); ++t) acc[t] = (dwv_t)0;       \
+        for (long oh = oh0; oh < oh1; ++oh) {                                                     \
+          __global const T* gr = go + oh * gsy;                                                   \
+          for (int j = 0; j < jn; ++j) gbuf[j] = LD(gr, j);                                       \
+          for (int j = jn; j < DWV_COLS; ++j) gbuf[j] = (ACC)0;                                   \
+          const dwv_t g0 = vload16(0, gbuf), g1 = vload16(0, gbuf + 16);                          \
           _Pragma("unroll")                                                                       \
-          for (long kj = 0; kj < KW; ++kj) {                                                      \
-            const long t = ki * KW + kj;                                                          \
-            acc[2 * t] += g0 * vload16(0, row + kj * g.dw);                                       \
-            acc[2 * t + 1] += g1 * vload16(0, row + 16 + kj * g.dw);                              \
+          for (long ki = 0; ki < KH; ++ki) {                                                      \
+            const long r = (oh - oh0) * g.sh + ki * g.dh, h = hb + r;                             \
+            if (h < 0 || h >= g.H) continue;                                                      \
+            const ACC* row = img + r * DWV_SPAN;                                                  \
+            _Pragma("unroll")                                                                     \
+            for (long kj = 0; kj < KW; ++kj) {                                                    \
+              const long t = ki * KW + kj;                                                        \
+              acc[2 * t] += g0 * vload16(0, row + kj * g.dw);                                     \
+              acc[2 * t + 1] += g1 * vload16(0, row + 16 + kj * g.dw);                            \
+            }                                                                                     \
           }                                                                                       \
         }                                                                                         \
+        __global ACC* part =                                                                      \
+            (__global ACC*)(pb + poff) + ((n * nblk + blk) * O * M + o * M + m) * taps;           \
+        _Pragma("unroll")                                                                         \
+        for (long t = 0; t < taps; ++t) {                                                         \
+          vstore16(acc[2 * t] + acc[2 * t + 1], 0, lanes);                                        \
+          ACC sum = 0;                                                                            \
+          for (int j = 0; j < 16; ++j) sum += lanes[j];                                           \
+          part[t] = ow0 == 0 ? sum : part[t] + sum;                                               \
+        }                                                                                         \
       }                                                                                           \
-    }                                                                                             \
-    __global ACC* part = (__global ACC*)(pb + poff) + ((n * nblk + blk) * O * M + om) * taps;     \
-    ACC lanes[16];                                                                                \
-    _Pragma("unroll")                                                                             \
-    for (long t = 0; t < taps; ++t) {                                                             \
-      vstore16(acc[2 * t] + acc[2 * t + 1], 0, lanes);                                            \
-      ACC sum = 0;                                                                                \
-      for (int j = 0; j < 16; ++j) sum += lanes[j];                                               \
-      part[t] = sum;                                                                              \
     }                                                                                             \
   }
 WGRAD_ROWS(conv_wgrad_rows, 0, 0)

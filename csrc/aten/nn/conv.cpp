@@ -206,13 +206,17 @@ at::Tensor convWgradRows(const at::Tensor& go, const at::Tensor& x, const ConvGe
   const int64_t o = go.size(1), n = go.size(0), oh = go.size(2), taps = g.KH * g.KW;
   const c10::ScalarType t = go.scalar_type();
   const bool reduced = t == at::kHalf || t == at::kBFloat16;
-  const int64_t rb = dwvRowBlock(oh, o * m * n), nblk = (oh + rb - 1) / rb;
+  // Work items of up to 16 output channels (DWV_OBW), their row blocks within the DWV_IMG (40)
+  // staged input rows.
+  const int64_t nob = (og + 15) / 16, items = (o / og) * m * nob;
+  const int64_t max_rows = (40 - (g.KH - 1) * g.dh - 1) / g.sh + 1;
+  const int64_t rb = std::min(dwvRowBlock(oh, items * n), max_rows), nblk = (oh + rb - 1) / rb;
   const at::Tensor part =
       at::empty({n * nblk, o * m, taps}, go.options().dtype(reduced ? at::kFloat : t));
   if (part.numel() == 0) return at::zeros(wsizes, go.options());
   auto L = [](int64_t v) { return static_cast<cl_long>(v); };
   launchDwv(g.KH == 3 && g.KW == 3 ? "conv_wgrad_rows3x3" : "conv_wgrad_rows", part, go, x,
-            {nblk, o * m, n}, g, L(o), L(og), L(m), L(go.stride(0)), L(go.stride(1)),
+            {nblk, items, n}, g, L(o), L(og), L(m), L(go.stride(0)), L(go.stride(1)),
             L(go.stride(2)), L(rb));
   return part.sum(0).to(t).view(wsizes);
 }
