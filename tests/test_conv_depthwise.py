@@ -101,16 +101,24 @@ def test_depthwise_zero_batch(case):
         torch.testing.assert_close(d.grad.cpu(), r.grad)
 
 
-def test_depthwise_weight_grad_only_and_input_grad_only():
-    # convolution_backward with one gradient asked for at a time (the other passes not run).
-    x, w = rand((2, 4, 10, 33), 0), rand((4, 1, 3, 3), 1)
-    go = rand((2, 4, 10, 33), 2)
-    args = ([4], [1, 1], [1, 1], [1, 1], False, [0, 0], 4)
+@pytest.mark.parametrize("groups,cout", [(4, 4), (4, 8), (2, 20)])
+@pytest.mark.parametrize("go_layout", ["contiguous", "channels_last", "sliced"])
+def test_backward_one_gradient_at_a_time(groups, cout, go_layout):
+    # convolution_backward with one gradient asked for at a time (the others not computed), and
+    # grad_output in other layouts (read through its strides or copied).
+    x, w = rand((2, 4, 10, 33), 0), rand((cout, 4 // groups, 3, 3), 1)
+    go_full = rand((2, cout, 10, 66 if go_layout == "sliced" else 33), 2)
+    lay = {"contiguous": lambda t: t,
+           "channels_last": lambda t: t.contiguous(memory_format=torch.channels_last),
+           "sliced": lambda t: t[:, :, :, ::2]}[go_layout]
+    go, go_dev = lay(go_full), lay(go_full.to("ocl"))
+    assert go_dev.stride() == go.stride()
+    args = ([cout], [1, 1], [1, 1], [1, 1], False, [0, 0], groups)
     for mask in ([True, False, False], [False, True, False], [False, False, True]):
         ref = torch.ops.aten.convolution_backward(go, x, w, *args, mask)
         with torch_ocl.strict():
-            out = torch.ops.aten.convolution_backward(go.to("ocl"), x.to("ocl"), w.to("ocl"),
-                                                      *args, mask)
+            out = torch.ops.aten.convolution_backward(go_dev, x.to("ocl"), w.to("ocl"), *args,
+                                                      mask)
         for o, r in zip(out, ref):
             assert (o is None) == (r is None)
             if r is not None:
