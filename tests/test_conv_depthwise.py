@@ -30,9 +30,17 @@ CASES = {
     # Padding larger than (K - 1) * dilation: the input gradient's padding is negative.
     "pad_beyond_taps": (lambda x, w: F.conv2d(x, w, padding=(2, 3), groups=2),
                         [(2, 2, 6, 7), (2, 1, 2, 3)]),
-    # Width stride 2: the general kernels.
+    # Width stride 2: forward and weight gradient on the row kernels (staged in two phases),
+    # the input gradient on the general kernel; odd and wide rows, dilation, 5 taps.
     "stride2": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=6),
                 [(2, 6, 15, 17), (6, 1, 3, 3), (6,)]),
+    "stride2_wide_dil": (lambda x, w: F.conv2d(x, w, stride=(1, 2), padding=(1, 2), dilation=(1, 2),
+                                               groups=3), [(2, 3, 6, 141), (3, 1, 3, 3)]),
+    "stride2_5x5_mult2": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=2, groups=2),
+                          [(2, 2, 13, 70), (4, 1, 5, 5), (4,)]),
+    # Width stride 3: the general kernels.
+    "stride3": (lambda x, w: F.conv2d(x, w, stride=(1, 3), padding=1, groups=2),
+                [(2, 2, 7, 20), (2, 1, 3, 3)]),
     # One tall image (several row blocks of few items), batch 1.
     "tall_batch1": (lambda x, w: F.conv2d(x, w, padding=1, groups=2), [(1, 2, 300, 20),
                                                                          (2, 1, 3, 3)]),

@@ -251,7 +251,7 @@ __kernel void col2vol(__global char* imb, ulong imoff, __global const char* colb
   }
 }
 
-// ---- Vectorised depthwise kernels for unit width stride (the common 3x3 / 5x5 layers). Each
+// ---- Vectorised depthwise kernels for width strides 1 and 2 (the common 3x3 / 5x5 layers). Each
 // work item runs down a block of output rows of one (sample, channel) and 32 output columns of
 // them, as two ACC16 vectors (the CPU drivers' zmm registers; PoCL vectorises little across work
 // items of kernels with inner loops). An input row is staged once into a private ring of rows
@@ -261,27 +261,39 @@ __kernel void col2vol(__global char* imb, ulong imoff, __global const char* colb
 #define DWV_CAT(a, b) DWV_CAT_(a, b)
 typedef DWV_CAT(ACC, 16) dwv_t;
 #define DWV_COLS 32  // output columns per work item: two vectors
-#define DWV_SPAN 64  // staged row width: DWV_COLS + (KW - 1) * dw <= DWV_SPAN
+#define DWV_SPAN 64  // staged row width: DWV_COLS + (KW - 1) * dw / sw <= DWV_SPAN
+#define DWV_SW 2     // width strides up to this
+#define DWV_ROW (DWV_SPAN * DWV_SW)
 #define DWV_RING 8   // staged rows: (KH - 1) * dh + 1 <= DWV_RING
 #define DWV_TAPS 25  // KH * KW <= DWV_TAPS
 
-// Columns base .. base + DWV_SPAN - 1 of the row xr (element stride sx, width W) into buf,
-// zeros outside the row; a contiguous row as one plain copy (which compilers vectorise).
-inline void dwv_stage(ACC* buf, __global const T* xr, long sx, long W, long base) {
-  const int i0 = (int)clamp(-base, 0L, (long)DWV_SPAN);
-  const int i1 = (int)clamp(W - base, (long)i0, (long)DWV_SPAN);
-  for (int i = 0; i < i0; ++i) buf[i] = (ACC)0;
-  if (sx == 1) {
-    __global const T* xs = xr + base;
-    for (int i = i0; i < i1; ++i) buf[i] = LD(xs, i);
-  } else {
-    for (int i = i0; i < i1; ++i) buf[i] = LD(xr, (base + i) * sx);
+// Columns base + p + i * sw (i < DWV_SPAN) of the row xr (element stride sx, width W) into
+// buf[p * DWV_SPAN + i] for each phase p < sw (at most DWV_SW), zeros outside the row; so the
+// columns a tap at offset q reads for consecutive outputs are consecutive in phase q % sw,
+// from q / sw. A contiguous row with unit stride as one plain copy (compilers vectorise it).
+inline void dwv_stage(ACC* buf, __global const T* xr, long sx, long W, long base, long sw) {
+  if (sw == 1) {
+    const int i0 = (int)clamp(-base, 0L, (long)DWV_SPAN);
+    const int i1 = (int)clamp(W - base, (long)i0, (long)DWV_SPAN);
+    for (int i = 0; i < i0; ++i) buf[i] = (ACC)0;
+    if (sx == 1) {
+      __global const T* xs = xr + base;
+      for (int i = i0; i < i1; ++i) buf[i] = LD(xs, i);
+    } else {
+      for (int i = i0; i < i1; ++i) buf[i] = LD(xr, (base + i) * sx);
+    }
+    for (int i = i1; i < DWV_SPAN; ++i) buf[i] = (ACC)0;
+    return;
   }
-  for (int i = i1; i < DWV_SPAN; ++i) buf[i] = (ACC)0;
+  for (long p = 0; p < sw; ++p)
+    for (int i = 0; i < DWV_SPAN; ++i) {
+      const long w = base + p + i * sw;
+      buf[p * DWV_SPAN + i] = (w >= 0 && w < W) ? LD(xr, w * sx) : (ACC)0;
+    }
 }
 
 // out (N, G * og, OH, OW) contiguous = correlation of `in` (geometry g: N, Cin, H, W, strides;
-// the output size OH, OW; sw == 1) with filters w, in G groups of og output channels: output
+// the output size OH, OW; sw <= DWV_SW) with filters w, in G groups of og output channels: output
 // channel o = grp * og + ol sums over m < M the input channel grp * M + m through the filter at
 // w + grp * wg + ol * wo + m * wm (KH * KW taps, read flipped when `flip`: the input gradient,
 // a correlation of grad_output with the flipped filters). A depthwise forward is G = C, og =
@@ -301,10 +313,10 @@ inline void dwv_stage(ACC* buf, __global const T* xr, long sx, long W, long base
     const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb);                                         \
     const long ow0 = cb * DWV_COLS;                                                               \
     const int jn = (int)min((long)DWV_COLS, g.OW - ow0);                                          \
-    const long base = ow0 - g.pw, taps = g.KH * g.KW;                                             \
+    const long base = ow0 * g.sw - g.pw, taps = g.KH * g.KW;                                      \
     __global const T* wgp = (__global const T*)(wb + woff) + grp * wg;                            \
     ACC wv[(OB) * DWV_TAPS];                                                                      \
-    ACC ring[DWV_RING * DWV_SPAN];                                                                \
+    ACC ring[DWV_RING * DWV_ROW];                                                                 \
     long tag[DWV_RING];                                                                           \
     dwv_t acc[DWV_RB * 2 * (OB)];                                                                 \
     ACC tmp[DWV_COLS];                                                                            \
@@ -324,14 +336,16 @@ inline void dwv_stage(ACC* buf, __global const T* xr, long sx, long W, long base
           const long h = oh * g.sh - g.ph + ki * g.dh;                                            \
           if (h < 0 || h >= g.H) continue;                                                        \
           const int s = (int)(h % DWV_RING);                                                      \
-          ACC* row = ring + s * DWV_SPAN;                                                         \
+          ACC* row = ring + s * DWV_ROW;                                                          \
           if (tag[s] != h) {                                                                      \
-            dwv_stage(row, x + h * g.sy, g.sx, g.W, base);                                        \
+            dwv_stage(row, x + h * g.sy, g.sx, g.W, base, g.sw);                                  \
             tag[s] = h;                                                                           \
           }                                                                                       \
           for (long kj = 0; kj < g.KW; ++kj) {                                                    \
             const long t = ki * g.KW + kj;                                                        \
-            const dwv_t x0 = vload16(0, row + kj * g.dw), x1 = vload16(0, row + 16 + kj * g.dw);  \
+            const long q = kj * g.dw;                                                             \
+            const ACC* xq = row + (q % g.sw) * DWV_SPAN + q / g.sw;                               \
+            const dwv_t x0 = vload16(0, xq), x1 = vload16(0, xq + 16);                            \
             _Pragma("unroll")                                                                     \
             for (int b = 0; b < (OB); ++b) {                                                      \
               r[2 * b] += x0 * wv[b * DWV_TAPS + t];                                              \
@@ -364,7 +378,7 @@ CONV_ROWS(conv_rows8, 8)
 // grp * M + m, zeros in the padding; at most DWV_IMG rows), then per output channel keeps two
 // vector sums per tap of grad_output rows (staged, zeros past OW) times the shifted input rows,
 // over the rows and column blocks. go with element strides gs (n, c, y; unit x); x with
-// geometry g (sw == 1). A sum over the first dimension finishes it. KHC, KWC: compile-time tap
+// geometry g (sw <= DWV_SW). A sum over the first dimension finishes it. KHC, KWC: compile-time tap
 // counts (loops unrolled, the 2 * KHC * KWC sums in registers), or 0 for the geometry's (at
 // most DWV_TAPS taps, sums in private memory). Global size (nblk, G * M * ceil(og / OBW), N).
 #define DWV_IMG 40
@@ -380,7 +394,7 @@ CONV_ROWS(conv_rows8, 8)
     const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb), hb = oh0 * g.sh - g.ph;                 \
     const long nrows = (oh1 - oh0 - 1) * g.sh + (KH - 1) * g.dh + 1;                              \
     __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + (grp * M + m) * g.sc;       \
-    ACC img[DWV_IMG * DWV_SPAN];                                                                  \
+    ACC img[DWV_IMG * DWV_ROW];                                                                   \
     ACC gbuf[DWV_COLS];                                                                           \
     ACC lanes[16];                                                                                \
     dwv_t acc[2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS)];                                            \
@@ -389,7 +403,8 @@ CONV_ROWS(conv_rows8, 8)
       const int jn = (int)min((long)DWV_COLS, g.OW - ow0);                                        \
       for (long r = 0; r < nrows; ++r) {                                                          \
         const long h = hb + r;                                                                    \
-        if (h >= 0 && h < g.H) dwv_stage(img + r * DWV_SPAN, x + h * g.sy, g.sx, g.W, ow0 - g.pw); \
+        if (h >= 0 && h < g.H)                                                                    \
+          dwv_stage(img + r * DWV_ROW, x + h * g.sy, g.sx, g.W, ow0 * g.sw - g.pw, g.sw);         \
       }                                                                                           \
       for (long ol = obk * DWV_OBW; ol < ol1; ++ol) {                                             \
         const long o = grp * og + ol;                                                             \
@@ -405,12 +420,13 @@ CONV_ROWS(conv_rows8, 8)
           for (long ki = 0; ki < KH; ++ki) {                                                      \
             const long r = (oh - oh0) * g.sh + ki * g.dh, h = hb + r;                             \
             if (h < 0 || h >= g.H) continue;                                                      \
-            const ACC* row = img + r * DWV_SPAN;                                                  \
+            const ACC* row = img + r * DWV_ROW;                                                   \
             _Pragma("unroll")                                                                     \
             for (long kj = 0; kj < KW; ++kj) {                                                    \
-              const long t = ki * KW + kj;                                                        \
-              acc[2 * t] += g0 * vload16(0, row + kj * g.dw);                                     \
-              acc[2 * t + 1] += g1 * vload16(0, row + 16 + kj * g.dw);                            \
+              const long t = ki * KW + kj, q = kj * g.dw;                                         \
+              const ACC* xq = row + (q % g.sw) * DWV_SPAN + q / g.sw;                             \
+              acc[2 * t] += g0 * vload16(0, xq);                                                  \
+              acc[2 * t + 1] += g1 * vload16(0, xq + 16);                                         \
             }                                                                                     \
           }                                                                                       \
         }                                                                                         \
