@@ -383,7 +383,7 @@ CONV_ROWS(conv_rows8, 8)
 // most DWV_TAPS taps, sums in private memory). Global size (nblk, G * M * ceil(og / OBW), N).
 #define DWV_IMG 40
 #define DWV_OBW 16
-#define WGRAD_ROWS(NAME, KHC, KWC)                                                                \
+#define WGRAD_ROWS(NAME, KHC, KWC, U)                                                            \
   __kernel void NAME(__global char* pb, ulong poff, __global const char* gob, ulong gooff,        \
                      __global const char* xb, ulong xoff, ConvGeom g, long O, long og, long M,    \
                      long gsn, long gsc, long gsy, long rb) {                                     \
@@ -416,12 +416,12 @@ CONV_ROWS(conv_rows8, 8)
           for (int j = 0; j < jn; ++j) gbuf[j] = LD(gr, j);                                       \
           for (int j = jn; j < DWV_COLS; ++j) gbuf[j] = (ACC)0;                                   \
           const dwv_t g0 = vload16(0, gbuf), g1 = vload16(0, gbuf + 16);                          \
-          _Pragma("unroll")                                                                       \
+          U                                                                                       \
           for (long ki = 0; ki < KH; ++ki) {                                                      \
             const long r = (oh - oh0) * g.sh + ki * g.dh, h = hb + r;                             \
             if (h < 0 || h >= g.H) continue;                                                      \
             const ACC* row = img + r * DWV_ROW;                                                   \
-            _Pragma("unroll")                                                                     \
+            U                                                                                     \
             for (long kj = 0; kj < KW; ++kj) {                                                    \
               const long t = ki * KW + kj, q = kj * g.dw;                                         \
               const ACC* xq = row + (q % g.sw) * DWV_SPAN + q / g.sw;                             \
@@ -432,7 +432,7 @@ CONV_ROWS(conv_rows8, 8)
         }                                                                                         \
         __global ACC* part =                                                                      \
             (__global ACC*)(pb + poff) + ((n * nblk + blk) * O * M + o * M + m) * taps;           \
-        _Pragma("unroll")                                                                         \
+        U                                                                                         \
         for (long t = 0; t < taps; ++t) {                                                         \
           vstore16(acc[2 * t] + acc[2 * t + 1], 0, lanes);                                        \
           ACC sum = 0;                                                                            \
@@ -442,5 +442,8 @@ CONV_ROWS(conv_rows8, 8)
       }                                                                                           \
     }                                                                                             \
   }
-WGRAD_ROWS(conv_wgrad_rows, 0, 0)
-WGRAD_ROWS(conv_wgrad_rows3x3, 3, 3)
+// U: the unroll pragma of the tap loops where their counts are compile-time.
+#define DWV_UNROLL _Pragma("unroll")
+#define DWV_NO_UNROLL
+WGRAD_ROWS(conv_wgrad_rows, 0, 0, DWV_NO_UNROLL)
+WGRAD_ROWS(conv_wgrad_rows3x3, 3, 3, DWV_UNROLL)
