@@ -250,3 +250,200 @@ __kernel void col2vol(__global char* imb, ulong imoff, __global const char* colb
     ST(im, w, s);
   }
 }
+
+// ---- Vectorised depthwise kernels for width strides 1 and 2 (the common 3x3 / 5x5 layers). Each
+// work item runs down a block of output rows of one (sample, channel) and 32 output columns of
+// them, as two ACC16 vectors (the CPU drivers' zmm registers; PoCL vectorises little across work
+// items of kernels with inner loops). An input row is staged once into a private ring of rows
+// with zeros in the padding, so every tap is an unaligned vector load at a constant offset and
+// the output rows of a block reuse the rows their neighbours staged.
+#define DWV_CAT_(a, b) a##b
+#define DWV_CAT(a, b) DWV_CAT_(a, b)
+typedef DWV_CAT(ACC, 16) dwv_t;
+#define DWV_COLS 32  // output columns per work item: two vectors
+#define DWV_SPAN 64  // staged row width: DWV_COLS + (KW - 1) * dw / sw <= DWV_SPAN
+#define DWV_SW 2     // width strides up to this
+#define DWV_ROW (DWV_SPAN * DWV_SW)
+#define DWV_RING 8   // staged rows: (KH - 1) * dh + 1 <= DWV_RING
+#define DWV_TAPS 25  // KH * KW <= DWV_TAPS
+
+// Columns base + p + i * sw (i < DWV_SPAN) of the row xr (element stride sx, width W) into
+// buf[p * DWV_SPAN + i] for each phase p < sw (at most DWV_SW), zeros outside the row; so the
+// columns a tap at offset q reads for consecutive outputs are consecutive in phase q % sw,
+// from q / sw. A contiguous row with unit stride as one plain copy (compilers vectorise it).
+inline void dwv_stage(ACC* buf, __global const T* xr, long sx, long W, long base, long sw) {
+  if (sw == 1) {
+    const int i0 = (int)clamp(-base, 0L, (long)DWV_SPAN);
+    const int i1 = (int)clamp(W - base, (long)i0, (long)DWV_SPAN);
+    for (int i = 0; i < i0; ++i) buf[i] = (ACC)0;
+    if (sx == 1) {
+      __global const T* xs = xr + base;
+      for (int i = i0; i < i1; ++i) buf[i] = LD(xs, i);
+    } else {
+      for (int i = i0; i < i1; ++i) buf[i] = LD(xr, (base + i) * sx);
+    }
+    for (int i = i1; i < DWV_SPAN; ++i) buf[i] = (ACC)0;
+    return;
+  }
+  for (long p = 0; p < sw; ++p)
+    for (int i = 0; i < DWV_SPAN; ++i) {
+      const long w = base + p + i * sw;
+      buf[p * DWV_SPAN + i] = (w >= 0 && w < W) ? LD(xr, w * sx) : (ACC)0;
+    }
+}
+
+// out (N, G * og, OH, OW) contiguous = correlation of `in` (geometry g: N, Cin, H, W, strides;
+// the output size OH, OW; sw <= DWV_SW) with filters w, in G groups of og output channels: output
+// channel o = grp * og + ol sums over m < M the input channel grp * M + m through the filter at
+// w + grp * wg + ol * wo + m * wm (KH * KW taps, read flipped when `flip`: the input gradient,
+// a correlation of grad_output with the flipped filters). A depthwise forward is G = C, og =
+// the channel multiplier, M = 1; a grouped one og = O / G, M = C / G. Each work item computes
+// OB output channels of one group (clamped to og) over a block of rb output rows (at most DWV_RB
+// where M > 1: their sums over m wait in private memory) and 32 columns: per staged input row
+// and tap, two vector loads feed 2 * OB multiply-adds. Global size (ceil(OW / 32), ceil(OH /
+// rb), N * G * ceil(og / OB)).
+#define DWV_RB 8
+#define CONV_ROWS(NAME, OB)                                                                       \
+  __kernel void NAME(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,          \
+                     __global const char* wb, ulong woff, ConvGeom g, long G, long og, long M,    \
+                     long wg, long wo, long wm, long rb, int flip) {                              \
+    const long cb = get_global_id(0), blk = get_global_id(1), z = get_global_id(2);               \
+    const long nob = (og + OB - 1) / OB, obk = z % nob, q = z / nob;                              \
+    const long grp = q % G, n = q / G, ol0 = obk * OB;                                            \
+    const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb);                                         \
+    const long ow0 = cb * DWV_COLS;                                                               \
+    const int jn = (int)min((long)DWV_COLS, g.OW - ow0);                                          \
+    const long base = ow0 * g.sw - g.pw, taps = g.KH * g.KW;                                      \
+    __global const T* wgp = (__global const T*)(wb + woff) + grp * wg;                            \
+    ACC wv[(OB) * DWV_TAPS];                                                                      \
+    ACC ring[DWV_RING * DWV_ROW];                                                                 \
+    long tag[DWV_RING];                                                                           \
+    dwv_t acc[DWV_RB * 2 * (OB)];                                                                 \
+    ACC tmp[DWV_COLS];                                                                            \
+    for (long m = 0; m < M; ++m) {                                                                \
+      __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + (grp * M + m) * g.sc;     \
+      for (int s = 0; s < DWV_RING; ++s) tag[s] = -1;                                             \
+      _Pragma("unroll")                                                                           \
+      for (int b = 0; b < (OB); ++b)                                                              \
+        for (long t = 0; t < taps; ++t)                                                           \
+          wv[b * DWV_TAPS + t] =                                                                  \
+              LD(wgp, min(ol0 + b, og - 1) * wo + m * wm + (flip ? taps - 1 - t : t));            \
+      for (long oh = oh0; oh < oh1; ++oh) {                                                       \
+        dwv_t r[2 * (OB)];                                                                        \
+        _Pragma("unroll")                                                                         \
+        for (int b = 0; b < 2 * (OB); ++b) r[b] = (dwv_t)0;                                       \
+        for (long ki = 0; ki < g.KH; ++ki) {                                                      \
+          const long h = oh * g.sh - g.ph + ki * g.dh;                                            \
+          if (h < 0 || h >= g.H) continue;                                                        \
+          const int s = (int)(h % DWV_RING);                                                      \
+          ACC* row = ring + s * DWV_ROW;                                                          \
+          if (tag[s] != h) {                                                                      \
+            dwv_stage(row, x + h * g.sy, g.sx, g.W, base, g.sw);                                  \
+            tag[s] = h;                                                                           \
+          }                                                                                       \
+          for (long kj = 0; kj < g.KW; ++kj) {                                                    \
+            const long t = ki * g.KW + kj;                                                        \
+            const long q = kj * g.dw;                                                             \
+            const ACC* xq = row + (q % g.sw) * DWV_SPAN + q / g.sw;                               \
+            const dwv_t x0 = vload16(0, xq), x1 = vload16(0, xq + 16);                            \
+            _Pragma("unroll")                                                                     \
+            for (int b = 0; b < (OB); ++b) {                                                      \
+              r[2 * b] += x0 * wv[b * DWV_TAPS + t];                                              \
+              r[2 * b + 1] += x1 * wv[b * DWV_TAPS + t];                                          \
+            }                                                                                     \
+          }                                                                                       \
+        }                                                                                         \
+        const long i = (M == 1 ? 0 : oh - oh0) * 2 * (OB);                                        \
+        _Pragma("unroll")                                                                         \
+        for (int b = 0; b < 2 * (OB); ++b) acc[i + b] = (M > 1 && m > 0) ? acc[i + b] + r[b] : r[b]; \
+        if (m + 1 < M) continue;                                                                  \
+        for (int b = 0; b < (OB) && ol0 + b < og; ++b) {                                          \
+          vstore16(acc[i + 2 * b], 0, tmp);                                                       \
+          vstore16(acc[i + 2 * b + 1], 0, tmp + 16);                                              \
+          __global T* y = (__global T*)(yb + yoff) +                                              \
+                          (((n * G + grp) * og + ol0 + b) * g.OH + oh) * g.OW + ow0;              \
+          for (int j = 0; j < jn; ++j) ST(y, j, tmp[j]);                                          \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+  }
+CONV_ROWS(conv_rows1, 1)
+CONV_ROWS(conv_rows4, 4)
+CONV_ROWS(conv_rows8, 8)
+
+// grad_weight partial sums of a convolution in G = O / og groups of M input channels (depthwise:
+// og = channel multiplier, M = 1), part[(n * nblk + blk) * O * M + o * M + m][tap] (in ACC). A
+// work item takes one (sample, block of rb output rows, group, input channel m of it, block of
+// OBW output channels of the group): it stages the input rows of its row block once (channel
+// grp * M + m, zeros in the padding; at most DWV_IMG rows), then per output channel keeps two
+// vector sums per tap of grad_output rows (staged, zeros past OW) times the shifted input rows,
+// over the rows and column blocks. go with element strides gs (n, c, y; unit x); x with
+// geometry g (sw <= DWV_SW). A sum over the first dimension finishes it. KHC, KWC: compile-time tap
+// counts (loops unrolled, the 2 * KHC * KWC sums in registers), or 0 for the geometry's (at
+// most DWV_TAPS taps, sums in private memory). Global size (nblk, G * M * ceil(og / OBW), N).
+#define DWV_IMG 40
+#define DWV_OBW 16
+#define WGRAD_ROWS(NAME, KHC, KWC, U)                                                            \
+  __kernel void NAME(__global char* pb, ulong poff, __global const char* gob, ulong gooff,        \
+                     __global const char* xb, ulong xoff, ConvGeom g, long O, long og, long M,    \
+                     long gsn, long gsc, long gsy, long rb) {                                     \
+    const long blk = get_global_id(0), z = get_global_id(1), n = get_global_id(2);                \
+    const long nblk = get_global_size(0), nob = (og + DWV_OBW - 1) / DWV_OBW;                     \
+    const long obk = z % nob, m = (z / nob) % M, grp = z / nob / M;                               \
+    const long KH = (KHC) ? (KHC) : g.KH, KW = (KWC) ? (KWC) : g.KW, taps = KH * KW;              \
+    const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb), hb = oh0 * g.sh - g.ph;                 \
+    const long nrows = (oh1 - oh0 - 1) * g.sh + (KH - 1) * g.dh + 1;                              \
+    __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + (grp * M + m) * g.sc;       \
+    ACC img[DWV_IMG * DWV_ROW];                                                                   \
+    ACC gbuf[DWV_COLS];                                                                           \
+    ACC lanes[16];                                                                                \
+    dwv_t acc[2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS)];                                            \
+    const long ol1 = min(og, (obk + 1) * DWV_OBW);                                                \
+    for (long ow0 = 0; ow0 < g.OW; ow0 += DWV_COLS) {                                             \
+      const int jn = (int)min((long)DWV_COLS, g.OW - ow0);                                        \
+      for (long r = 0; r < nrows; ++r) {                                                          \
+        const long h = hb + r;                                                                    \
+        if (h >= 0 && h < g.H)                                                                    \
+          dwv_stage(img + r * DWV_ROW, x + h * g.sy, g.sx, g.W, ow0 * g.sw - g.pw, g.sw);         \
+      }                                                                                           \
+      for (long ol = obk * DWV_OBW; ol < ol1; ++ol) {                                             \
+        const long o = grp * og + ol;                                                             \
+        __global const T* go = (__global const T*)(gob + gooff) + n * gsn + o * gsc + ow0;       \
+        _Pragma("unroll")                                                                         \
+        for (int t = 0; t < 2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS); ++t) acc[t] = (dwv_t)0;       \
+        for (long oh = oh0; oh < oh1; ++oh) {                                                     \
+          __global const T* gr = go + oh * gsy;                                                   \
+          for (int j = 0; j < jn; ++j) gbuf[j] = LD(gr, j);                                       \
+          for (int j = jn; j < DWV_COLS; ++j) gbuf[j] = (ACC)0;                                   \
+          const dwv_t g0 = vload16(0, gbuf), g1 = vload16(0, gbuf + 16);                          \
+          U                                                                                       \
+          for (long ki = 0; ki < KH; ++ki) {                                                      \
+            const long r = (oh - oh0) * g.sh + ki * g.dh, h = hb + r;                             \
+            if (h < 0 || h >= g.H) continue;                                                      \
+            const ACC* row = img + r * DWV_ROW;                                                   \
+            U                                                                                     \
+            for (long kj = 0; kj < KW; ++kj) {                                                    \
+              const long t = ki * KW + kj, q = kj * g.dw;                                         \
+              const ACC* xq = row + (q % g.sw) * DWV_SPAN + q / g.sw;                             \
+              acc[2 * t] += g0 * vload16(0, xq);                                                  \
+              acc[2 * t + 1] += g1 * vload16(0, xq + 16);                                         \
+            }                                                                                     \
+          }                                                                                       \
+        }                                                                                         \
+        __global ACC* part =                                                                      \
+            (__global ACC*)(pb + poff) + ((n * nblk + blk) * O * M + o * M + m) * taps;           \
+        U                                                                                         \
+        for (long t = 0; t < taps; ++t) {                                                         \
+          vstore16(acc[2 * t] + acc[2 * t + 1], 0, lanes);                                        \
+          ACC sum = 0;                                                                            \
+          for (int j = 0; j < 16; ++j) sum += lanes[j];                                           \
+          part[t] = ow0 == 0 ? sum : part[t] + sum;                                               \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+  }
+// U: the unroll pragma of the tap loops where their counts are compile-time.
+#define DWV_UNROLL _Pragma("unroll")
+#define DWV_NO_UNROLL
+WGRAD_ROWS(conv_wgrad_rows, 0, 0, DWV_NO_UNROLL)
+WGRAD_ROWS(conv_wgrad_rows3x3, 3, 3, DWV_UNROLL)
