@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_ocl
-from test_conv import LAYOUT, check_fn, rand
+from test_conv import LAYOUT, check_fn, check_zero_batch, rand
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 
@@ -94,19 +94,7 @@ def test_depthwise_layouts(case, layout):
 
 @pytest.mark.parametrize("case", ["3x3_pad1", "mult2_5x5", "conv1d", "g4_16x16"])
 def test_depthwise_zero_batch(case):
-    fn, shapes = CASES[case]
-    ts = [rand(s, i) for i, s in enumerate(shapes)]
-    ts[0] = ts[0][:0]
-    ref_leaf = [t.clone().requires_grad_() for t in ts]
-    dev_leaf = [t.to("ocl").requires_grad_() for t in ts]
-    ref = fn(*ref_leaf)
-    ref.sum().backward()
-    with torch_ocl.strict():
-        out = fn(*dev_leaf)
-        out.sum().backward()
-    assert out.shape == ref.shape
-    for d, r in zip(dev_leaf, ref_leaf):
-        torch.testing.assert_close(d.grad.cpu(), r.grad)
+    check_zero_batch(*CASES[case])
 
 
 @pytest.mark.parametrize("groups,cout", [(4, 4), (4, 8), (2, 20)])
