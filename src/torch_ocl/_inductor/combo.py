@@ -14,7 +14,7 @@ the default's are. Graphs without ocl nodes keep Inductor's default.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 
 def _on_ocl(node) -> bool:
@@ -53,7 +53,11 @@ def group_nodes_for_combo_kernels(scheduler) -> list[list]:
         lo = 1 + max((level[p] for p in preds[n]), default=-1)
         hi = min((level[s] for s in succs[n]), default=top + 1) - 1
         cands = [lv for lv in range(lo, hi + 1) if lv != here and members.get(lv)]
-        return min(cands, key=lambda lv: (abs(lv - here), lv)) if cands else None  # the nearest
+        if not cands:
+            return None
+        if not preds[n]:
+            return max(cands)  # a zero fill: the latest place (see below)
+        return min(cands, key=lambda lv: (abs(lv - here), lv))  # the nearest: shortest detour
 
     # Last level first: a node's consumers have their final level when it is placed. A level's
     # kernels all move to other levels' launches, or none does (each costs one launch where it
@@ -61,8 +65,16 @@ def group_nodes_for_combo_kernels(scheduler) -> list[list]:
     for here in range(top, -1, -1):
         if not members.get(here):
             continue
+        for n in [m for m in members[here] if not preds[m]]:
+            # Reads no other node's output (a zero fill): as late as possible, so its buffer is
+            # not held longer than needed (Inductor rejects combos that raise the peak memory).
+            t = target(n, here)
+            if t is not None and t > here:
+                level[n] = t
+                members[t].append(n)
+                members[here].remove(n)
         moves = [(n, target(n, here)) for n in members[here]]
-        if any(t is None for _, t in moves):
+        if not moves or any(t is None for _, t in moves):
             continue
         for n, t in moves:
             level[n] = t
