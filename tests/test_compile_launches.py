@@ -173,10 +173,11 @@ def test_addmm_feeding_only_externs_keeps_the_bias_in_the_gemm():
     torch.manual_seed(0)
     x, w, b, w2 = torch.randn(9, 16), torch.randn(12, 16), torch.randn(12), torch.randn(12, 5)
     with torch_ocl.strict(), config.patch(small_mm_max_macs=0):
-        out, (code,) = run_and_get_code(torch.compile(to_extern), *(t.to("ocl") for t in (x, w, b, w2)))
+        oargs = [t.to("ocl") for t in (x, w, b, w2)]
+        out, (code,) = run_and_get_code(torch.compile(to_extern), *oargs)
         assert_close(out, to_extern(x, w, b, w2), atol=1e-4)
         assert "extern_kernels.addmm(" in code and "ocl_kernel_" not in code
-        out, (code,) = run_and_get_code(torch.compile(to_pointwise), *(t.to("ocl") for t in (x, w, b)))
+        out, (code,) = run_and_get_code(torch.compile(to_pointwise), *oargs[:3])
         assert_close(out, to_pointwise(x, w, b), atol=1e-4)
         assert "extern_kernels.mm(" in code and code.count("async_compile_ocl(") == 1
 

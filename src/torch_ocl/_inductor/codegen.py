@@ -537,7 +537,8 @@ class OclKernel(SIMDKernel):
             if outer in self.removed_buffers:
                 continue
             st = storage_type(V.graph.get_dtype(outer))
-            out.append((outer, by_name[outer], [(f"__global {st}*", inner), ("ulong", f"{inner}_off")]))
+            out.append((outer, by_name[outer],
+                        [(f"__global {st}*", inner), ("ulong", f"{inner}_off")]))
         for outer, inner in self.args.input_buffers.items():
             if outer in aliased:
                 continue
