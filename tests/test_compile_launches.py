@@ -134,8 +134,9 @@ def test_inplace_foreach_with_shared_scalar_is_one_launch():
 
 
 def test_adamw_over_many_parameters_few_launches():
-    """Compiled AdamW over 30 parameters: in-place tensors passed once, so about a dozen
-    parameters per launch (3 launches, not one per parameter); parameters equal to CPU."""
+    """Compiled AdamW over 30 parameters: in-place tensors passed once (and their offsets as
+    uint element offsets where the device's allocation limit allows), so 12-16 parameters per
+    launch (2-3 launches, not one per parameter); parameters equal to CPU."""
     torch.manual_seed(0)
     cpu_ps = [torch.nn.Parameter(torch.randn(3 * i + 2)) for i in range(30)]
     grads = [torch.randn(p.shape) for p in cpu_ps]
@@ -208,3 +209,23 @@ def test_grouping_is_installed_for_inductor():
     register_inductor()
     assert (ForeachKernelSchedulerNode.group_algorithm_for_combo_kernels
             is combo.group_nodes_for_combo_kernels)
+
+
+def test_compile_kernel_uint_element_offsets():
+    """A uint after a buffer receives the tensor's offset in elements (what the generated
+    kernels use where it always fits): views bind at their storage offset, float32 and int64."""
+    lib = torch_ocl.compile_kernel("""
+    __kernel void axpy(__global const float* x, uint x_off, __global float* out, uint out_off,
+                       __global const long* idx, uint idx_off, float a, long n) {
+      x += x_off; out += out_off; idx += idx_off;
+      const long i = get_global_id(0);
+      if (i < n) out[i] = a * x[i] + (float)idx[i];
+    }""")
+    assert [p[0] for p in lib.axpy.params] == ["x", "out", "idx", "a", "n"]
+    base = torch.arange(20.0)
+    ids = torch.arange(30)
+    x = base.to("ocl")[3:13]
+    out = torch.zeros(12, device="ocl")[2:]
+    idx = ids.to("ocl")[7:17]
+    lib.axpy(x, out, idx, 2.5, 10, global_size=(16,), local_size=(8,))
+    assert torch.equal(out.cpu(), base[3:13] * 2.5 + ids[7:17].float())

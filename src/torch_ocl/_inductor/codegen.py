@@ -18,6 +18,7 @@ eager generator's load/store helpers and math (``ocl_exp``/``ocl_erf``), exporte
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
@@ -538,7 +539,7 @@ class OclKernel(SIMDKernel):
                 continue
             st = storage_type(V.graph.get_dtype(outer))
             out.append((outer, by_name[outer],
-                        [(f"__global {st}*", inner), ("ulong", f"{inner}_off")]))
+                        [(f"__global {st}*", inner), _offset_param(outer, inner)]))
         for outer, inner in self.args.input_buffers.items():
             if outer in aliased:
                 continue
@@ -548,7 +549,7 @@ class OclKernel(SIMDKernel):
                 continue
             st = storage_type(V.graph.get_dtype(outer))
             out.append((outer, by_name[outer],
-                        [(f"__global const {st}*", inner), ("ulong", f"{inner}_off")]))
+                        [(f"__global const {st}*", inner), _offset_param(outer, inner)]))
         for outer, inner in self.args.sizevars.items():
             out.append((str(outer), by_name[str(outer)], [("long", inner)]))
         for numel_name, numel in self._numel_args():
@@ -567,7 +568,7 @@ class OclKernel(SIMDKernel):
             if outer in self.removed_buffers:
                 continue
             st = storage_type(V.graph.get_dtype(outer))
-            out.append(f"{inner} = (__global {st}*)((__global char*){inner} + {inner}_off);")
+            out.append(_offset_fix(outer, inner, f"__global {st}*"))
         aliased = self._aliased_inputs()
         for outer, inner in self.args.input_buffers.items():
             if V.graph.is_unspec_arg(outer):
@@ -576,9 +577,7 @@ class OclKernel(SIMDKernel):
             if outer in aliased:
                 out.append(f"__global const {st}* {inner} = {aliased[outer]};")
                 continue
-            out.append(
-                f"{inner} = (__global const {st}*)((__global const char*){inner} + {inner}_off);"
-            )
+            out.append(_offset_fix(outer, inner, f"__global const {st}*"))
         return out
 
     @property
@@ -670,6 +669,34 @@ def _max_parameter_bytes() -> int:
 
     index = V.graph.get_current_device_or_throw().index or 0
     return int(_C.get_device_properties(index).get("max_parameter_size", 1024))
+
+
+@functools.cache
+def _element_offsets_fit(device: int, itemsize: int) -> bool:
+    """Whether any tensor's offset into its buffer, in elements of `itemsize` bytes, fits 32
+    bits on this device (no buffer exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE)."""
+    from .. import _C
+
+    return int(_C.get_device_properties(device)["max_alloc_size"]) // itemsize < 2**32
+
+
+def _elem_offset(outer: str) -> bool:
+    dtype = V.graph.get_dtype(outer)
+    index = V.graph.get_current_device_or_throw().index or 0
+    return _element_offsets_fit(index, dtype.itemsize)
+
+
+def _offset_param(outer: str, inner: str) -> tuple[str, str]:
+    """The parameter after a buffer: its offset in elements as a uint where that always fits
+    (4 bytes of arguments, not 8: more sub-kernels per combo launch), else in bytes."""
+    return ("uint", f"{inner}_off") if _elem_offset(outer) else ("ulong", f"{inner}_off")
+
+
+def _offset_fix(outer: str, inner: str, ptype: str) -> str:
+    if _elem_offset(outer):
+        return f"{inner} = {inner} + {inner}_off;"
+    char = "__global const char*" if "const" in ptype else "__global char*"
+    return f"{inner} = ({ptype})(({char}){inner} + {inner}_off);"
 
 
 def _combo_keys(kernel: OclKernel, binds=None) -> list[tuple[Any, list[tuple[str, str]]]]:
