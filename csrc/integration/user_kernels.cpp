@@ -5,9 +5,11 @@
 //
 // Argument convention (the one of csrc/kernels/*.cl): every `__global` pointer parameter is
 // followed by a `ulong` parameter that receives the tensor's byte offset into that buffer, and
-// the kernel applies it (`p = (__global float*)((__global char*)p + p_off)`). A Python call
-// passes only the tensor; the offset is filled in. `__local` parameters take their size in bytes
-// as a Python int; other scalars take Python numbers, converted to the declared type.
+// the kernel applies it (`p = (__global float*)((__global char*)p + p_off)`), or by a `uint`
+// parameter that receives the offset in elements (`p += p_off`: 4 bytes of arguments instead of
+// 8, for kernels near the device's parameter-size limit; a launch checks that it fits). A Python
+// call passes only the tensor; the offset is filled in. `__local` parameters take their size in
+// bytes as a Python int; other scalars take Python numbers, converted to the declared type.
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/extension.h>
 
@@ -44,7 +46,8 @@ uint64_t programVariant(const std::string& key) {
 enum class ArgKind : uint8_t {
   kBuffer,  // a tensor; the following kOffset parameter takes its byte offset
   kOffset,
-  kLocal,  // __local pointer: size in bytes
+  kElemOffset,  // a uint after a buffer: the tensor's offset in elements
+  kLocal,       // __local pointer: size in bytes
   kChar,
   kUChar,
   kShort,
@@ -56,6 +59,10 @@ enum class ArgKind : uint8_t {
   kFloat,
   kDouble,
 };
+
+bool isOffset(ArgKind k) {
+  return k == ArgKind::kOffset || k == ArgKind::kElemOffset;
+}
 
 struct Param {
   ArgKind kind;
@@ -125,12 +132,13 @@ class UserKernel {
         p.kind = scalarKind(p.type, name_, p.name);
       }
       if (!params_.empty() && params_.back().kind == ArgKind::kBuffer) {
-        TORCH_CHECK(p.kind == ArgKind::kULong || p.kind == ArgKind::kLong, "torch_ocl: kernel '",
-                    name_, "': the __global pointer '", params_.back().name,
-                    "' must be followed by a ulong parameter that receives the tensor's byte "
-                    "offset (found '",
-                    p.type, " ", p.name, "'); see torch_ocl.compile_kernel's documentation");
-        p.kind = ArgKind::kOffset;
+        TORCH_CHECK(
+            p.kind == ArgKind::kULong || p.kind == ArgKind::kLong || p.kind == ArgKind::kUInt,
+            "torch_ocl: kernel '", name_, "': the __global pointer '", params_.back().name,
+            "' must be followed by a ulong parameter that receives the tensor's byte "
+            "offset (or a uint for its offset in elements; found '",
+            p.type, " ", p.name, "'); see torch_ocl.compile_kernel's documentation");
+        p.kind = p.kind == ArgKind::kUInt ? ArgKind::kElemOffset : ArgKind::kOffset;
       }
       params_.push_back(std::move(p));
     }
@@ -138,7 +146,7 @@ class UserKernel {
                 name_, "': the __global pointer '", params_.back().name,
                 "' must be followed by a ulong byte-offset parameter");
     for (const Param& p : params_)
-      if (p.kind != ArgKind::kOffset) ++python_args_;
+      if (!isOffset(p.kind)) ++python_args_;
   }
 
   const std::string& name() const { return name_; }
@@ -146,7 +154,7 @@ class UserKernel {
   py::list params() const {
     py::list out;
     for (const Param& p : params_)
-      if (p.kind != ArgKind::kOffset)
+      if (!isOffset(p.kind))
         out.append(py::make_tuple(p.name, p.kind == ArgKind::kBuffer  ? "tensor"
                                           : p.kind == ArgKind::kLocal ? "local"
                                                                       : p.type.c_str()));
@@ -167,7 +175,7 @@ class UserKernel {
     size_t a = 0;
     for (size_t pi = 0; pi < params_.size(); ++pi) {
       const Param& p = params_[pi];
-      if (p.kind == ArgKind::kOffset) continue;  // set together with its buffer
+      if (isOffset(p.kind)) continue;  // set together with its buffer
       py::handle v = args[a++];
       index = static_cast<cl_uint>(pi);
       switch (p.kind) {
@@ -184,9 +192,19 @@ class UserKernel {
                            t.scalar_type());
           rt::BufferRef b;
           if (t.storage().data() != nullptr) b = aten::bufferOf(t);
-          cl_ulong off = b.offset;
           OCL_CHECK(clSetKernelArg(k, index, sizeof(cl_mem), &b.mem));
-          OCL_CHECK(clSetKernelArg(k, index + 1, sizeof(cl_ulong), &off));
+          if (params_[pi + 1].kind == ArgKind::kElemOffset) {
+            const size_t es = t.element_size();
+            TORCH_CHECK(b.offset % es == 0 && b.offset / es <= UINT32_MAX, "torch_ocl: kernel '",
+                        name_, "': tensor argument '", p.name, "' lies ", b.offset,
+                        " bytes into its buffer, which its uint element offset '",
+                        params_[pi + 1].name, "' cannot express; declare it ulong (a byte offset)");
+            const cl_uint off = static_cast<cl_uint>(b.offset / es);
+            OCL_CHECK(clSetKernelArg(k, index + 1, sizeof(cl_uint), &off));
+          } else {
+            const cl_ulong off = b.offset;
+            OCL_CHECK(clSetKernelArg(k, index + 1, sizeof(cl_ulong), &off));
+          }
           break;
         }
         case ArgKind::kLocal: {
@@ -225,6 +243,7 @@ class UserKernel {
           setScalar<cl_ulong>(k, index, integer(v, p));
           break;
         case ArgKind::kOffset:
+        case ArgKind::kElemOffset:
           break;
       }
     }

@@ -15,7 +15,9 @@ returns an object whose attributes are its kernels::
     lib.scale(x, out, 2.0, n, global_size=(n,), local_size=None)
 
 Every ``__global`` pointer parameter is followed by a ``ulong`` that receives the tensor's byte
-offset (views of a storage are not at its start); a call passes the tensor once. ``__local``
+offset (views of a storage are not at its start), or by a ``uint`` that receives its offset in
+elements (``x += x_off``; 4 bytes of arguments instead of 8, checked at each launch to fit); a
+call passes the tensor once. ``__local``
 parameters take their size in bytes; scalars take Python numbers in the declared type. Launches
 go on the current ocl stream; global sizes must be multiples of the local size when one is given.
 

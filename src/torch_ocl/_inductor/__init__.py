@@ -49,7 +49,7 @@ def _codegen_hash() -> str:
     h = hashlib.sha256(_C._prelude_source().encode())
     here = pathlib.Path(__file__).parent
     for name in ("codegen.py", "opencl.py", "runtime.py", "device_op_overrides.py", "lowering.py",
-                 "attention.py"):  # not graphs.py: it wraps compiled graphs after the cache
+                 "attention.py", "combo.py"):  # not graphs.py: it wraps compiled graphs after the cache
         h.update((here / name).read_bytes())
     return h.hexdigest()
 
@@ -85,6 +85,11 @@ def register_inductor() -> None:
     inductor_config.combo_kernels = True
     # Groups may be long: codegen_combo_kernel splits them by the device's argument-size limit.
     inductor_config.combo_kernel_max_num_nodes = max(inductor_config.combo_kernel_max_num_nodes, 64)
+    # ... and a node that nothing needs until later (a bias gradient, a zero fill) joins a later
+    # group instead of launching on its own (combo.py).
+    from .combo import install as install_combo_grouping
+
+    install_combo_grouping()
     _fall_back_where_no_opencl_c()
     from .lowering import register_post_grad_pass, register_small_mm
 

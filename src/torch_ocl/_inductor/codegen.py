@@ -18,6 +18,7 @@ eager generator's load/store helpers and math (``ocl_exp``/``ocl_erf``), exporte
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
@@ -513,26 +514,53 @@ class OclKernel(SIMDKernel):
         self.hoisted.append((ctype, name, host_expr))
         return name
 
-    def _params(self) -> list[tuple[str, str]]:
-        """(declared type, name) of every kernel parameter, in call order."""
-        params = []
+    def _aliased_inputs(self) -> dict[str, str]:
+        """Inputs that are also outputs of this kernel (a buffer mutated in place, as the
+        optimizer's parameters and states): outer name -> the output's parameter name. They
+        are passed once, as the output (a combo kernel of many such tensors stays within the
+        device's parameter-size limit in fewer launches)."""
+        outs = {o: i for o, i in self.args.output_buffers.items() if o not in self.removed_buffers}
+        return {o: outs[o] for o in self.args.input_buffers
+                if o in outs and not V.graph.is_unspec_arg(o)}
+
+    def bindings(self) -> list[tuple[str, Any, list[tuple[str, str]]]]:
+        """The kernel's arguments in call order: (Python expression of the wrapper's value, its
+        type for the wrapper, the (declared type, name) parameters it binds: a tensor binds a
+        buffer and its byte offset, a number one by-value parameter)."""
+        wrapper = V.graph.wrapper_code
+        for v in self.args.sizevars:
+            wrapper.ensure_size_computed(v)
+        _, call_args, _, arg_types = self.args.python_argdefs()
+        by_name = {str(a): t for a, t in zip(call_args, arg_types)}
+        aliased = self._aliased_inputs()
+        out = []
         for outer, inner in self.args.output_buffers.items():
             if outer in self.removed_buffers:
                 continue
             st = storage_type(V.graph.get_dtype(outer))
-            params += [(f"__global {st}*", inner), ("ulong", f"{inner}_off")]
+            out.append((outer, by_name[outer],
+                        [(f"__global {st}*", inner), _offset_param(outer, inner)]))
         for outer, inner in self.args.input_buffers.items():
+            if outer in aliased:
+                continue
             if V.graph.is_unspec_arg(outer):
-                params.append((var_type(V.graph.get_dtype(outer)), inner))
+                out.append((f"{outer}.item()", by_name[outer],
+                            [(var_type(V.graph.get_dtype(outer)), inner)]))
                 continue
             st = storage_type(V.graph.get_dtype(outer))
-            params += [(f"__global const {st}*", inner), ("ulong", f"{inner}_off")]
-        for inner in self.args.sizevars.values():
-            params.append(("long", inner))
-        for numel_name, _ in self._numel_args():
-            params.append(("long", numel_name))
-        params += [(t, n) for t, n, _ in self.hoisted]
-        return params
+            out.append((outer, by_name[outer],
+                        [(f"__global const {st}*", inner), _offset_param(outer, inner)]))
+        for outer, inner in self.args.sizevars.items():
+            out.append((str(outer), by_name[str(outer)], [("long", inner)]))
+        for numel_name, numel in self._numel_args():
+            out.append((self.pexpr(V.graph.sizevars.simplify(numel)), int, [("long", numel_name)]))
+        for t, n, expr in self.hoisted:
+            out.append((expr, float, [(t, n)]))
+        return out
+
+    def _params(self) -> list[tuple[str, str]]:
+        """(declared type, name) of every kernel parameter, in call order."""
+        return [p for _, _, params in self.bindings() for p in params]
 
     def _ptr_fixes(self) -> list[str]:
         out = []
@@ -540,14 +568,16 @@ class OclKernel(SIMDKernel):
             if outer in self.removed_buffers:
                 continue
             st = storage_type(V.graph.get_dtype(outer))
-            out.append(f"{inner} = (__global {st}*)((__global char*){inner} + {inner}_off);")
+            out.append(_offset_fix(outer, inner, f"__global {st}*"))
+        aliased = self._aliased_inputs()
         for outer, inner in self.args.input_buffers.items():
             if V.graph.is_unspec_arg(outer):
                 continue
             st = storage_type(V.graph.get_dtype(outer))
-            out.append(
-                f"{inner} = (__global const {st}*)((__global const char*){inner} + {inner}_off);"
-            )
+            if outer in aliased:
+                out.append(f"__global const {st}* {inner} = {aliased[outer]};")
+                continue
+            out.append(_offset_fix(outer, inner, f"__global const {st}*"))
         return out
 
     @property
@@ -600,25 +630,9 @@ class OclKernel(SIMDKernel):
 
     def launch_args(self) -> tuple[list[str], list[Any], str]:
         """Arguments of the wrapper's call (Python expressions), their types, and xnumel."""
-        wrapper = V.graph.wrapper_code
-        for v in self.args.sizevars:
-            wrapper.ensure_size_computed(v)
-        _, call_args, _, arg_types = self.args.python_argdefs()
-        by_name = {str(a): t for a, t in zip(call_args, arg_types)}
-        args = [*self.args.output_buffers.keys(), *self.args.input_buffers.keys()]
-        args = [a for a in args if a not in self.removed_buffers]
-        args += [str(v) for v in self.args.sizevars]
-        types = [by_name[a] for a in args]
-        args = [f"{a}.item()" if V.graph.is_unspec_arg(a) else a for a in args]
-        numels = {}
-        for numel_name, numel in self._numel_args():
-            numels[numel_name] = self.pexpr(V.graph.sizevars.simplify(numel))
-            args.append(numels[numel_name])
-            types.append(int)
-        for _, _, expr in self.hoisted:
-            args.append(expr)
-            types.append(float)
-        return args, types, numels["xnumel"]
+        binds = self.bindings()
+        xnumel = self.pexpr(V.graph.sizevars.simplify(dict(self._numel_args())["xnumel"]))
+        return [e for e, _, _ in binds], [t for _, t, _ in binds], xnumel
 
     def call_kernel(self, name: str, node: Any = None, deallocate_ws: bool = True) -> None:
         wrapper = V.graph.wrapper_code
@@ -657,6 +671,46 @@ def _max_parameter_bytes() -> int:
     return int(_C.get_device_properties(index).get("max_parameter_size", 1024))
 
 
+@functools.cache
+def _element_offsets_fit(device: int, itemsize: int) -> bool:
+    """Whether any tensor's offset into its buffer, in elements of `itemsize` bytes, fits 32
+    bits on this device (no buffer exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE)."""
+    from .. import _C
+
+    return int(_C.get_device_properties(device)["max_alloc_size"]) // itemsize < 2**32
+
+
+def _elem_offset(outer: str) -> bool:
+    dtype = V.graph.get_dtype(outer)
+    index = V.graph.get_current_device_or_throw().index or 0
+    return _element_offsets_fit(index, dtype.itemsize)
+
+
+def _offset_param(outer: str, inner: str) -> tuple[str, str]:
+    """The parameter after a buffer: its offset in elements as a uint where that always fits
+    (4 bytes of arguments, not 8: more sub-kernels per combo launch), else in bytes."""
+    return ("uint", f"{inner}_off") if _elem_offset(outer) else ("ulong", f"{inner}_off")
+
+
+def _offset_fix(outer: str, inner: str, ptype: str) -> str:
+    if _elem_offset(outer):
+        return f"{inner} = {inner} + {inner}_off;"
+    char = "__global const char*" if "const" in ptype else "__global char*"
+    return f"{inner} = ({ptype})(({char}){inner} + {inner}_off);"
+
+
+def _combo_keys(kernel: OclKernel, binds=None) -> list[tuple[Any, list[tuple[str, str]]]]:
+    """(key, parameters) of each argument of a sub-kernel in a combo kernel: equal keys are
+    one argument (the same buffer or value); None for a static size (a literal, no parameter)."""
+    out = []
+    for expr, typ, params in binds if binds is not None else kernel.bindings():
+        if typ is int and expr.isdigit():
+            out.append((None, params))
+        else:
+            out.append(((expr, tuple(t for t, _ in params)), params))
+    return out
+
+
 class OclScheduling(SIMDScheduling):
     kernel_type = OclKernel  # type: ignore[assignment]
 
@@ -693,9 +747,11 @@ class OclScheduling(SIMDScheduling):
         budget = _max_parameter_bytes() - 64
         group: list = []
         used = 0
+        seen: set = set()  # arguments the current group passes already
 
         def flush() -> None:
             nonlocal group, used
+            seen.clear()
             if len(group) == 1:
                 kernel, schedule = group[0]
                 with V.set_kernel_handler(kernel):
@@ -714,11 +770,13 @@ class OclScheduling(SIMDScheduling):
                 flush()
                 group, used = group_save, used_save
                 continue
-            size = sum(_param_bytes(t) for t, _ in kernel._params())
-            if group and used + size > budget:
+            keys = {k: sum(_param_bytes(t) for t, _ in p) for k, p in _combo_keys(kernel)
+                    if k is not None}
+            if group and used + sum(b for k, b in keys.items() if k not in seen) > budget:
                 flush()
             group.append((kernel, schedule))
-            used += size
+            used += sum(b for k, b in keys.items() if k not in seen)
+            seen.update(keys)
         flush()
         self.free_buffers_in_scheduler()
 
@@ -727,19 +785,33 @@ class OclScheduling(SIMDScheduling):
         code.splice(_KERNEL_HELPERS)
         params, calls, args, types, numels = [], [], [], [], []
         functions: dict[str, str] = {}  # source -> name: equal sub-kernels share one function
+        # One parameter per distinct argument (a clipping coefficient that scales every
+        # gradient, a size variable), and static sizes as literals: more sub-kernels fit the
+        # device's parameter-size limit.
+        shared: dict[tuple, list[str]] = {}
         for i, (kernel, _) in enumerate(group):
             with V.set_kernel_handler(kernel):
                 src = kernel.codegen_kernel("SUB_NAME", as_function=True)
-                a, t, x = kernel.launch_args()
+                _, _, x = kernel.launch_args()
+                binds = kernel.bindings()
             if src not in functions:
                 functions[src] = f"KERNEL_NAME_s{len(functions)}"
                 code.splice(src.replace("SUB_NAME", functions[src]))
-            names = [f"s{i}_{n}" for _, n in kernel._params()]
-            params += [f"{t_} s{i}_{n}" for t_, n in kernel._params()]
-            args += a
-            types += t
+            names = []
+            for (key, bparams), (expr, typ, _) in zip(_combo_keys(kernel, binds), binds):
+                if key is None:  # a static size
+                    names.append(f"{expr}L")
+                    continue
+                if key not in shared:
+                    shared[key] = [f"s{i}_{n}" for _, n in bparams]
+                    params += [f"{t_} s{i}_{n}" for t_, n in bparams]
+                    args.append(expr)
+                    types.append(typ)
+                names += shared[key]
             numels.append(x)
-            calls.append((functions[src], names, f"s{i}_xnumel"))
+            # xnumel is the first of the numels, after the buffers and size variables
+            xnumel = names[[n for _, n in kernel._params()].index("xnumel")]
+            calls.append((functions[src], names, xnumel))
         code.writeline("__kernel void KERNEL_NAME(")
         with code.indent():
             code.writeline(",\n    ".join(params))

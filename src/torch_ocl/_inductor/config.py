@@ -25,6 +25,10 @@ small_mm_max_macs: int = 32_768
 # addmm on ocl as an extern mm plus a generated bias add (which fuses into the consumer) rather
 # than our eager addmm (a bias copy kernel, then the GEMM).
 unfuse_addmm_bias: bool = True
+# A cat of more than Inductor's max_pointwise_cat_inputs tensors with at most this many
+# elements in all (clip_grad_norm_'s stack of per-parameter norms) lowers as a pointwise op that
+# fuses into its reader, not as a copy kernel (lowering.py). 0 turns it off.
+pointwise_cat_max_numel: int = 4096
 # Attention with at least this many scores (L * S) per head compiles as batched products and
 # fused softmax kernels (attention.py) instead of calls of the eager fused attention kernels;
 # 0 keeps the eager kernels. nanoGPT's 256 x 256 on PoCL: see docs/compile.md.

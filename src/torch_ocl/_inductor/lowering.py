@@ -68,6 +68,54 @@ def _product(a, b):
     return lowerings[aten.sum.dim_IntList](prod, [-2])
 
 
+def _view_targets() -> frozenset:
+    import operator
+
+    aten = torch.ops.aten
+    return frozenset({
+        aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.permute.default,
+        aten.transpose.int, aten.t.default, aten.split.Tensor, aten.split_with_sizes.default,
+        aten.slice.Tensor, aten.select.int, aten.unsqueeze.default, aten.squeeze.dim,
+        aten.squeeze.default, aten.expand.default, aten.alias.default, operator.getitem,
+    })
+
+
+def _extern_targets() -> frozenset:
+    aten = torch.ops.aten
+    return frozenset({
+        aten.mm.default, aten.bmm.default, aten.addmm.default, aten._addmm_activation.default,
+        aten.convolution.default, aten._scaled_dot_product_fused_attention_overrideable.default,
+        aten._scaled_dot_product_flash_attention_for_cpu.default,
+        aten._scaled_dot_product_efficient_attention.default,
+    })
+
+
+def _bias_add_would_fuse() -> bool:
+    """Whether the FX node being lowered (an addmm) has a reader, through views, that Inductor
+    generates a kernel for (so a bias add fuses into it). Unknown nodes count as readers."""
+    from torch._inductor.virtualized import V
+
+    node = getattr(V.graph, "current_node", None)
+    if node is None:
+        return True
+    views, externs = _view_targets(), _extern_targets()
+    todo, seen = list(node.users), set()
+    while todo:
+        u = todo.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if u.op == "output":
+            continue
+        if u.op != "call_function":
+            return True
+        if u.target in views:
+            todo.extend(u.users)
+        elif u.target not in externs:
+            return True
+    return False
+
+
 @functools.cache
 def register_small_mm() -> None:
     from torch._inductor.lowering import lowerings
@@ -92,12 +140,14 @@ def register_small_mm() -> None:
 
         small = not kwargs and _small(mat1, mat2) and _on_ocl(inp)
         unfuse = (not small and not kwargs and config.unfuse_addmm_bias
-                  and _on_ocl(inp, mat1, mat2) and mat1.get_dtype().is_floating_point)
+                  and _on_ocl(inp, mat1, mat2) and mat1.get_dtype().is_floating_point
+                  and _bias_add_would_fuse())
         if small or unfuse:
-            # Our eager addmm copies the broadcast bias into the output and then runs the GEMM
-            # (two launches); mm plus a pointwise bias add lets the add fuse into what follows
-            # (gelu, a residual add, layer_norm), as Inductor does for GPUs
-            # (unfuse_bias_add_to_pointwise).
+            # Our eager addmm adds the bias in the GEMM's epilogue; mm plus a pointwise bias add
+            # instead lets the add fuse into a kernel that follows (gelu, a residual add,
+            # layer_norm), as Inductor does for GPUs (unfuse_bias_add_to_pointwise). Where only
+            # extern kernels (attention, another GEMM) or the graph's outputs read the result,
+            # the add would be a launch of its own: the eager addmm keeps it in the epilogue.
             out = _product(mat1, mat2) if small else mm_orig(mat1, mat2)
             if alpha != 1:
                 out = lowerings[aten.mul.Tensor](out, alpha)
@@ -110,6 +160,28 @@ def register_small_mm() -> None:
 
     for op, fn in ((aten.mm.default, mm), (aten.bmm.default, bmm), (aten.addmm.default, addmm)):
         lowerings[op] = fn
+    cat_orig = lowerings[aten.cat.default]
+
+    def cat(inputs, dim=0):
+        import torch._inductor.config as inductor_config
+
+        from . import config
+
+        n = len(inputs) if isinstance(inputs, (list, tuple)) else 0
+        if n > inductor_config.max_pointwise_cat_inputs and _on_ocl(*inputs):
+            numels = [_static_macs(*x.get_size()) for x in inputs]
+            tiny = None not in numels and sum(numels) <= config.pointwise_cat_max_numel
+        else:
+            tiny = False
+        if tiny:
+            # A cat (stack) of many tiny tensors, as clip_grad_norm_'s stack of the per-tensor
+            # norms: as a pointwise op (masked loads) it fuses into its reader (the total
+            # norm's reduction) instead of one copy kernel into a buffer first.
+            with inductor_config.patch(max_pointwise_cat_inputs=n):
+                return cat_orig(inputs, dim)
+        return cat_orig(inputs, dim)
+
+    lowerings[aten.cat.default] = cat
 
 
 # ---- addmm + relu/gelu -> aten._addmm_activation ------------------------------------------------

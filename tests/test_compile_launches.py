@@ -1,0 +1,231 @@
+"""Fewer launches per compiled graph on ocl: kernels with slack joining later combo launches,
+combo kernels passing shared and in-place arguments once, addmm's bias in the GEMM epilogue
+where nothing would fuse it, and a stack of many tiny tensors fused into its reader.
+
+Every numeric test runs in strict mode and compares with CPU PyTorch on the same inputs. Launch
+counts are upper bounds (or differences between two compiles in one process) of deterministic
+counts, never timings.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+import torch_ocl
+from torch._inductor.utils import run_and_get_code
+
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
+
+
+def assert_close(actual, expected, atol=1e-5, rtol=1e-5):
+    torch.testing.assert_close(actual.cpu(), expected, atol=atol, rtol=rtol)
+
+
+def launches(fn, *args):
+    fn(*args)  # compile, first run
+    before = torch_ocl._C._kernel_launch_count()
+    out = fn(*args)
+    return out, torch_ocl._C._kernel_launch_count() - before
+
+
+def with_default_grouping(fn):
+    """fn run with Inductor's own combo grouping (nodes of one topological level only), with
+    the compile caches off (the grouping is not part of their keys)."""
+    import torch._inductor.config as inductor_config
+    from torch._inductor.scheduler import ForeachKernelSchedulerNode
+
+    from torch_ocl._inductor import combo, register_inductor
+
+    register_inductor()
+    ForeachKernelSchedulerNode.set_group_algorithm_for_combo_kernels(
+        ForeachKernelSchedulerNode._default_group_nodes_for_combo_kernels)
+    try:
+        with inductor_config.patch(force_disable_caches=True):
+            return fn()
+    finally:
+        combo.install()
+
+
+def test_reduction_with_slack_joins_a_later_launch():
+    """h.sum(0) (a bias gradient) is ready next to the second GEMM but read only by the output:
+    it runs in the launch of the kernel after that GEMM. One launch fewer than Inductor's
+    grouping, the same results as CPU."""
+    from torch_ocl._inductor import config
+
+    def f(x, w1, w2):
+        h = x @ w1
+        s = h.sum(0)
+        y = torch.tanh(h @ w2) + h[:, :7]  # h lives on: the move costs no memory
+        return s, y
+
+    torch.manual_seed(0)
+    args = (torch.randn(33, 20), torch.randn(20, 31), torch.randn(31, 7))
+    oargs = [a.to("ocl") for a in args]
+    expected = f(*args)
+    with torch_ocl.strict(), config.patch(small_mm_max_macs=0):
+        (s, y), ours = launches(torch.compile(f), *oargs)
+        torch._dynamo.reset()
+        (s2, y2), theirs = with_default_grouping(lambda: launches(torch.compile(f), *oargs))
+    for got in ((s, y), (s2, y2)):
+        assert_close(got[0], expected[0], atol=1e-4)
+        assert_close(got[1], expected[1], atol=1e-5)
+    assert ours == theirs - 1, (ours, theirs)
+
+
+def test_backward_bias_sums_share_launches():
+    """A 3-layer MLP's backward: the bias sums join other kernels' launches (fewer launches
+    than Inductor's grouping), gradients equal to CPU."""
+    from torch_ocl._inductor import config
+
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Linear(24, 40), torch.nn.Tanh(), torch.nn.Linear(40, 40),
+                              torch.nn.Tanh(), torch.nn.Linear(40, 5))
+    x = torch.randn(17, 24)
+    cpu(x).square().sum().backward()
+    expected = [p.grad.clone() for p in cpu.parameters()]
+
+    def run():
+        import copy
+
+        model = copy.deepcopy(cpu).to("ocl")
+        fwd = torch.compile(model)
+        xo = x.to("ocl")
+
+        def step():
+            model.zero_grad(set_to_none=True)
+            fwd(xo).square().sum().backward()
+
+        step()
+        before = torch_ocl._C._kernel_launch_count()
+        step()
+        return [p.grad for p in model.parameters()], torch_ocl._C._kernel_launch_count() - before
+
+    with torch_ocl.strict(), config.patch(small_mm_max_macs=0):
+        grads, ours = run()
+        torch._dynamo.reset()
+        grads2, theirs = with_default_grouping(run)
+    for g, g2, e in zip(grads, grads2, expected):
+        assert_close(g, e, atol=1e-4, rtol=1e-4)
+        assert_close(g2, e, atol=1e-4, rtol=1e-4)
+    assert ours < theirs, (ours, theirs)
+
+
+def test_inplace_foreach_with_shared_scalar_is_one_launch():
+    """40 tensors scaled in place by one 0-d device tensor (clip_grad_norm_'s last step): each
+    tensor is passed once (not as input and output), the scalar once for all, static sizes as
+    literals: one launch within PoCL's 1024 bytes of arguments. Odd sizes, a transposed view
+    and an empty tensor included."""
+    torch.manual_seed(0)
+    ps = [torch.randn(i * 7 + 1) for i in range(38)] + [torch.randn(5, 3).t(), torch.randn(0)]
+    coef = torch.tensor(0.37)
+
+    def f(ps, c):
+        torch._foreach_mul_(ps, c)
+
+    ops, oc = [p.to("ocl") for p in ps], coef.to("ocl")
+    with torch_ocl.strict():
+        _, n = launches(torch.compile(f), ops, oc)
+    f(ps, coef)
+    f(ps, coef)
+    for a, b in zip(ops, ps):
+        assert_close(a, b)
+    assert n == 1, f"{n} launches"
+
+
+def test_adamw_over_many_parameters_few_launches():
+    """Compiled AdamW over 30 parameters: in-place tensors passed once (and their offsets as
+    uint element offsets where the device's allocation limit allows), so 12-16 parameters per
+    launch (2-3 launches, not one per parameter); parameters equal to CPU."""
+    torch.manual_seed(0)
+    cpu_ps = [torch.nn.Parameter(torch.randn(3 * i + 2)) for i in range(30)]
+    grads = [torch.randn(p.shape) for p in cpu_ps]
+    ocl_ps = [torch.nn.Parameter(p.detach().to("ocl")) for p in cpu_ps]
+    runs = []
+    for ps, dev in ((cpu_ps, "cpu"), (ocl_ps, "ocl")):
+        opt = torch.optim.AdamW(ps, lr=0.05, weight_decay=0.1)
+        runs.append((ps, opt, torch.compile(opt.step) if dev == "ocl" else opt.step, dev))
+    n = None
+    with torch_ocl.strict():
+        for i in range(3):
+            for ps, opt, step, dev in runs:
+                for p, g in zip(ps, grads):
+                    p.grad = g.to(dev)
+                before = torch_ocl._C._kernel_launch_count()
+                step()
+                if dev == "ocl" and i == 2:
+                    n = torch_ocl._C._kernel_launch_count() - before
+    for a, b in zip(ocl_ps, cpu_ps):
+        assert_close(a.detach(), b.detach(), atol=2e-5, rtol=2e-5)
+    assert n <= 3, f"{n} launches"
+
+
+def test_addmm_feeding_only_externs_keeps_the_bias_in_the_gemm():
+    """linear -> another GEMM: the bias stays in the eager addmm's epilogue (no bias-add
+    kernel); linear -> tanh keeps mm plus a bias add that fuses into the tanh kernel."""
+    from torch_ocl._inductor import config
+
+    def to_extern(x, w, b, w2):
+        return F.linear(x, w, b) @ w2
+
+    def to_pointwise(x, w, b):
+        return torch.tanh(F.linear(x, w, b)) * 2
+
+    torch.manual_seed(0)
+    x, w, b, w2 = torch.randn(9, 16), torch.randn(12, 16), torch.randn(12), torch.randn(12, 5)
+    with torch_ocl.strict(), config.patch(small_mm_max_macs=0):
+        oargs = [t.to("ocl") for t in (x, w, b, w2)]
+        out, (code,) = run_and_get_code(torch.compile(to_extern), *oargs)
+        assert_close(out, to_extern(x, w, b, w2), atol=1e-4)
+        assert "extern_kernels.addmm(" in code and "ocl_kernel_" not in code
+        out, (code,) = run_and_get_code(torch.compile(to_pointwise), *oargs[:3])
+        assert_close(out, to_pointwise(x, w, b), atol=1e-4)
+        assert "extern_kernels.mm(" in code and code.count("async_compile_ocl(") == 1
+
+
+def test_stack_of_many_norms_fuses_into_the_total_norm():
+    """clip_grad_norm_'s total norm of 30 per-tensor norms: the stack is a pointwise op inside
+    the reduction (one generated kernel, not a copy kernel and then the reduction)."""
+    torch.manual_seed(0)
+    ts = [torch.randn(i + 2) for i in range(30)]
+
+    def f(ts):
+        norms = torch._foreach_norm(ts)
+        return torch.linalg.vector_norm(torch.stack(norms), 2)
+
+    ots = [t.to("ocl") for t in ts]
+    with torch_ocl.strict():
+        out, n = launches(torch.compile(f), ots)
+        _, n_norm = launches(torch._foreach_norm, ots)
+    assert_close(out, f(ts), atol=1e-5)
+    assert n - n_norm == 1, (n, n_norm)
+
+
+def test_grouping_is_installed_for_inductor():
+    from torch._inductor.scheduler import ForeachKernelSchedulerNode
+
+    from torch_ocl._inductor import combo, register_inductor
+
+    register_inductor()
+    assert (ForeachKernelSchedulerNode.group_algorithm_for_combo_kernels
+            is combo.group_nodes_for_combo_kernels)
+
+
+def test_compile_kernel_uint_element_offsets():
+    """A uint after a buffer receives the tensor's offset in elements (what the generated
+    kernels use where it always fits): views bind at their storage offset, float32 and int64."""
+    lib = torch_ocl.compile_kernel("""
+    __kernel void axpy(__global const float* x, uint x_off, __global float* out, uint out_off,
+                       __global const long* idx, uint idx_off, float a, long n) {
+      x += x_off; out += out_off; idx += idx_off;
+      const long i = get_global_id(0);
+      if (i < n) out[i] = a * x[i] + (float)idx[i];
+    }""")
+    assert [p[0] for p in lib.axpy.params] == ["x", "out", "idx", "a", "n"]
+    base = torch.arange(20.0)
+    ids = torch.arange(30)
+    x = base.to("ocl")[3:13]
+    out = torch.zeros(12, device="ocl")[2:]
+    idx = ids.to("ocl")[7:17]
+    lib.axpy(x, out, idx, 2.5, 10, global_size=(16,), local_size=(8,))
+    assert torch.equal(out.cpu(), base[3:13] * 2.5 + ids[7:17].float())
