@@ -83,3 +83,24 @@ def test_histc_integer_errors():
     with pytest.raises(RuntimeError, match="same dtype"):
         torch.histc(x, bins=3, min=0, max=3, out=torch.empty(3, device="ocl"))
     assert torch.histc(x, bins=3, min=1, max=3).cpu().tolist() == [1, 1, 1]  # still usable
+
+
+def test_isin_of_a_column_slice_matches_cpu_without_a_copy_warning():
+    # generate()'s stopping criteria: isin(input_ids[:, -1:], eos_ids), whose flattening is a
+    # strided view. A fresh interpreter, as searchsorted's copy warning fires once per process.
+    from conftest import run_ok
+
+    out = run_ok("""
+        import warnings, torch, torch_ocl
+        ids = torch.tensor([[5, 2, 7, 9], [1, 3, 2, 2], [0, 9, 9, 4]])
+        test = torch.tensor([2, 9])
+        for cols in (slice(-1, None), slice(1, 3), slice(None, None, 2)):
+            ref = torch.isin(ids[:, cols], test)
+            with warnings.catch_warnings(record=True) as w, torch_ocl.strict():
+                warnings.simplefilter("always")
+                got = torch.isin(ids.to("ocl")[:, cols], test.to("ocl"))
+            assert torch.equal(got.cpu(), ref), (cols, got, ref)
+            assert not [x for x in w if "searchsorted" in str(x.message)], [str(x.message) for x in w]
+        print("ok")
+    """)
+    assert out.strip() == "ok"
