@@ -4,11 +4,15 @@ Each model is built from a tiny config (hidden 64, 2 layers, vocab 512, seq 32, 
 weights are downloaded), then on `ocl` in strict mode (a CPU fallback is an error):
   eager     forward + backward, loss and every gradient against the same model on the CPU;
   compiled  torch.compile(model) forward + backward, the same comparison;
-  generate  model.generate(max_new_tokens=8), greedy, tokens must equal the CPU's (decoders).
+  generate  model.generate(max_new_tokens=8), greedy, tokens must equal the CPU's (decoders);
+and with --phases all also: beam (3 beams, tokens equal CPU's), sample (top-k/top-p/temperature/
+repetition penalty, runs natively), train (dropout on, runs natively), amp (bf16 autocast loss
+against CPU's bf16 autocast).
 Each model runs in its own subprocess (a crash or a hang costs one row, not the sweep).
 
     PYTHONPATH=src python tools/hf_sweep.py                 # all models, all phases
     PYTHONPATH=src python tools/hf_sweep.py gpt2 t5 --no-compile
+    PYTHONPATH=src python tools/hf_sweep.py --extra --phases all   # the second, wider set
     PYTHONPATH=src python tools/hf_sweep.py --one gpt2      # one model, in this process, verbose
 Needs `transformers`; HF_HUB_OFFLINE=1 is set.
 """
@@ -298,8 +302,9 @@ def run_one(name, phases, verbose):
             r = fn()
             row[key] = "OK" if r[0] else "WRONG"
             row[key + "_diff"] = "loss %.1e grad %.1e" % (r[1], r[2]) if len(r) > 2 else r[1]
-            if not r[0] and len(r) > 3:
-                row.setdefault("first_failure", f"{key}: mismatch at {r[3] or r[4]}")
+            if not r[0]:
+                why = f"mismatch at {r[3] or r[4]}" if len(r) > 3 else str(r[1])[:200]
+                row.setdefault("first_failure", f"{key}: {why}")
         except Exception as e:  # noqa: BLE001 - the sweep reports every failure
             row[key] = "FAIL"
             row.setdefault("first_failure", f"{key}: {_short(e)}")
@@ -335,6 +340,48 @@ def run_one(name, phases, verbose):
             eq = t_ref.shape == t_got.shape and bool((t_ref == t_got).all())
             return eq, "tokens equal" if eq else f"tokens differ {t_ref.tolist()} vs {t_got.tolist()}"
         phase("generate", generate)
+    mo.to("ocl").float()
+    if "beam" in phases and gen:
+        def beam():  # beam search, 3 beams: tokens equal CPU's
+            gk = dict(max_new_tokens=8, min_new_tokens=8, num_beams=3, do_sample=False)
+            gin = {k: v for k, v in inputs.items() if k not in ("labels", "return_loss")}
+            with torch.no_grad():
+                m_cpu = mo.to("cpu")
+                t_ref = m_cpu.generate(**gin, **gk)
+                m2 = m_cpu.to("ocl")
+                with torch_ocl.strict():
+                    t_got = m2.generate(**{k: v.to("ocl") for k, v in gin.items()}, **gk).cpu()
+            eq = torch.equal(t_ref, t_got)
+            return eq, "tokens equal" if eq else f"tokens differ {t_ref.tolist()} vs {t_got.tolist()}"
+        phase("beam", beam)
+    if "sample" in phases and gen:
+        def sample():  # top-k / top-p / temperature / repetition penalty: runs natively (no CPU comparison)
+            gin = {k: v.to("ocl") for k, v in inputs.items() if k not in ("labels", "return_loss")}
+            with torch.no_grad(), torch_ocl.strict():
+                t = mo.generate(**gin, max_new_tokens=8, do_sample=True, top_k=50, top_p=0.9, temperature=0.8,
+                                repetition_penalty=1.2)
+            return True, "shape %s" % (tuple(t.shape),)
+        phase("sample", sample)
+    if "train" in phases:
+        def train():  # train mode (dropout on): runs natively, loss finite (no CPU comparison)
+            mo.train()
+            with torch_ocl.strict():
+                loss = _loss(mo(**dinp))
+                loss.backward()
+            mo.eval()
+            return bool(torch.isfinite(loss).item()), "loss %.4f" % loss.item()
+        phase("train", train)
+    if "amp" in phases:
+        def amp():  # bf16 autocast forward against CPU's bf16 autocast
+            with torch.no_grad():
+                m_cpu = mo.to("cpu")
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    l_ref = _loss(m_cpu(**inputs)).float().item()
+                m2 = m_cpu.to("ocl")
+                with torch.autocast("ocl", dtype=torch.bfloat16), torch_ocl.strict():
+                    l_got = _loss(m2(**dinp)).float().item()
+            return abs(l_ref - l_got) <= 2e-2 * (1 + abs(l_ref)), "loss %.4f vs cpu %.4f" % (l_got, l_ref)
+        phase("amp", amp)
     fb = torch_ocl.fallback_report() if hasattr(torch_ocl, "fallback_report") else None
     if verbose:
         print("fallback_report:", fb)
@@ -346,13 +393,15 @@ def main():
     ap.add_argument("models", nargs="*")
     ap.add_argument("--extra", action="store_true", help="the second, wider set of models")
     ap.add_argument("--one", help="run one model in this process (verbose tracebacks)")
-    ap.add_argument("--phases", default="eager,compiled,generate", help="comma-separated subset")
+    ap.add_argument("--phases", default="eager,compiled,generate",
+                    help="comma-separated, of eager,compiled,generate,beam,sample,train,amp; or all")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--no-generate", action="store_true")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--json", help="write the rows here")
     a = ap.parse_args()
-    phases = set(a.phases.split(","))
+    phases = set(a.phases.split(",")) if a.phases != "all" else {
+        "eager", "compiled", "generate", "beam", "sample", "train", "amp"}
     if a.no_compile:
         phases.discard("compiled")
     if a.no_generate:
@@ -382,12 +431,14 @@ def main():
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
     print()
-    print("| model | eager | compiled | generate | eager diff | compiled diff | first failure |")
-    print("|---|---|---|---|---|---|---|")
+    extra = [p for p in ("beam", "sample", "train", "amp") if p in phases]
+    print("| model | eager | compiled | generate | " + "".join(p + " | " for p in extra)
+          + "eager diff | compiled diff | first failure |")
+    print("|---" * (7 + len(extra)) + "|")
     for r in rows:
-        print("| {} | {} | {} | {} | {} | {} | {} |".format(
-            r["model"], r.get("eager", "-"), r.get("compiled", "-"), r.get("generate", "-"),
-            r.get("eager_diff", ""), r.get("compiled_diff", ""), r.get("first_failure", "").replace("|", "/")))
+        cells = [r["model"]] + [r.get(p, "-") for p in ["eager", "compiled", "generate"] + extra]
+        cells += [r.get("eager_diff", ""), r.get("compiled_diff", ""), r.get("first_failure", "").replace("|", "/")]
+        print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
