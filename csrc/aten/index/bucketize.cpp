@@ -155,11 +155,14 @@ at::Tensor& isinOut(const at::Tensor& elements, const at::Tensor& test_elements,
     found = at::zeros(e.sizes(), e.options().dtype(at::kBool));
   } else {
     const at::Tensor sorted = std::get<0>(test_elements.to(common).reshape({-1}).sort());
+    // A column slice such as generate()'s input_ids[:, -1:] flattens to a strided view;
+    // searchsorted would copy it anyway, and warn the user about a copy they did not ask for.
+    const at::Tensor flat = e.reshape({-1}).contiguous();
     at::Tensor pos = at::empty({0}, e.options().dtype(at::kLong));
-    searchsortedInto(sorted, e.reshape({-1}), false, false, std::nullopt, std::nullopt, pos,
+    searchsortedInto(sorted, flat, false, false, std::nullopt, std::nullopt, pos,
                      /*nan_last=*/true);
     pos.clamp_max_(sorted.numel() - 1);
-    found = sorted.index_select(0, pos).eq(e.reshape({-1})).view(e.sizes());
+    found = sorted.index_select(0, pos).eq(flat).view(e.sizes());
   }
   out.copy_(invert ? found.logical_not() : found);
   return out;

@@ -3,7 +3,7 @@
 // given) weights per bin, so the counts do not depend on the order of additions; histogramdd
 // searches each dimension so and adds the weights at the combined bin. float32 and float64 (and
 // float16/bfloat16 for histc, binned with CPU's 16-bit rounding); other dtypes take the counted
-// fallback.
+// fallback. Integer histc (which CPU lacks) follows CUDA's integer binning.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -66,15 +66,50 @@ void density(at::Tensor& hist, const at::Tensor& edges) {
   hist.div_(edges.diff());
 }
 
+// histc of an integer tensor, as CUDA computes it (CPU has none): the range in int64, each bin
+// (v - min) * bins / (max - min) in integer arithmetic. Hugging Face's mixture-of-experts routing
+// counts tokens per expert so on accelerators (histc of int32 expert ids).
+at::Tensor& histcIntegral(const at::Tensor& self, int64_t bins, const at::Scalar& min,
+                          const at::Scalar& max, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(),
+              "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+              "input ",
+              self.scalar_type(), " and hist ", out.scalar_type());
+  int64_t lo = min.to<int64_t>(), hi = max.to<int64_t>();
+  if (lo == hi && self.numel() > 0) {
+    const auto [mn, mx] = at::aminmax(self);
+    const at::Tensor both = at::stack({mn, mx}).to(at::kLong).cpu();
+    lo = both[0].item<int64_t>();
+    hi = both[1].item<int64_t>();
+  }
+  if (lo == hi) {
+    lo -= 1;
+    hi += 1;
+  }
+  TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  at::Tensor hist = at::zeros({bins}, self.options());
+  if (self.numel() > 0) {
+    const at::Tensor x = self.reshape({-1}).to(at::kLong);
+    const at::Tensor inside = x.ge(lo).logical_and(x.le(hi));
+    // v >= lo inside the range, so the quotient's truncation is a floor.
+    const at::Tensor pos = x.sub(lo).mul(bins).div(hi - lo, "trunc").clamp(0, bins - 1);
+    hist.index_add_(0, pos, inside.to(self.scalar_type()));
+  }
+  at::native::resize_output(out, hist.sizes());
+  return out.copy_(hist);
+}
+
 at::Tensor& histcOut(const at::Tensor& self, int64_t bins, const at::Scalar& min,
                      const at::Scalar& max, at::Tensor& out) {
   checkSameDevice({self, out});
+  TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  if (at::isIntegralType(self.scalar_type(), /*includeBool=*/false))
+    return histcIntegral(self, bins, min, max, out);
   const bool half = self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16;
   if (!histNative(self) && !half) {
     runFallback("aten::histc", "out", {self, bins, min, max, out});
     return out;
   }
-  TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
   TORCH_CHECK(out.scalar_type() == self.scalar_type(),
               "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
               "input ",
