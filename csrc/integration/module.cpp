@@ -7,6 +7,7 @@
 #include "aten/fallback.h"
 #include "aten/launch.h"
 #include "integration/allocator.h"
+#include "integration/autograd_thread.h"
 #include "integration/generator.h"
 #include "integration/state.h"
 #include "runtime/driver_threads.h"
@@ -159,6 +160,14 @@ PYBIND11_MODULE(_C, m) {
     py::dict d;
     d["policy"] = o.policy;
     d["threads"] = o.threads;
+    d["detail"] = o.detail;
+    return d;
+  });
+  m.def("_autograd_thread", [] {
+    const autograd_thread::Outcome o = autograd_thread::outcome();
+    py::dict d;
+    d["policy"] = o.policy;
+    d["thread"] = o.thread;
     d["detail"] = o.detail;
     return d;
   });

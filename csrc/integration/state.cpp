@@ -1,5 +1,7 @@
 #include "integration/state.h"
 
+#include "integration/autograd_thread.h"
+
 #include <pthread.h>
 
 #include <array>
@@ -68,6 +70,7 @@ void initOnce() {
           std::make_unique<rt::ProgramCache>(dev, rt::DiskCache::fromEnvironment(dev.info()));
     }
     g_initialized.store(true);
+    autograd_thread::applyOnInit();
     if (n <= 64) {
       g_ready.count = n;
       for (int i = 0; i < n; ++i) {

@@ -234,6 +234,7 @@ def doctor(run_self_test: bool = True) -> dict[str, Any]:
                if d["ocl_index"] is not None and (not run_self_test or d["self_test"]["ok"])]
     report["working_devices"] = [f"ocl:{d['ocl_index']}" for d in working]
     report["ok"] = bool(working)
+    report["autograd_thread"] = _C._autograd_thread()  # known once a device was initialised
     if not report["ok"]:
         report["fix"] = _fix_text(report)
     return report
@@ -348,6 +349,12 @@ def format_text(report: dict) -> str:
                    "TORCH_OCL_DRIVER_THREADS=normal leaves them as the driver made them)")
     elif dt["detail"]:
         out.append(f"CPU driver's worker threads: left as they are ({dt['detail']})")
+    at = report.get("autograd_thread")
+    if at and at["policy"] == "caller":
+        out.append("autograd: backward of ocl tensors runs on the thread that initialised the "
+                   "device (TORCH_OCL_AUTOGRAD_THREAD=device: PyTorch's device thread)")
+    elif at and at["policy"] == "device":
+        out.append("autograd: backward on PyTorch's device thread (TORCH_OCL_AUTOGRAD_THREAD=device)")
     al = report["autoload"]
     out.append(f"autoload (import torch loads torch_ocl): {'on' if al['enabled'] else 'off'}"
                + ("" if al["entry_point_registered"] else " - entry point missing, reinstall")

@@ -1,0 +1,29 @@
+// Which thread runs the backward of ocl tensors.
+//
+// PyTorch's autograd engine hands every node of a non-CPU device to a worker thread of that
+// device and makes the thread that called backward() wait for it: two cross-thread wake-ups per
+// backward, plus a GIL hand-over for every Python node (a compiled graph's backward is one).
+// On the machines we measured (2-core VMs, PoCL) that cost about 95 us per backward call
+// (torch.autograd.grad of one multiply: 190 us on the device thread, 94 us on the caller) and
+// 10-20 % of small training steps, eager and compiled. A single ocl device gains nothing from the
+// extra thread, so the thread that initialises the device runs its backward passes itself:
+// autograd's own switch for that (c10::AutogradState's multithreading flag, what
+// torch.autograd.set_multithreading_enabled(False) sets) is turned off in that thread.
+// TORCH_OCL_AUTOGRAD_THREAD=device keeps PyTorch's device thread.
+#pragma once
+
+#include <string>
+
+namespace torch_ocl::autograd_thread {
+
+struct Outcome {
+  std::string policy = "n/a";  // "caller", "device" (TORCH_OCL_AUTOGRAD_THREAD=device), "n/a"
+  long thread = 0;             // the Linux thread id it was applied to (0: none)
+  std::string detail = "the device is not initialised yet";
+};
+
+// Called once, by the thread that initialises the ocl devices.
+void applyOnInit();
+Outcome outcome();
+
+}  // namespace torch_ocl::autograd_thread
