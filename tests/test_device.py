@@ -70,9 +70,12 @@ def test_device_name_and_properties():
         "fp16",
         "fp64",
         "extensions",
+        "max_parameter_size",
     ):
         assert hasattr(p, field), field
     assert p.name == name
+    # OpenCL's minimum is 1024 bytes (256 on embedded-profile devices)
+    assert isinstance(p.max_parameter_size, int) and p.max_parameter_size >= 256
     assert isinstance(p.vendor, str) and p.vendor
     assert isinstance(p.driver_version, str) and p.driver_version
     assert p.opencl_c_version.startswith("OpenCL C ")

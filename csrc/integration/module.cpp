@@ -46,6 +46,14 @@ py::dict deviceProperties(c10::DeviceIndex index) {
   // bf16 is always a storage type with float arithmetic; no OpenCL device has it natively.
   d["bf16"] = true;
   d["extensions"] = info.extensions;
+  // The largest total size of a kernel's arguments (compiled graphs pack several kernels into one
+  // launch up to it); the OpenCL minimum, 1024, where the driver does not say.
+  size_t param_bytes = 0;
+  if (clGetDeviceInfo(device(index).id(), CL_DEVICE_MAX_PARAMETER_SIZE, sizeof(param_bytes),
+                      &param_bytes, nullptr) != CL_SUCCESS) {
+    param_bytes = 1024;
+  }
+  d["max_parameter_size"] = param_bytes;
   return d;
 }
 
