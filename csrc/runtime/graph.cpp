@@ -175,6 +175,7 @@ void CommandGraph::addKernel(cl_kernel kernel, cl_uint dims, const size_t* offse
 void CommandGraph::addNativeKernel(void(CL_CALLBACK* fn)(void*), const void* args, size_t args_size,
                                    cl_uint num_mems, const cl_mem* mems, const void** mem_locs) {
   Node n{Node::kNative};
+  ++kernel_nodes_;  // a native kernel is a kernel node too (a replay counts it as a launch)
   n.fn = fn;
   n.args.resize((args_size + 7) / 8);
   if (args_size) std::memcpy(n.args.data(), args, args_size);

@@ -593,6 +593,7 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   const void* locs[4] = {&g.handles[0], &g.handles[1], &g.handles[2], &g.handles[3]};
   OCL_CHECK(rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
                                     nullptr));
+  countLaunches(1);  // a kernel of the device (a native one), counted as the others are
   afterLaunch(q);
 }
 
