@@ -181,3 +181,30 @@ def test_graph_replay_kernels_recorded():
     assert all(k.name for r in replays for k in r.kernels)
     assert sum(len(r.kernels) for r in replays) == len(kernels)
     assert prof.key_averages().table(sort_by="device_time_total").count("ocl::graph_replay") == 1
+
+
+def test_host_blas_product_has_a_device_row():
+    """A product the host BLAS runs (a native kernel on PoCL) is a kernel row like the others,
+    linked to aten::mm, live and with the same name as in graph replays."""
+    caps = _C._gemm_device_caps(0)
+    if not (caps["native_kernel"] and caps["host_unified_memory"]
+            and _C._host_blas_info()["available"]):
+        pytest.skip("no host BLAS provider on this device")
+    a_cpu, b_cpu = torch.randn(33, 70), torch.randn(45, 70)
+    a, b = a_cpu.to("ocl"), b_cpu.to("ocl")
+    _C._set_gemm_provider("host_blas")
+    try:
+        (a @ b.t()).cpu()  # warm up
+        with profile(activities=ACTIVITIES) as prof:
+            with torch_ocl.strict():
+                c = a @ b.t()
+            torch.ocl.synchronize()
+    finally:
+        _C._set_gemm_provider("auto")
+    torch.testing.assert_close(c.cpu(), a_cpu @ b_cpu.t(), rtol=1e-4, atol=1e-4)
+    rows = [e for e in _device_events(prof) if e.name == "host_blas::gemm"]
+    assert len(rows) == 1, [e.name for e in _device_events(prof)]
+    assert rows[0].time_range.end > rows[0].time_range.start
+    linked = [k.name for e in prof.events() if e.device_type == DeviceType.CPU and e.name == "aten::mm"
+              for k in e.kernels]
+    assert "host_blas::gemm" in linked, linked

@@ -17,6 +17,7 @@
 #include <c10/util/Exception.h>
 
 #include "aten/launch.h"
+#include "integration/command_names.h"
 #include "integration/profiler.h"
 #include "integration/state.h"
 #include "runtime/graph.h"
@@ -164,15 +165,16 @@ class OclGraphImpl final : public at::GraphImplInterface {
           case K::kKernel:
             return detail::recordProfiled(ev, CommandKind::kKernel, nullptr, kernel);
           case K::kNative:
-            return detail::recordProfiled(ev, CommandKind::kKernel, "native kernel (host BLAS)",
+            return detail::recordProfiled(ev, CommandKind::kKernel, command_names::kHostBlas,
                                           nullptr);
           case K::kCopy:
-            return detail::recordProfiled(ev, CommandKind::kMemcpy,
-                                          "Memcpy DtoD (Device -> Device)", nullptr);
+            return detail::recordProfiled(ev, CommandKind::kMemcpy, command_names::kMemcpyDtoD,
+                                          nullptr);
           case K::kFill:
-            return detail::recordProfiled(ev, CommandKind::kMemset, "Memset (Device)", nullptr);
+            return detail::recordProfiled(ev, CommandKind::kMemset, command_names::kMemset,
+                                          nullptr);
           case K::kWrite:
-            return detail::recordProfiled(ev, CommandKind::kMemcpy, "Memcpy HtoD (Host -> Device)",
+            return detail::recordProfiled(ev, CommandKind::kMemcpy, command_names::kMemcpyHtoD,
                                           nullptr);
         }
       };

@@ -13,6 +13,7 @@
 #include "aten/ops.h"
 #include "codegen/pointwise.h"
 #include "codegen/reduce.h"
+#include "integration/command_names.h"
 
 namespace torch_ocl::aten {
 namespace {
@@ -119,7 +120,7 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
     at::assert_no_overlap(dst, src);
     rt::BufferRef d = bufferOf(dst), s = bufferOf(src);
     OCL_TRY
-    ProfiledCommand pc(CommandKind::kMemcpy, "Memcpy DtoD (Device -> Device)");
+    ProfiledCommand pc(CommandKind::kMemcpy, command_names::kMemcpyDtoD);
     enqueueCopyBuffer(q, s, d, dst.nbytes(), pc.event());
     OCL_CATCH
     return;
@@ -195,7 +196,7 @@ void copyHostToDevice(const at::Tensor& dst, const at::Tensor& src, bool non_blo
                   "a copy from pageable CPU memory to ocl (copy_/to); copy from pinned memory "
                   "(pin_memory()), or make the tensor before the capture,");
   OCL_TRY
-  ProfiledCommand pc(CommandKind::kMemcpy, "Memcpy HtoD (Host -> Device)");
+  ProfiledCommand pc(CommandKind::kMemcpy, command_names::kMemcpyHtoD);
   OCL_CHECK(clEnqueueWriteBuffer(queueOf(stream), d.mem, async ? CL_FALSE : CL_TRUE, d.offset,
                                  dst.nbytes(), host.const_data_ptr(), 0, nullptr, pc.event()));
   OCL_CATCH
@@ -236,7 +237,7 @@ void copyDeviceToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blo
                 "a copy from ocl to CPU memory (.cpu(), .item(), .tolist(), printing, or an op "
                 "that reads a data-dependent size)");
   OCL_TRY {
-    ProfiledCommand pc(CommandKind::kMemcpy, "Memcpy DtoH (Device -> Host)");
+    ProfiledCommand pc(CommandKind::kMemcpy, command_names::kMemcpyDtoH);
     OCL_CHECK(clEnqueueReadBuffer(currentQueue(idx), s.mem, async ? CL_FALSE : CL_TRUE, s.offset,
                                   src.nbytes(), dst.mutable_data_ptr(), 0, nullptr, pc.event()));
   }

@@ -6,6 +6,7 @@
 #include "aten/cl_types.h"
 #include "aten/launch.h"
 #include "aten/ops.h"
+#include "integration/command_names.h"
 
 #include <cstring>
 
@@ -67,7 +68,7 @@ at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value) {
   if (self.is_contiguous()) {
     rt::BufferRef b = bufferOf(self);
     OCL_TRY
-    ProfiledCommand pc(CommandKind::kMemset, "Memset (Device)");
+    ProfiledCommand pc(CommandKind::kMemset, command_names::kMemset);
     enqueueFillBuffer(q, b, bits.bytes, bits.size, self.nbytes(), pc.event());
     OCL_CATCH
     return self;

@@ -13,6 +13,7 @@
 #include "aten/linalg.h"
 #include "aten/linalg/gemm_host_epilogue.h"
 #include "aten/linalg/gemm_tuning.h"
+#include "integration/command_names.h"
 
 #include <algorithm>
 #include <atomic>
@@ -591,8 +592,9 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   g.alpha[0] = al.real(), g.alpha[1] = al.imag(), g.beta[0] = be.real(), g.beta[1] = be.imag();
   g.sgemm = blas.sgemm, g.dgemm = blas.dgemm, g.cgemm = blas.cgemm, g.zgemm = blas.zgemm;
   const void* locs[4] = {&g.handles[0], &g.handles[1], &g.handles[2], &g.handles[3]};
+  ProfiledCommand pc(CommandKind::kKernel, command_names::kHostBlas);
   OCL_CHECK(rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
-                                    nullptr));
+                                    pc.event()));
   countLaunches(1);  // a kernel of the device (a native one), counted as the others are
   afterLaunch(q);
 }
