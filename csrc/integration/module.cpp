@@ -25,8 +25,8 @@ void bindProfiler(py::module_& m);     // profiler.cpp
 
 namespace {
 
-py::dict deviceProperties(c10::DeviceIndex index) {
-  const rt::DeviceInfo& info = device(index).info();
+// The properties of a device that doctor's probe of every device and get_device_properties share.
+py::dict infoDict(const rt::DeviceInfo& info) {
   py::dict d;
   d["name"] = info.name;
   d["vendor"] = info.vendor;
@@ -45,36 +45,21 @@ py::dict deviceProperties(c10::DeviceIndex index) {
   d["fp64"] = info.fp64;
   // bf16 is always a storage type with float arithmetic; no OpenCL device has it natively.
   d["bf16"] = true;
-  d["extensions"] = info.extensions;
-  // The largest total size of a kernel's arguments (compiled graphs pack several kernels into one
-  // launch up to it); the OpenCL minimum, 1024, where the driver does not say.
-  size_t param_bytes = 0;
-  if (clGetDeviceInfo(device(index).id(), CL_DEVICE_MAX_PARAMETER_SIZE, sizeof(param_bytes),
-                      &param_bytes, nullptr) != CL_SUCCESS) {
-    param_bytes = 1024;
-  }
-  d["max_parameter_size"] = param_bytes;
   return d;
 }
 
-py::dict infoDict(const rt::DeviceInfo& info) {
-  py::dict d;
-  d["name"] = info.name;
-  d["vendor"] = info.vendor;
-  d["type"] = info.typeName();
-  d["driver_version"] = info.driver_version;
-  d["device_version"] = info.device_version;
-  d["opencl_c_version"] = info.opencl_c_version;
-  d["platform_name"] = info.platform_name;
-  d["platform_version"] = info.platform_version;
-  d["total_memory"] = info.global_mem_size;
-  d["max_alloc_size"] = info.max_mem_alloc_size;
-  d["local_memory"] = info.local_mem_size;
-  d["compute_units"] = info.compute_units;
-  d["max_work_group_size"] = info.max_work_group_size;
-  d["fp16"] = info.fp16;
-  d["fp64"] = info.fp64;
-  d["bf16"] = true;  // storage type with float arithmetic, see deviceProperties
+py::dict deviceProperties(c10::DeviceIndex index) {
+  rt::Device& dev = device(index);
+  py::dict d = infoDict(dev.info());
+  d["extensions"] = dev.info().extensions;
+  // The largest total size of a kernel's arguments (compiled graphs pack several kernels into one
+  // launch up to it); the OpenCL minimum, 1024, where the driver does not say.
+  size_t param_bytes = 0;
+  if (clGetDeviceInfo(dev.id(), CL_DEVICE_MAX_PARAMETER_SIZE, sizeof(param_bytes), &param_bytes,
+                      nullptr) != CL_SUCCESS) {
+    param_bytes = 1024;
+  }
+  d["max_parameter_size"] = param_bytes;
   return d;
 }
 
