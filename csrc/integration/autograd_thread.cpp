@@ -27,18 +27,24 @@ long currentThreadId() {
 
 }  // namespace
 
-void applyOnInit() {
+void applyOnInit(int devices, int cpu_devices) {
   Outcome out;
   const char* env = std::getenv("TORCH_OCL_AUTOGRAD_THREAD");
-  const std::string choice = env && *env ? env : "caller";
+  std::string choice = env && *env ? env : "";
+  if (!choice.empty() && choice != "caller" && choice != "device") {
+    TORCH_WARN_ONCE("torch-ocl: TORCH_OCL_AUTOGRAD_THREAD='", choice,
+                    "' is not 'caller' or 'device'; using the default");
+    choice.clear();
+  }
   if (choice == "device") {
     out.policy = "device";
     out.detail = "TORCH_OCL_AUTOGRAD_THREAD=device";
+  } else if (choice.empty() && devices > 1 && cpu_devices < devices) {
+    out.policy = "device";
+    out.detail =
+        "several ocl devices, not all CPU devices: PyTorch's device threads run their "
+        "backward in parallel";
   } else {
-    if (choice != "caller") {
-      TORCH_WARN_ONCE("torch-ocl: TORCH_OCL_AUTOGRAD_THREAD='", choice,
-                      "' is not 'caller' or 'device'; using 'caller'");
-    }
     c10::AutogradState::get_tls_state().set_multithreading_enabled(false);
     out.policy = "caller";
     out.thread = currentThreadId();

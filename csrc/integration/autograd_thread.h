@@ -8,8 +8,10 @@
 // 10-20 % of small training steps, eager and compiled. A single ocl device gains nothing from the
 // extra thread, so the thread that initialises the device runs its backward passes itself:
 // autograd's own switch for that (c10::AutogradState's multithreading flag, what
-// torch.autograd.set_multithreading_enabled(False) sets) is turned off in that thread.
-// TORCH_OCL_AUTOGRAD_THREAD=device keeps PyTorch's device thread.
+// torch.autograd.set_multithreading_enabled(False) sets) is turned off in that thread. Where
+// there are several ocl devices and not all of them are CPU devices, PyTorch's device threads
+// stay (they run the backward of different GPUs in parallel). TORCH_OCL_AUTOGRAD_THREAD=device
+// keeps them everywhere, =caller drops them everywhere.
 #pragma once
 
 #include <string>
@@ -17,13 +19,14 @@
 namespace torch_ocl::autograd_thread {
 
 struct Outcome {
-  std::string policy = "n/a";  // "caller", "device" (TORCH_OCL_AUTOGRAD_THREAD=device), "n/a"
+  std::string policy = "n/a";  // "caller", "device", "n/a" (not initialised yet)
   long thread = 0;             // the Linux thread id it was applied to (0: none)
   std::string detail = "the device is not initialised yet";
 };
 
-// Called once, by the thread that initialises the ocl devices.
-void applyOnInit();
+// Called once, by the thread that initialises the ocl devices. cpu_devices: how many of the
+// `devices` are CPU devices.
+void applyOnInit(int devices, int cpu_devices);
 Outcome outcome();
 
 }  // namespace torch_ocl::autograd_thread

@@ -70,7 +70,9 @@ void initOnce() {
           std::make_unique<rt::ProgramCache>(dev, rt::DiskCache::fromEnvironment(dev.info()));
     }
     g_initialized.store(true);
-    autograd_thread::applyOnInit();
+    int cpu_devices = 0;
+    for (int i = 0; i < n; ++i) cpu_devices += (rt.device(i).info().type & CL_DEVICE_TYPE_CPU) != 0;
+    autograd_thread::applyOnInit(n, cpu_devices);
     if (n <= 64) {
       g_ready.count = n;
       for (int i = 0; i < n; ++i) {
