@@ -18,7 +18,7 @@ gradient clipping as nanoGPT's train.py does.
                                            [--cpu]   # also eager and Inductor's C++ backend on
                                                      # CPU tensors, in a fresh process
                                            [--infer] # also inference rows
-                                           [--breakdown]  # device kernel time per step
+                                           [--breakdown]  # device kernel time per step, host time in graphs
                                            [--sdpa-fused] # also a step with attention as
                                                           # the eager fused kernels
                                            [--fused-mm MACS]  # also a step with small products
@@ -30,6 +30,7 @@ gradient clipping as nanoGPT's train.py does.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -152,20 +153,54 @@ def measure(name: str, compiled, steps: int, small: bool, device: str = "ocl",
     first = time.perf_counter() - t0
     step()  # a second warm-up: compiled steps may recompile once (e.g. optimizer state)
     sync(device)
-    times, launches = [], []
-    for _ in range(steps):
-        n0 = torch_ocl._C._kernel_launch_count()
-        t0 = time.perf_counter()
-        step()
-        sync(device)
-        times.append(time.perf_counter() - t0)
-        launches.append(torch_ocl._C._kernel_launch_count() - n0)
+    times, launches, graph_times = [], [], []
+    with graph_timer(BREAKDOWN and bool(compiled)) as in_graphs:
+        for _ in range(steps):
+            n0, g0 = torch_ocl._C._kernel_launch_count(), in_graphs[0]
+            t0 = time.perf_counter()
+            step()
+            sync(device)
+            times.append(time.perf_counter() - t0)
+            launches.append(torch_ocl._C._kernel_launch_count() - n0)
+            graph_times.append(in_graphs[0] - g0)
+    # the graph time of the median step (a mean would mix in the slowest steps)
+    median_step = sorted(range(steps), key=times.__getitem__)[steps // 2]
     return {
         "first_step_s": first,
         "step_ms": statistics.median(times) * 1e3,
         "launches_per_step": statistics.median(launches),
         **({"device_ms_per_step": device_time_ms(step, device)} if BREAKDOWN else {}),
+        **({"graph_ms_per_step": graph_times[median_step] * 1e3}
+           if BREAKDOWN and compiled else {}),
     }
+
+
+@contextlib.contextmanager
+def graph_timer(on: bool):
+    """Host time spent inside Inductor's generated graphs (every ``CompiledFxGraph.__call__``:
+    their launches, extern calls and allocations), summed while on; the rest of a compiled step
+    is PyTorch's own per-step work (Dynamo's guards and frames, AOTAutograd's wrappers, the
+    autograd engine, the optimizer's Python) and the final synchronisation."""
+    total = [0.0]
+    if not on:
+        yield total
+        return
+    from torch._inductor import output_code
+
+    orig = output_code.CompiledFxGraph.__call__
+
+    def timed(self, inputs):
+        t0 = time.perf_counter()
+        try:
+            return orig(self, inputs)
+        finally:
+            total[0] += time.perf_counter() - t0
+
+    output_code.CompiledFxGraph.__call__ = timed
+    try:
+        yield total
+    finally:
+        output_code.CompiledFxGraph.__call__ = orig
 
 
 def _capturable(step) -> None:
@@ -397,7 +432,9 @@ def main() -> int:
             print(f"{'':<8}device kernel time per step: eager {e['device_ms_per_step']:.2f} ms "
                   f"({e['device_ms_per_step'] / e['step_ms']:.0%} of the step), compiled step "
                   f"{st['device_ms_per_step']:.2f} ms "
-                  f"({st['device_ms_per_step'] / st['step_ms']:.0%})")
+                  f"({st['device_ms_per_step'] / st['step_ms']:.0%}); host time inside the "
+                  f"generated graphs {st['graph_ms_per_step']:.2f} ms "
+                  f"({st['graph_ms_per_step'] / st['step_ms']:.0%} of the compiled step)")
         if "compiled_ro" in r:
             ro, cap = r["compiled_ro"], r["captured"]
             print(f"{'':<8}reduce-overhead (compiled forward+backward replayed): "
