@@ -864,9 +864,23 @@ class OclScheduling(SIMDScheduling):
         src = src_code.replace("KERNEL_NAME", kernel_name)
         origins, detailed = get_kernel_metadata(node_schedule, wrapper)
         index = V.graph.get_current_device_or_throw().index or 0
-        body = f"async_compile_ocl({src!r}, {kernel_name!r}, {index})"
+        from . import config
+
+        if config.one_program_per_module and src.startswith(_spliced_helpers()):
+            # built with the module's other kernels
+            body = f"async_compile_ocl({src!r}, {kernel_name!r}, {index}, _ocl_kernel_helpers)"
+        else:
+            body = f"async_compile_ocl({src!r}, {kernel_name!r}, {index})"
         wrapper.define_kernel(kernel_name, body, f"{origins}\n{detailed}", gpu=False)
         return kernel_name
+
+
+@functools.cache
+def _spliced_helpers() -> str:
+    """_KERNEL_HELPERS as codegen_kernel writes it at the top of a kernel's source."""
+    code = IndentedBuffer()
+    code.splice(_KERNEL_HELPERS)
+    return code.getvalue()
 
 
 class OclWrapperCodegen(PythonWrapperCodegen):
@@ -882,6 +896,15 @@ class OclWrapperCodegen(PythonWrapperCodegen):
         super().write_header()
         self.imports.writeline("from torch_ocl._inductor.runtime import async_compile_ocl")
         self.imports.writeline("from torch_ocl._inductor.runtime import pow_f32 as ocl_pow_f32")
+        self.imports.writeline(
+            "from torch_ocl._inductor.runtime import wait_kernels as ocl_wait_kernels")
+        # The helpers every kernel starts with, once: the runtime builds the module's kernels
+        # as one program with them at the top.
+        self.header.writeline(f"_ocl_kernel_helpers = {_spliced_helpers()!r}")
+
+    def write_async_compile_wait(self) -> None:
+        super().write_async_compile_wait()
+        self.prefix.writeline("ocl_wait_kernels(globals())")
 
     def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True,
                                      **kwargs):

@@ -35,6 +35,10 @@ pointwise_cat_max_numel: int = 4096
 sdpa_math_min_scores: int = 128 * 128
 # ... while the scores of the whole batch (B * H * L * S elements) fit in this many bytes.
 sdpa_math_max_bytes: int = 256 << 20
+# The kernels of a generated module built as one program (a few where a module has many, one
+# per compile thread) instead of one program each: on PoCL a program costs ~0.3 s for the
+# prelude and the builtin library, a kernel ~0.02 s (runtime.py).
+one_program_per_module: bool = True
 # Hash of the code generator and the prelude: a changed generator never reuses a cached graph.
 codegen_hash: str = ""
 
