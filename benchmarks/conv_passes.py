@@ -1,4 +1,4 @@
-"""Grouped and depthwise conv2d, each pass on its own: forward, input gradient and weight
+"""Dense, grouped and depthwise conv2d, each pass on its own: forward, input gradient and weight
 gradient of ours against CPU PyTorch on the same shapes, and our raw copy of the same bytes.
 
     python benchmarks/conv_passes.py [--reps 15] [--rounds 3] [--layers REGEX]
@@ -29,33 +29,36 @@ CHILD = "--cpu-server" in sys.argv
 if not CHILD:
     import torch_ocl  # noqa: F401  (registers the device)
 
-# (name, batch, in channels, out channels, size, groups, stride)
+# (name, batch, in channels, out channels, size, groups, stride, padding); the first two are
+# benchmarks/gemm.py's dense rows (the example CNN's second layer, unpadded, and a ResNet layer).
 LAYERS = [
-    ("depthwise 64 3x3 28x28 b16", 16, 64, 64, 28, 64, 1),
-    ("grouped 64->64 g4 3x3 28x28 b16", 16, 64, 64, 28, 4, 1),
-    ("depthwise 128 3x3 56x56 b8", 8, 128, 128, 56, 128, 1),
-    ("depthwise 64 3x3 s2 56x56 b16", 16, 64, 64, 56, 64, 2),
-    ("grouped 128->128 g8 3x3 28x28 b8", 8, 128, 128, 28, 8, 1),
-    ("grouped 64->128 g2 3x3 28x28 b16", 16, 64, 128, 28, 2, 1),
+    ("cnn conv2 32->64 3x3 26x26 b64", 64, 32, 64, 26, 1, 1, 0),
+    ("resnet 64->64 3x3 56x56 b8", 8, 64, 64, 56, 1, 1, 1),
+    ("depthwise 64 3x3 28x28 b16", 16, 64, 64, 28, 64, 1, 1),
+    ("grouped 64->64 g4 3x3 28x28 b16", 16, 64, 64, 28, 4, 1, 1),
+    ("depthwise 128 3x3 56x56 b8", 8, 128, 128, 56, 128, 1, 1),
+    ("depthwise 64 3x3 s2 56x56 b16", 16, 64, 64, 56, 64, 2, 1),
+    ("grouped 128->128 g8 3x3 28x28 b8", 8, 128, 128, 28, 8, 1, 1),
+    ("grouped 64->128 g2 3x3 28x28 b16", 16, 64, 128, 28, 2, 1, 1),
 ]
 PASSES = ["fwd", "grad_input", "grad_weight"]
 
 
-def make(where, nb, cin, cout, hw, groups, stride):
+def make(where, nb, cin, cout, hw, groups, stride, pad):
     g = torch.Generator().manual_seed(0)
     x = torch.randn(nb, cin, hw, hw, generator=g).to(where)
     w = (torch.randn(cout, cin // groups, 3, 3, generator=g) * 0.1).to(where)
-    y = torch.nn.functional.conv2d(x, w, stride=stride, padding=1, groups=groups)
+    y = torch.nn.functional.conv2d(x, w, stride=stride, padding=pad, groups=groups)
     go = torch.randn(y.shape, generator=g).to(where)
     return x, w, go
 
 
-def pass_fn(kind, x, w, go, groups, stride):
+def pass_fn(kind, x, w, go, groups, stride, pad):
     if kind == "fwd":
-        return lambda: torch.nn.functional.conv2d(x, w, stride=stride, padding=1, groups=groups)
+        return lambda: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad, groups=groups)
     mask = [kind == "grad_input", kind == "grad_weight", False]
     return lambda: torch.ops.aten.convolution_backward(
-        go, x, w, None, [stride] * 2, [1, 1], [1, 1], False, [0, 0], groups, mask)
+        go, x, w, None, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0], groups, mask)
 
 
 def cpu_server(reps):
@@ -63,7 +66,7 @@ def cpu_server(reps):
         name, kind = json.loads(line)
         _, *layer = next(lay for lay in LAYERS if lay[0] == name)
         x, w, go = make("cpu", *layer)
-        fn = pass_fn(kind, x, w, go, layer[4], layer[5])
+        fn = pass_fn(kind, x, w, go, *layer[4:])
         print(json.dumps(median_time(fn, reps, lambda: None) * 1e3), flush=True)
 
 
@@ -89,7 +92,7 @@ def main() -> int:
             continue
         x, w, go = make("ocl", *layer)
         for kind in PASSES:
-            fn = pass_fn(kind, x, w, go, layer[4], layer[5])
+            fn = pass_fn(kind, x, w, go, *layer[4:])
             a, b = (x, go) if kind != "grad_input" else (go, x)
             src = torch.empty(a.numel() + b.numel(), device="ocl")
             dst = torch.empty_like(src)
