@@ -1,14 +1,15 @@
 """Dense, grouped and depthwise conv2d, each pass on its own: forward, input gradient and weight
 gradient of ours against CPU PyTorch on the same shapes, and our raw copy of the same bytes.
 
-    python benchmarks/conv_passes.py [--reps 15] [--rounds 3] [--layers REGEX]
+    python benchmarks/conv_passes.py [--reps 15] [--rounds 3] [--layers REGEX] [--best]
 
 Per layer and pass: CPU PyTorch's median ms (a child process without torch-ocl, asked for one
 figure at a time, interleaved with ours), ours, the ratio CPU / ours (target >= 0.5), and
 "copy": our `copy_` of as many bytes as the pass must read and write at least (forward: input +
 output; input gradient: grad_output + grad_input; weight gradient: input + grad_output), so
 ours / copy says how far a pass is from the device's bandwidth. On a shared machine the figures
-are noisy: compare the ratios within one run.
+are noisy: compare the ratios within one run; --best takes each side's fastest call instead
+of medians (the figure least moved by other processes taking a core for a while).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import sys
 import time
 
 import torch
-from _timing import median_time  # benchmarks/_timing.py, beside this script
+from _timing import median_time, rep_times  # benchmarks/_timing.py, beside this script
 
 CHILD = "--cpu-server" in sys.argv
 if not CHILD:
@@ -61,13 +62,20 @@ def pass_fn(kind, x, w, go, groups, stride, pad):
         go, x, w, None, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0], groups, mask)
 
 
-def cpu_server(reps):
+def timer(best):
+    """Seconds per call of fn: the median of `reps` synchronised calls, or the fastest."""
+    if best:
+        return lambda fn, reps, sync: min(rep_times(fn, reps, sync))
+    return median_time
+
+
+def cpu_server(reps, best):
     for line in sys.stdin:
         name, kind = json.loads(line)
         _, *layer = next(lay for lay in LAYERS if lay[0] == name)
         x, w, go = make("cpu", *layer)
         fn = pass_fn(kind, x, w, go, *layer[4:])
-        print(json.dumps(median_time(fn, reps, lambda: None) * 1e3), flush=True)
+        print(json.dumps(timer(best)(fn, reps, lambda: None) * 1e3), flush=True)
 
 
 def main() -> int:
@@ -75,16 +83,18 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--layers", default=".", help="regex over layer names")
+    ap.add_argument("--best", action="store_true", help="fastest call instead of medians")
     ap.add_argument("--cpu-server", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.cpu_server:
-        cpu_server(args.reps)
+        cpu_server(args.reps, args.best)
         return 0
     env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--cpu-server", "--reps",
-                              str(args.reps)], env=env, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
+    cmd = [sys.executable, os.path.abspath(__file__), "--cpu-server", "--reps", str(args.reps)]
+    child = subprocess.Popen(cmd + (["--best"] if args.best else []), env=env,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     sync = torch.ocl.synchronize
+    timed = timer(args.best)
     print(f"{'layer':<34}{'pass':<12}{'cpu ms':>8}{'ocl ms':>8}{'cpu/ocl':>8}{'copy ms':>8}"
           f"{'ocl/copy':>9}")
     for name, *layer in LAYERS:
@@ -105,8 +115,8 @@ def main() -> int:
                 child.stdin.flush()
                 cpu_r.append(json.loads(child.stdout.readline()))
                 time.sleep(0.2)
-                ours_r.append(median_time(fn, args.reps, sync) * 1e3)
-                copy_r.append(median_time(lambda: dst.copy_(src), args.reps, sync) * 1e3 / 2)
+                ours_r.append(timed(fn, args.reps, sync) * 1e3)
+                copy_r.append(timed(lambda: dst.copy_(src), args.reps, sync) * 1e3 / 2)
                 time.sleep(0.2)
             c, o, cp = (statistics.median(r) for r in (cpu_r, ours_r, copy_r))
             print(f"{name:<34}{kind:<12}{c:>8.2f}{o:>8.2f}{c / o:>8.2f}{cp:>8.2f}{o / cp:>9.1f}"

@@ -75,39 +75,43 @@ __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb,
   }
 }
 
-// CPU drivers: one work item per whole column row (sample n = get_global_id(0), row rk =
-// get_global_id(1)), its OH * OW entries written in order: per output row the span of in-bounds
-// image columns computed once, zeros either side, and for unit width strides a plain copy the
-// compiler vectorises (no test per element). The image row stays in L1 across the KH * KW rows
-// of the same channel that neighbouring work items write. Same layouts as im2col above.
+// CPU drivers: one work item per (sample n = get_global_id(0), channel c = get_global_id(1)),
+// writing the KH * KW whole column rows of that channel, each in order: per output row the span
+// of in-bounds image columns computed once, zeros either side, and for unit width strides a
+// plain copy the compiler vectorises (no test per element). The channel's image rows stay in the
+// L1/L2 cache across its taps. Same layouts as im2col above.
 __kernel void im2col_rows(__global char* colb, ulong coloff, __global const char* xb, ulong xoff,
                           ConvGeom g, long cs_n, long cs_k) {
-  const long n = get_global_id(0), rk = get_global_id(1);
-  const long kj = rk % g.KW, ki = (rk / g.KW) % g.KH, c = rk / (g.KW * g.KH);
-  __global T* col = (__global T*)(colb + coloff) + rk * cs_k + n * cs_n;
+  const long n = get_global_id(0), c = get_global_id(1);
   __global const T* xc = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
-  const long w0 = kj * g.dw - g.pw;
-  // Output columns ow in [lo, hi) read image columns ow * sw + w0 within [0, W).
-  long lo = w0 >= 0 ? 0 : (-w0 + g.sw - 1) / g.sw;
-  long hi = g.W - 1 - w0 >= 0 ? (g.W - 1 - w0) / g.sw + 1 : 0;
-  lo = min(lo, g.OW);
-  hi = max(lo, min(hi, g.OW));
   const bool unit = g.sw == 1 && g.sx == 1;
-  for (long oh = 0; oh < g.OH; ++oh, col += g.OW) {
-    const long h = oh * g.sh - g.ph + ki * g.dh;
-    if (h < 0 || h >= g.H) {
-      for (long ow = 0; ow < g.OW; ++ow) ST(col, ow, (ACC)0);
-      continue;
+  for (long ki = 0; ki < g.KH; ++ki) {
+    for (long kj = 0; kj < g.KW; ++kj) {
+      const long rk = (c * g.KH + ki) * g.KW + kj;
+      __global T* col = (__global T*)(colb + coloff) + rk * cs_k + n * cs_n;
+      const long w0 = kj * g.dw - g.pw;
+      // Output columns ow in [lo, hi) read image columns ow * sw + w0 within [0, W).
+      long lo = w0 >= 0 ? 0 : (-w0 + g.sw - 1) / g.sw;
+      long hi = g.W - 1 - w0 >= 0 ? (g.W - 1 - w0) / g.sw + 1 : 0;
+      lo = min(lo, g.OW);
+      hi = max(lo, min(hi, g.OW));
+      for (long oh = 0; oh < g.OH; ++oh, col += g.OW) {
+        const long h = oh * g.sh - g.ph + ki * g.dh;
+        if (h < 0 || h >= g.H) {
+          for (long ow = 0; ow < g.OW; ++ow) ST(col, ow, (ACC)0);
+          continue;
+        }
+        __global const T* xr = xc + h * g.sy;
+        for (long ow = 0; ow < lo; ++ow) ST(col, ow, (ACC)0);
+        if (unit) {
+          __global const T* xs = xr + w0;
+          for (long ow = lo; ow < hi; ++ow) col[ow] = xs[ow];
+        } else {
+          for (long ow = lo; ow < hi; ++ow) ST(col, ow, LD(xr, (ow * g.sw + w0) * g.sx));
+        }
+        for (long ow = hi; ow < g.OW; ++ow) ST(col, ow, (ACC)0);
+      }
     }
-    __global const T* xr = xc + h * g.sy;
-    for (long ow = 0; ow < lo; ++ow) ST(col, ow, (ACC)0);
-    if (unit) {
-      __global const T* xs = xr + w0;
-      for (long ow = lo; ow < hi; ++ow) col[ow] = xs[ow];
-    } else {
-      for (long ow = lo; ow < hi; ++ow) ST(col, ow, LD(xr, (ow * g.sw + w0) * g.sx));
-    }
-    for (long ow = hi; ow < g.OW; ++ow) ST(col, ow, (ACC)0);
   }
 }
 

@@ -268,9 +268,9 @@ bool cpuDevice(const at::Tensor& t) {
   return (device(t.device().index()).info().type & CL_DEVICE_TYPE_CPU) != 0;
 }
 
-// A 2-D launch of im2col_rows / col2im_planes (CPU drivers): work groups of one work item, each a
-// whole column row or image plane (thousands of them for a batch, enough for the driver's
-// threads, and no per-work-item overhead left to amortise).
+// A 2-D launch of im2col_rows / col2im_planes (CPU drivers): work groups of one work item, each
+// the columns of one (sample, channel) or one image plane (a few hundred or more for a batch:
+// enough for the driver's threads, each large enough to amortise a work group's start).
 void launchRows(const at::Tensor& anchor, const char* name, const at::Tensor& out,
                 const at::Tensor& in, const ConvGeom& g, std::array<int64_t, 2> grid,
                 std::initializer_list<cl_long> extra) {
@@ -313,7 +313,7 @@ at::Tensor im2col(const at::Tensor& vol, const Dims3& k, const Dims3& c, const P
     const at::Tensor image = vol.select(2, 0);
     const ConvGeom geom = geometry(image, k[1], k[2], c[1], c[2], p);
     if (cpuDevice(vol))
-      launchRows(vol, "im2col_rows", col, image, geom, {nb, ck}, {cs_n, cs_k});
+      launchRows(vol, "im2col_rows", col, image, geom, {nb, vol.size(1)}, {cs_n, cs_k});
     else
       launchGeom2D(vol, "im2col", col, image, geom, c[1], rows, {cs_n, cs_k});
   } else {
