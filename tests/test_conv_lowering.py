@@ -109,10 +109,11 @@ def test_weight_grad_inner_dimension_in_pieces():
 
 def test_weight_grad_batch_chunks():
     # Enough samples that the weight gradient's products are summed over two chunks (the
-    # products of a chunk are kept within 4 M elements: 128 x 1152 each here, 28 samples).
-    x = rand((40, 128, 4, 4), 5).float().to("ocl")
+    # products of a chunk are kept within 4 M elements: 128 x 1152 each here, 28 samples; 256
+    # pixels, the fewest that take the batched products).
+    x = rand((30, 128, 16, 16), 5).float().to("ocl")
     w = rand((128, 128, 3, 3), 6).float().to("ocl")
-    go = rand((40, 128, 4, 4), 7).float().to("ocl")
+    go = rand((30, 128, 16, 16), 7).float().to("ocl")
     with torch_ocl.strict():
         _, gw, _ = torch.ops.aten.convolution_backward(
             go, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [False, True, False])

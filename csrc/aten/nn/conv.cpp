@@ -376,8 +376,14 @@ constexpr int64_t kGroupBatchMinRows = 16;
 // shared with other work, best of 30 interleaved, wall / process CPU ms of the products alone):
 // the CNN's 32->64 layer at batch 64 (64 x 576 @ 576 x 288 per sample) 22.2 / 22.3 -> 13.5 /
 // 18.9, ResNet 64->64 on 56 x 56 at batch 8 (64 x 3136 @ 3136 x 576) 25.2 / 25.0 -> 12.2 / 19.1.
-bool groupSumBatched(int64_t groups, int64_t rows, c10::ScalarType t, bool cpu) {
-  return (groups > 1 || cpu) && rows >= kGroupBatchMinRows && (t == at::kFloat || t == at::kDouble);
+// Ungrouped ones need 256 pixels or more per sample: the products written before their sum
+// cost O x Cin*K elements a sample against 2 x O x Cin*K x pixels flops (late ResNet stages, 7 x 7
+// pixels, keep the host BLAS's in-place sum; not measured).
+constexpr int64_t kDenseBatchMinK = 256;
+
+bool groupSumBatched(int64_t groups, int64_t rows, int64_t k, c10::ScalarType t, bool cpu) {
+  return (groups > 1 || (cpu && k >= kDenseBatchMinK)) && rows >= kGroupBatchMinRows &&
+         (t == at::kFloat || t == at::kDouble);
 }
 
 // The inner dimension of a batched weight-gradient product in pieces of at most this (CPU
@@ -444,7 +450,7 @@ void groupedGemmSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor
   // sum).
   const bool cpu = cpuDevice(out);
   const int64_t k = a.size(3), pieces = sumPieces(k, cpu), piece = (k + pieces - 1) / pieces;
-  if (groupSumBatched(g, m, t, cpu) && nb > 1 && (g == 1 || a.stride(0) == g * a.stride(1)) &&
+  if (groupSumBatched(g, m, k, t, cpu) && nb > 1 && (g == 1 || a.stride(0) == g * a.stride(1)) &&
       (g == 1 || b.stride(0) == g * b.stride(1)) && pieces * nb * g * m * n <= kSumMaxElems) {
     at::Tensor prod = at::empty({pieces, nb * g, m, n}, out.options());
     const at::Tensor a_f = a.flatten(0, 1), b_f = b.flatten(0, 1);
@@ -620,7 +626,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
       // 16 and 8 x 16 at batch 8, 4 MiB 23-26 / 31-36 ms, 8 MiB 25-26 / 24-25, 16 MiB 26-28 /
       // 26-27).
       const bool cpu = cpuDevice(x);
-      const bool batched = groupSumBatched(g, og, x.scalar_type(), cpu);
+      const bool batched = groupSumBatched(g, og, l, x.scalar_type(), cpu);
       int64_t step = batchChunk(n, col_elems, x.element_size(), !batched ? 128 : g > 1 ? 8 : 64);
       if (batched)  // the products of a chunk within kSumMaxElems
         step = std::max<int64_t>(
