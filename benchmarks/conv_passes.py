@@ -9,7 +9,9 @@ figure at a time, interleaved with ours), ours, the ratio CPU / ours (target >= 
 output; input gradient: grad_output + grad_input; weight gradient: input + grad_output), so
 ours / copy says how far a pass is from the device's bandwidth. On a shared machine the figures
 are noisy: compare the ratios within one run; --best takes each side's fastest call instead
-of medians (the figure least moved by other processes taking a core for a while).
+of medians (the figure least moved by other processes taking a core for a while);
+--interleave measures CPU PyTorch in this process instead, one CPU call and one of ours in
+turn, so that both sides see the same moments of a shared machine.
 """
 
 from __future__ import annotations
@@ -69,6 +71,23 @@ def timer(best):
     return median_time
 
 
+def interleaved(cpu_fn, fn, reps, sync):
+    """Seconds of `reps` calls of cpu_fn and of fn (synchronised), one of each in turn."""
+    cpu_fn()
+    fn()
+    sync()
+    c_t, o_t = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        cpu_fn()
+        c_t.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        o_t.append(time.perf_counter() - t0)
+    return c_t, o_t
+
+
 def cpu_server(reps, best):
     for line in sys.stdin:
         name, kind = json.loads(line)
@@ -84,6 +103,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--layers", default=".", help="regex over layer names")
     ap.add_argument("--best", action="store_true", help="fastest call instead of medians")
+    ap.add_argument("--interleave", action="store_true",
+                    help="CPU PyTorch in this process, its calls alternating with ours")
     ap.add_argument("--cpu-server", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.cpu_server:
@@ -110,12 +131,19 @@ def main() -> int:
             # the weight gradient, read both): a copy of both tensors' elements reads and writes
             # twice that, so half of its time.
             cpu_r, ours_r, copy_r = [], [], []
+            cpu_fn = pass_fn(kind, *make("cpu", *layer), *layer[4:]) if args.interleave else None
             for _ in range(args.rounds):
-                child.stdin.write(json.dumps([name, kind]) + "\n")
-                child.stdin.flush()
-                cpu_r.append(json.loads(child.stdout.readline()))
-                time.sleep(0.2)
-                ours_r.append(timed(fn, args.reps, sync) * 1e3)
+                if args.interleave:
+                    c_t, o_t = interleaved(cpu_fn, fn, args.reps, sync)
+                    pick = min if args.best else statistics.median
+                    cpu_r.append(pick(c_t) * 1e3)
+                    ours_r.append(pick(o_t) * 1e3)
+                else:
+                    child.stdin.write(json.dumps([name, kind]) + "\n")
+                    child.stdin.flush()
+                    cpu_r.append(json.loads(child.stdout.readline()))
+                    time.sleep(0.2)
+                    ours_r.append(timed(fn, args.reps, sync) * 1e3)
                 copy_r.append(timed(lambda: dst.copy_(src), args.reps, sync) * 1e3 / 2)
                 time.sleep(0.2)
             c, o, cp = (statistics.median(r) for r in (cpu_r, ours_r, copy_r))
