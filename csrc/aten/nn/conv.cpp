@@ -8,7 +8,9 @@
 // depth and height); integer dtypes run the same kernels (an integer GEMM that accumulates in the
 // dtype). Floating 2-D/1-D depthwise convolutions, and grouped ones with up to 16 output channels
 // a group on CPU drivers, run vectorised direct row kernels instead (width stride 1 or 2; the
-// input gradient unit strides).
+// input gradient unit strides). On CPU drivers the 2-D columns are written by im2col_rows (a
+// (sample, channel) per work item) and added up by col2im_planes (an image plane per work item),
+// and ungrouped weight gradients run as one batched product per chunk of samples, then a sum.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
