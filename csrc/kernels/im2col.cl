@@ -75,6 +75,80 @@ __kernel void col2im(__global char* imb, ulong imoff, __global const char* colb,
   }
 }
 
+// CPU drivers: one work item per (sample n = get_global_id(0), channel c = get_global_id(1)),
+// writing the KH * KW whole column rows of that channel, each in order: per output row the span
+// of in-bounds image columns computed once, zeros either side, and for unit width strides a
+// plain copy the compiler vectorises (no test per element). The channel's image rows stay in the
+// L1/L2 cache across its taps. Same layouts as im2col above.
+__kernel void im2col_rows(__global char* colb, ulong coloff, __global const char* xb, ulong xoff,
+                          ConvGeom g, long cs_n, long cs_k) {
+  const long n = get_global_id(0), c = get_global_id(1);
+  __global const T* xc = (__global const T*)(xb + xoff) + n * g.sn + c * g.sc;
+  const bool unit = g.sw == 1 && g.sx == 1;
+  for (long ki = 0; ki < g.KH; ++ki) {
+    for (long kj = 0; kj < g.KW; ++kj) {
+      const long rk = (c * g.KH + ki) * g.KW + kj;
+      __global T* col = (__global T*)(colb + coloff) + rk * cs_k + n * cs_n;
+      const long w0 = kj * g.dw - g.pw;
+      // Output columns ow in [lo, hi) read image columns ow * sw + w0 within [0, W).
+      long lo = w0 >= 0 ? 0 : (-w0 + g.sw - 1) / g.sw;
+      long hi = g.W - 1 - w0 >= 0 ? (g.W - 1 - w0) / g.sw + 1 : 0;
+      lo = min(lo, g.OW);
+      hi = max(lo, min(hi, g.OW));
+      for (long oh = 0; oh < g.OH; ++oh, col += g.OW) {
+        const long h = oh * g.sh - g.ph + ki * g.dh;
+        if (h < 0 || h >= g.H) {
+          for (long ow = 0; ow < g.OW; ++ow) ST(col, ow, (ACC)0);
+          continue;
+        }
+        __global const T* xr = xc + h * g.sy;
+        for (long ow = 0; ow < lo; ++ow) ST(col, ow, (ACC)0);
+        if (unit) {
+          __global const T* xs = xr + w0;
+          for (long ow = lo; ow < hi; ++ow) col[ow] = xs[ow];
+        } else {
+          for (long ow = lo; ow < hi; ++ow) ST(col, ow, LD(xr, (ow * g.sw + w0) * g.sx));
+        }
+        for (long ow = hi; ow < g.OW; ++ow) ST(col, ow, (ACC)0);
+      }
+    }
+  }
+}
+
+// CPU drivers, float32/float64 (the sums run in the image's own dtype): one work item per image
+// plane (n * C + c = get_global_id(0)) of the contiguous image, which it zeroes and then adds
+// every tap's column row into, tap by tap ((ki, kj) order, as CPU PyTorch's col2im adds them),
+// in spans of in-bounds columns (unit width strides: a vectorised add along the row). The plane
+// stays in the L1/L2 cache across the taps; the columns are read once, in order.
+__kernel void col2im_planes(__global char* imb, ulong imoff, __global const char* colb,
+                            ulong coloff, ConvGeom g, long cs_n, long cs_k) {
+  const long nc = get_global_id(0);
+  const long c = nc % g.C, n = nc / g.C;
+  __global T* im = (__global T*)(imb + imoff) + nc * g.H * g.W;
+  __global const T* colc = (__global const T*)(colb + coloff) + c * g.KH * g.KW * cs_k + n * cs_n;
+  for (long i = 0; i < g.H * g.W; ++i) im[i] = (T)0;
+  for (long ki = 0; ki < g.KH; ++ki) {
+    for (long kj = 0; kj < g.KW; ++kj) {
+      __global const T* cr = colc + (ki * g.KW + kj) * cs_k;
+      const long w0 = kj * g.dw - g.pw;
+      long lo = w0 >= 0 ? 0 : (-w0 + g.sw - 1) / g.sw;
+      long hi = g.W - 1 - w0 >= 0 ? (g.W - 1 - w0) / g.sw + 1 : 0;
+      lo = min(lo, g.OW);
+      hi = max(lo, min(hi, g.OW));
+      for (long oh = 0; oh < g.OH; ++oh, cr += g.OW) {
+        const long h = oh * g.sh - g.ph + ki * g.dh;
+        if (h < 0 || h >= g.H) continue;
+        __global T* ir = im + h * g.W + w0;
+        if (g.sw == 1) {
+          for (long ow = lo; ow < hi; ++ow) ir[ow] += cr[ow];
+        } else {
+          for (long ow = lo; ow < hi; ++ow) ir[ow * g.sw] += cr[ow];
+        }
+      }
+    }
+  }
+}
+
 // Direct depthwise convolution (one input channel per group, O = C * mult output channels):
 // no columns and no GEMM. w is the contiguous (O, 1, KH, KW) weight, g the input's geometry
 // (N, C, H, W, strides) with the output size (OH, OW); y and go are contiguous (N, O, OH, OW).

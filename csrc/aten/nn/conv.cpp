@@ -8,7 +8,9 @@
 // depth and height); integer dtypes run the same kernels (an integer GEMM that accumulates in the
 // dtype). Floating 2-D/1-D depthwise convolutions, and grouped ones with up to 16 output channels
 // a group on CPU drivers, run vectorised direct row kernels instead (width stride 1 or 2; the
-// input gradient unit strides).
+// input gradient unit strides). On CPU drivers the 2-D columns are written by im2col_rows (a
+// (sample, channel) per work item) and added up by col2im_planes (an image plane per work item),
+// and ungrouped weight gradients run as one batched product per chunk of samples, then a sum.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -264,6 +266,30 @@ void launchGeom2D(const at::Tensor& anchor, const char* name, const at::Tensor& 
   OCL_CATCH
 }
 
+bool cpuDevice(const at::Tensor& t) {
+  return (device(t.device().index()).info().type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
+// A 2-D launch of im2col_rows / col2im_planes (CPU drivers): work groups of one work item, each
+// the columns of one (sample, channel) or one image plane (a few hundred or more for a batch:
+// enough for the driver's threads, each large enough to amortise a work group's start).
+void launchRows(const at::Tensor& anchor, const char* name, const at::Tensor& out,
+                const at::Tensor& in, const ConvGeom& g, std::array<int64_t, 2> grid,
+                std::initializer_list<cl_long> extra) {
+  if (grid[0] == 0 || grid[1] == 0) return;
+  const c10::DeviceIndex idx = anchor.device().index();
+  cl_program prog = nnProgram(idx, &kIm2colFamily, "im2col.cl", anchor.scalar_type());
+  OCL_TRY
+  cl_kernel k = programs(idx).kernel(prog, name);
+  setArgs(k, bufferOf(out), bufferOf(in), g);
+  cl_uint i = 5;
+  for (cl_long v : extra) setArg(k, i, v);
+  const size_t global[2] = {static_cast<size_t>(grid[0]), static_cast<size_t>(grid[1])};
+  const size_t local[2] = {1, 1};
+  launchKernel(currentQueue(idx), k, 2, global, local);
+  OCL_CATCH
+}
+
 // Kernel (KD, KH, KW) and column (OD, OH, OW) sizes.
 using Dims3 = std::array<int64_t, 3>;
 
@@ -287,8 +313,11 @@ at::Tensor im2col(const at::Tensor& vol, const Dims3& k, const Dims3& c, const P
   const int64_t rows = ck * nb;
   if (flat(vol, k[0], c[0], p)) {
     const at::Tensor image = vol.select(2, 0);
-    launchGeom2D(vol, "im2col", col, image, geometry(image, k[1], k[2], c[1], c[2], p), c[1], rows,
-                 {cs_n, cs_k});
+    const ConvGeom geom = geometry(image, k[1], k[2], c[1], c[2], p);
+    if (cpuDevice(vol))
+      launchRows(vol, "im2col_rows", col, image, geom, {nb, vol.size(1)}, {cs_n, cs_k});
+    else
+      launchGeom2D(vol, "im2col", col, image, geom, c[1], rows, {cs_n, cs_k});
   } else {
     launchGeom2D(vol, "vol2col", col, vol, geometry3(vol, k, c, p), c[0] * c[1], rows,
                  {cs_n, cs_k});
@@ -307,8 +336,12 @@ void col2im(const at::Tensor& col, const at::Tensor& vol, const Dims3& k, const 
   const int64_t nc = vol.size(0) * vol.size(1);
   if (flat(vol, k[0], c[0], p)) {
     const at::Tensor image = vol.select(2, 0);
-    launchGeom2D(vol, "col2im", image, col, geometry(image, k[1], k[2], c[1], c[2], p),
-                 image.size(2), nc, {cs_n, cs_k});
+    const ConvGeom geom = geometry(image, k[1], k[2], c[1], c[2], p);
+    const c10::ScalarType t = vol.scalar_type();
+    if (cpuDevice(vol) && (t == at::kFloat || t == at::kDouble))
+      launchRows(vol, "col2im_planes", image, col, geom, {nc, 1}, {cs_n, cs_k});
+    else
+      launchGeom2D(vol, "col2im", image, col, geom, image.size(2), nc, {cs_n, cs_k});
   } else {
     launchGeom2D(vol, "col2vol", vol, col, geometry3(vol, k, c, p), vol.size(2) * vol.size(3), nc,
                  {cs_n, cs_k});
@@ -337,10 +370,31 @@ at::Tensor byGroup(const at::Tensor& t, int64_t g) {
 // rows: 8 x 128 channels in 32 groups measured slower batched over samples and groups).
 constexpr int64_t kGroupBatchMinRows = 16;
 
-// Whether a grouped weight gradient runs all (sample, group) products in one batched GEMM and
-// sums them after (float32 and float64: 16-bit products would be rounded before the sum).
-bool groupSumBatched(int64_t groups, int64_t rows, c10::ScalarType t) {
-  return groups > 1 && rows >= kGroupBatchMinRows && (t == at::kFloat || t == at::kDouble);
+// Whether a weight gradient runs all (sample, group) products in one batched GEMM and sums them
+// after (float32 and float64: 16-bit products would be rounded before the sum): grouped ones
+// everywhere, ungrouped ones on CPU drivers too, where the host BLAS's in-place sum over the
+// samples (one sgemm after the other, each split statically between its threads) lost to one
+// batched launch of cpu_tile, whose work groups the driver shares out. Measured on PoCL (2 cores
+// shared with other work, best of 30 interleaved, wall / process CPU ms of the products alone):
+// the CNN's 32->64 layer at batch 64 (64 x 576 @ 576 x 288 per sample) 22.2 / 22.3 -> 13.5 /
+// 18.9, ResNet 64->64 on 56 x 56 at batch 8 (64 x 3136 @ 3136 x 576) 25.2 / 25.0 -> 12.2 / 19.1.
+// Ungrouped ones need 256 pixels or more per sample: the products written before their sum
+// cost O x Cin*K elements a sample against 2 x O x Cin*K x pixels flops (late ResNet stages, 7 x 7
+// pixels, keep the host BLAS's in-place sum; not measured).
+constexpr int64_t kDenseBatchMinK = 256;
+
+bool groupSumBatched(int64_t groups, int64_t rows, int64_t k, c10::ScalarType t, bool cpu) {
+  return (groups > 1 || (cpu && k >= kDenseBatchMinK)) && rows >= kGroupBatchMinRows &&
+         (t == at::kFloat || t == at::kDouble);
+}
+
+// The inner dimension of a batched weight-gradient product in pieces of at most this (CPU
+// drivers): cpu_tile keeps a whole K x 64 panel per tile row, and the matrix engine gives K
+// beyond 2048 to the host BLAS (ResNet's 56 x 56 pixels: K = 3136 in two pieces of 1568).
+constexpr int64_t kSumMaxK = 2048;
+
+int64_t sumPieces(int64_t k, bool cpu) {
+  return cpu && k > kSumMaxK ? (k + kSumMaxK - 1) / kSumMaxK : 1;
 }
 
 // out[n][j] = a[j] @ b[n][j] (+ bias[j]) for every sample n and group j: out (nb, G, M, N) and b
@@ -385,18 +439,28 @@ void groupedGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   }
 }
 
+// The products a batched weight gradient writes before their sum, at most (16 M elements).
+constexpr int64_t kSumMaxElems = int64_t{4} << 20;
+
 // out[j] = sum_n a[n][j] @ b[n][j] + beta * out[j]: out (G, M, N), a (nb, G, M, K), b (nb, G, K,
 // N) views (a weight gradient, the sum running over the samples).
 void groupedGemmSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, bool beta) {
   const int64_t nb = a.size(0), g = out.size(0), m = out.size(1), n = out.size(2);
   const c10::ScalarType t = out.scalar_type();
-  // Groups: every (sample, group) product in one batched GEMM, then their sum over the samples
-  // (float32 and float64 only: 16-bit products would be rounded before the sum).
-  if (groupSumBatched(g, m, t) && nb > 1 && a.stride(0) == g * a.stride(1) &&
-      b.stride(0) == g * b.stride(1) && nb * g * m * n <= (int64_t{4} << 20)) {
-    at::Tensor prod = at::empty({nb * g, m, n}, out.options());
-    gemm(prod, a.flatten(0, 1), b.flatten(0, 1), 1, 0);
-    const at::Tensor total = prod.view({nb, g, m, n}).sum(0);
+  // Every (sample, group) product in one batched GEMM (per piece of K), then their sum over the
+  // samples and pieces (float32 and float64 only: 16-bit products would be rounded before the
+  // sum).
+  const bool cpu = cpuDevice(out);
+  const int64_t k = a.size(3), pieces = sumPieces(k, cpu), piece = (k + pieces - 1) / pieces;
+  if (groupSumBatched(g, m, k, t, cpu) && nb > 1 && (g == 1 || a.stride(0) == g * a.stride(1)) &&
+      (g == 1 || b.stride(0) == g * b.stride(1)) && pieces * nb * g * m * n <= kSumMaxElems) {
+    at::Tensor prod = at::empty({pieces, nb * g, m, n}, out.options());
+    const at::Tensor a_f = a.flatten(0, 1), b_f = b.flatten(0, 1);
+    for (int64_t i = 0; i < pieces; ++i) {
+      const int64_t k0 = i * piece, kl = std::min(piece, k - k0);
+      gemm(prod.select(0, i), a_f.narrow(2, k0, kl), b_f.narrow(1, k0, kl), 1, 0);
+    }
+    const at::Tensor total = prod.view({pieces * nb, g, m, n}).sum(0);
     if (beta)
       out.add_(total);
     else
@@ -563,8 +627,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
       // CPU time of the weight gradient, 3 alternating rounds, loaded: 4 x 16 channels at batch
       // 16 and 8 x 16 at batch 8, 4 MiB 23-26 / 31-36 ms, 8 MiB 25-26 / 24-25, 16 MiB 26-28 /
       // 26-27).
-      const int64_t step = batchChunk(n, col_elems, x.element_size(),
-                                      groupSumBatched(g, og, x.scalar_type()) ? 8 : 128);
+      const bool cpu = cpuDevice(x);
+      const bool batched = groupSumBatched(g, og, l, x.scalar_type(), cpu);
+      int64_t step = batchChunk(n, col_elems, x.element_size(), !batched ? 128 : g > 1 ? 8 : 64);
+      if (batched)  // the products of a chunk within kSumMaxElems
+        step = std::max<int64_t>(
+            1, std::min(step,
+                        kSumMaxElems / std::max<int64_t>(1, sumPieces(l, cpu) * g * og * cg * kk)));
       for (int64_t n0 = 0; n0 < n; n0 += step) {
         const int64_t nb = std::min(step, n - n0);
         const at::Tensor col =
