@@ -31,25 +31,8 @@ constexpr size_t kRowLocal = 256;  // SOFTMAX_LOCAL in softmax.cl
 constexpr int64_t kRowsMinDim = 256;
 constexpr int64_t kSoftmaxColBlock = 4;  // SM_NB in softmax.cl
 
-struct Geometry {
-  int64_t outer = 1, dim = 1, inner = 1;
-};
+}  // namespace
 
-Geometry geometry(const at::Tensor& t, int64_t dim) {
-  Geometry g;
-  if (t.dim() == 0) return g;
-  dim = at::maybe_wrap_dim(dim, t.dim());
-  g.dim = t.size(dim);
-  for (int64_t d = 0; d < dim; ++d) g.outer *= t.size(d);
-  for (int64_t d = dim + 1; d < t.dim(); ++d) g.inner *= t.size(d);
-  return g;
-}
-
-bool native(c10::ScalarType t) {
-  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
-}
-
-// The program for input type x and output type y.
 cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarType y) {
   checkDtypeSupported(x, idx);
   checkDtypeSupported(y, idx);
@@ -68,8 +51,28 @@ cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarTy
     h += vectorTypeMacros(acc) + vectorAccessMacros("X", x, acc) + vectorAccessMacros("Y", y, acc);
     return rt::ProgramSource{
         std::string("softmax<") + c10::toString(x) + "->" + c10::toString(y) + ">",
-        withPrelude(h + kernels::source("softmax.cl")), ""};
+        withPrelude(h + kernels::source("softmax.cl") + kernels::source("reduce_cols.cl")), ""};
   });
+}
+
+namespace {
+
+struct Geometry {
+  int64_t outer = 1, dim = 1, inner = 1;
+};
+
+Geometry geometry(const at::Tensor& t, int64_t dim) {
+  Geometry g;
+  if (t.dim() == 0) return g;
+  dim = at::maybe_wrap_dim(dim, t.dim());
+  g.dim = t.size(dim);
+  for (int64_t d = 0; d < dim; ++d) g.outer *= t.size(d);
+  for (int64_t d = dim + 1; d < t.dim(); ++d) g.inner *= t.size(d);
+  return g;
+}
+
+bool native(c10::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
 
 // Runs the forward (tensors = {y, x}) or backward (tensors = {gx, gy, y}) kernel; x/gx are of
@@ -79,8 +82,10 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   const at::Tensor& anchor = *tensors.begin();
   if (anchor.numel() == 0) return;
   const c10::DeviceIndex idx = anchor.device().index();
-  cl_program prog = softmaxProgram(idx, xt, yt);
   rt::Device& dev = device(idx);
+  if (codegen::preferItemReductions(dev.info()) && g.inner != 1)
+    return colsSoftmaxCpu(backward, log, g.outer, g.dim, g.inner, xt, yt, tensors);
+  cl_program prog = softmaxProgram(idx, xt, yt);
   // CPU devices (PoCL) run a work-group's items one after the other, so trees in local memory
   // only cost there (measured 4x slower than one item per row); GPUs want the group per row.
   const bool cpu = codegen::preferItemReductions(dev.info());
@@ -340,41 +345,31 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
         !o->is_contiguous() || o->numel() != g.outer * g.inner)
       return false;
   }
+  if (g.inner != 1) {
+    colsReduceCpu(kind, self, g.outer, g.dim, g.inner, correction, out, out2);
+    return true;
+  }
+  if (static_cast<int>(kind) > static_cast<int>(RowStat::kStd)) return false;
   const c10::ScalarType t = self.scalar_type();
   const bool dbl = t == at::kDouble;
-  const int64_t vw = dbl ? 8 : 16;
-  const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + vw - 1) / vw);
-  // A few long lines: the generator splits them into chunks for the cores.
-  if (items < 32 && g.dim >= 8192) return false;
+  // A few long rows: the generator splits them into chunks for the cores.
+  if (g.outer < 32 && g.dim >= 8192) return false;
   cl_program prog = softmaxProgram(idx, t, t);
-  // Over whole column stretches: the row-blocked kernel, groups of up to 64 items (1024 float
-  // columns). Through the generator's red_cols logsumexp measured 133 ms, through stats_vcols 82,
-  // row-blocked 8-16 ms (4096 x 4096 over dim 0).
-  const bool blk = g.inner != 1 && g.inner % vw == 0;
-  size_t blk_local = 64;
-  if (blk)
-    while ((g.inner / vw) % static_cast<int64_t>(blk_local) != 0) blk_local /= 2;
   OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, g.inner == 1 ? "stats_vrows"
-                                           : blk        ? "stats_vcols_blk"
-                                                        : "stats_vcols");
+  cl_kernel k = programs(idx).kernel(prog, "stats_vrows");
   cl_uint a = 0;
   setArg(k, a, bufferOf(out));
   setArg(k, a, bufferOf(out2.defined() ? out2 : out));
   setArg(k, a, bufferOf(self));
   setArg(k, a, static_cast<cl_long>(g.outer));
   setArg(k, a, static_cast<cl_long>(g.dim));
-  if (g.inner != 1) setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, static_cast<cl_int>(kind));
   if (dbl)
     setArg(k, a, static_cast<cl_double>(correction));
   else
     setArg(k, a, static_cast<cl_float>(correction));
   setArg(k, a, static_cast<cl_int>(out2.defined()));
-  if (blk)
-    launchND(dev, currentQueue(idx), k, static_cast<size_t>(g.outer * (g.inner / vw)), blk_local);
-  else
-    launchItems(dev, idx, k, items);
+  launchItems(dev, idx, k, g.outer);
   OCL_CATCH
   return true;
 }
