@@ -1,8 +1,9 @@
 // _softmax / _log_softmax and their backward for float16, bfloat16, float32 and float64 over any
 // dim (half_to_float too), on contiguous (outer, dim, inner) views. GPUs: rows along the last dim
 // that are long get one work-group each (kernels/softmax.cl), the rest one work item per line.
-// CPU drivers (PoCL): one work item per row, or per VW neighbouring lines when inner > 1, in
-// explicit vector types (the _v* kernels); TORCH_OCL_TREE_REDUCTIONS=1 forces the GPU shapes.
+// CPU drivers (PoCL): one work item per row in explicit vector types (the _v* kernels), and over
+// a non-last dim the column tiles of reduce_cols.cpp; TORCH_OCL_TREE_REDUCTIONS=1 forces the GPU
+// shapes.
 // _masked_softmax (the Transformer fast path's softmax) and its backward: one work item per line,
 // the boolean mask read through stride-0 views instead of CPU's expanded copies.
 #include <ATen/ATen.h>
@@ -29,7 +30,6 @@ namespace {
 char kSoftmaxFamily;
 constexpr size_t kRowLocal = 256;  // SOFTMAX_LOCAL in softmax.cl
 constexpr int64_t kRowsMinDim = 256;
-constexpr int64_t kSoftmaxColBlock = 4;  // SM_NB in softmax.cl
 
 }  // namespace
 
@@ -75,6 +75,13 @@ bool native(c10::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
 
+// The items of a CPU launch (a whole row or line each); small groups keep both cores busy.
+void launchItems(rt::Device& dev, c10::DeviceIndex idx, cl_kernel k, int64_t items) {
+  const size_t local = items >= 1024 ? 16 : 1;
+  launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
+           local);
+}
+
 // Runs the forward (tensors = {y, x}) or backward (tensors = {gx, gy, y}) kernel; x/gx are of
 // type xt and y/gy of type yt.
 void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType xt,
@@ -83,44 +90,26 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   if (anchor.numel() == 0) return;
   const c10::DeviceIndex idx = anchor.device().index();
   rt::Device& dev = device(idx);
-  if (codegen::preferItemReductions(dev.info()) && g.inner != 1)
-    return colsSoftmaxCpu(backward, log, g.outer, g.dim, g.inner, xt, yt, tensors);
-  cl_program prog = softmaxProgram(idx, xt, yt);
   // CPU devices (PoCL) run a work-group's items one after the other, so trees in local memory
   // only cost there (measured 4x slower than one item per row); GPUs want the group per row.
+  // Over a non-last dim CPU drivers take the column tiles (reduce_cols.cpp).
   const bool cpu = codegen::preferItemReductions(dev.info());
+  if (cpu && g.inner != 1)
+    return colsSoftmaxCpu(backward, log, g.outer, g.dim, g.inner, xt, yt, tensors);
+  cl_program prog = softmaxProgram(idx, xt, yt);
   const bool rows = !cpu && g.inner == 1 && g.dim >= kRowsMinDim;
-  const char* shape = cpu ? (g.inner == 1 ? "_vrows" : "_vcols") : rows ? "_rows" : "";
-  // CPU drivers, forward over a non-last dim of whole column stretches: the row-blocked kernel
-  // with work-groups of up to 16 items (1024 float columns).
-  const int64_t vw_fwd = xt == at::kDouble || yt == at::kDouble ? 8 : 16;
-  const int64_t nb_blk = g.inner / (kSoftmaxColBlock * vw_fwd);
-  const bool blk =
-      cpu && !backward && g.inner != 1 && g.inner % (kSoftmaxColBlock * vw_fwd) == 0 && g.dim > 16;
-  const std::string name =
-      std::string(backward ? "softmax_bwd" : "softmax_fwd") + shape + (blk ? "_blk" : "");
+  const char* shape = cpu ? "_vrows" : rows ? "_rows" : "";
+  const std::string name = std::string(backward ? "softmax_bwd" : "softmax_fwd") + shape;
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, name.c_str());
   cl_uint a = 0;
   for (const at::Tensor& t : tensors) setArg(k, a, bufferOf(t));
   if (!rows) setArg(k, a, static_cast<cl_long>(g.outer));
   setArg(k, a, static_cast<cl_long>(g.dim));
-  if (!rows && (!cpu || g.inner != 1)) setArg(k, a, static_cast<cl_long>(g.inner));
+  if (!rows && !cpu) setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, static_cast<cl_int>(log));
-  if (blk) {
-    size_t local = 16;
-    while (nb_blk % static_cast<int64_t>(local) != 0) local /= 2;
-    launchND(dev, currentQueue(idx), k, static_cast<size_t>(g.outer * nb_blk), local);
-  } else if (cpu) {
-    // A few items per group: a work item is a whole row (or VW lines), so small groups keep
-    // both cores busy when there are few rows.
-    const int64_t vw = xt == at::kDouble || yt == at::kDouble ? 8 : 16;
-    // Forward over a non-last dim: kSoftmaxColBlock vectors per item (softmax_fwd_vcols).
-    const int64_t cols = backward ? vw : kSoftmaxColBlock * vw;
-    const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + cols - 1) / cols);
-    const size_t local = items >= 1024 ? 16 : 1;
-    launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
-             local);
+  if (cpu) {
+    launchItems(dev, idx, k, g.outer);
   } else if (rows) {
     size_t kwg = 0;
     OCL_CHECK(clGetKernelWorkGroupInfo(k, dev.id(), CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
@@ -206,13 +195,6 @@ at::Tensor& backwardOut(const at::Tensor& grad_output, const at::Tensor& output,
   s.meta(grad_output, output, dim, input_dtype);
   backwardImpl(kLog, out, grad_output, output, dim);
   return out;
-}
-
-// The items of a CPU launch: a whole row or VW lines each; small groups keep both cores busy.
-void launchItems(rt::Device& dev, c10::DeviceIndex idx, cl_kernel k, int64_t items) {
-  const size_t local = items >= 1024 ? 16 : 1;
-  launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
-           local);
 }
 
 // ---- _masked_softmax ---------------------------------------------------------------------------
