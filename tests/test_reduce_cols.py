@@ -1,12 +1,14 @@
 """Reductions and softmax over a non-last dimension against CPU PyTorch, in strict mode.
 
-On CPU drivers (PoCL) these run in the column-tile kernels of kernels/reduce_cols.cl: one work
-item per (outer slice, group of rows, tile of up to 4 KB of columns), and a merging pass when the
-rows are split into groups (tall, narrow inputs). The shapes below cover tiles with a partial last
-vector (inner 1, 3, 17, 33, 1000, 1030), one and several row groups, dims 0, 1 and the middle of
+On CPU drivers (PoCL), lines of at least 32 elements (inner, the product of the sizes after the
+reduced dim) run in the column-tile kernels of kernels/reduce_cols.cl: one work item per (outer
+slice, group of rows, tile of up to 4 KB of columns), and a merging pass when the rows are split
+into groups (tall, narrow inputs). Narrower lines take softmax.cl's _vcols kernels (softmax,
+var/std, logsumexp) or the reduction generator. The shapes below cover both, tiles with a partial
+last vector (inner 33, 40, 1000, 1030), one and several row groups, dims 0, 1 and the middle of
 3-D tensors, keepdim, size-1 and zero-size dims, infinities and NaN, and every floating dtype.
 Inputs that are not contiguous (transposed, sliced) take the reduction generator and are checked
-here too.
+here too. TORCH_OCL_TREE_REDUCTIONS=1 runs the same cases through the GPU shapes.
 """
 
 import pytest
@@ -21,13 +23,15 @@ TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-9,
 # (shape, dim): inner = the product of the sizes after dim.
 SHAPES = [
     ((37, 1000), 0),  # one tile with a partial last vector, one group
-    ((3000, 17), 0),  # few columns: rows split into 11 groups, merged by rc_final
+    ((3000, 40), 0),  # few columns: rows split into 11 groups, merged by rc_final
     ((600, 1030), 0),  # two tiles, 2 row groups
     ((5, 300, 33), 1),  # middle dim
-    ((2, 1100, 20), 1),  # middle dim, 4 row groups per outer slice
+    ((2, 1100, 40), 1),  # middle dim, 4 row groups per outer slice
     ((3, 17, 1000), 0),  # dim 0 of a 3-D tensor: inner 17000, 17 tiles
-    ((4, 1, 7), 1),  # a reduced dim of size 1
-    ((3, 17, 3), 1),  # inner 3
+    ((4, 1, 70), 1),  # a reduced dim of size 1
+    ((3000, 17), 0),  # narrow lines (inner < 32): _vcols kernels and the generator
+    ((3, 17, 3), 1),
+    ((4, 1, 7), 1),
 ]
 
 

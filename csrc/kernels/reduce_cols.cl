@@ -15,7 +15,8 @@
 // buffer [o][g][2][innerp] (innerp: inner rounded up to VW) and rc_final merges the groups, after
 // which softmax's writes run over the same (o, g, t) items (phase 1).
 //
-// Lanes past the end of a tile's last vector are loaded as 0, computed, and never stored.
+// Lanes past the end of a tile's last vector are loaded (from the elements that follow, or as 0
+// at the end of the tensor), computed, and never stored.
 
 #define RC_MAXV 64
 #define RC_RB 32
@@ -49,6 +50,14 @@ inline ACCV rc_ldy(__global const YT* p, int n) {
   ACC t[VW];
   for (int i = 0; i < VW; ++i) t[i] = i < n ? LOAD_Y(p, i) : (ACC)0;
   return RC_VLOADP(t);
+}
+// The last vector of a tile row: a full load when it stays inside the tensor (end: one past its
+// last element; the extra lanes read other elements and are never stored), else lane by lane.
+inline ACCV rc_ldx_end(__global const XT* p, int n, __global const XT* end) {
+  return p + VW <= end ? VLOAD_X(p, 0) : rc_ldx(p, n);
+}
+inline ACCV rc_ldy_end(__global const YT* p, int n, __global const YT* end) {
+  return p + VW <= end ? VLOAD_Y(p, 0) : rc_ldy(p, n);
 }
 inline void rc_stx(__global XT* p, int n, ACCV v) {
   if (n == VW) {
@@ -113,9 +122,9 @@ inline void rc_init(int kind, int nv, ACCV* a, ACCV* b) {
 }
 
 // The statistics of kind (RC_SOFTMAX: logsumexp's) over rows [r0, r1) of the nv vectors at x
-// (wl lanes valid in the last), into (a, b); c is scratch.
-inline void rc_walk(int kind, __global const XT* x, long inner, long r0, long r1, int nv, int wl,
-                    ACCV* a, ACCV* b, ACCV* c) {
+// (wl lanes valid in the last; xend: the end of the tensor), into (a, b); c is scratch.
+inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, long inner, long r0,
+                    long r1, int nv, int wl, ACCV* a, ACCV* b, ACCV* c) {
   long n = 0;  // rows merged so far (var/std)
   for (long rb = r0; rb < r1; rb += RC_RB) {
     const long re = min(rb + (long)RC_RB, r1);
@@ -124,26 +133,26 @@ inline void rc_walk(int kind, __global const XT* x, long inner, long r0, long r1
       for (long r = rb; r < re; ++r) {
         __global const XT* p = x + r * inner;
         for (int v = 0; v < nv - 1; ++v) a[v] += VLOAD_X(p, v * VW);
-        a[nv - 1] += rc_ldx(p + (nv - 1) * VW, wl);
+        a[nv - 1] += rc_ldx_end(p + (nv - 1) * VW, wl, xend);
       }
     } else if (kind == RC_AMAX) {
       for (long r = rb; r < re; ++r) {
         __global const XT* p = x + r * inner;
         for (int v = 0; v < nv - 1; ++v) a[v] = rc_max_nan(a[v], VLOAD_X(p, v * VW));
-        a[nv - 1] = rc_max_nan(a[nv - 1], rc_ldx(p + (nv - 1) * VW, wl));
+        a[nv - 1] = rc_max_nan(a[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
       }
     } else if (kind == RC_AMIN) {
       for (long r = rb; r < re; ++r) {
         __global const XT* p = x + r * inner;
         for (int v = 0; v < nv - 1; ++v) a[v] = rc_min_nan(a[v], VLOAD_X(p, v * VW));
-        a[nv - 1] = rc_min_nan(a[nv - 1], rc_ldx(p + (nv - 1) * VW, wl));
+        a[nv - 1] = rc_min_nan(a[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
       }
     } else if (kind == RC_VAR || kind == RC_STD) {
       for (int v = 0; v < nv; ++v) c[v] = 0;
       for (long r = rb; r < re; ++r) {
         __global const XT* p = x + r * inner;
         for (int v = 0; v < nv - 1; ++v) c[v] += VLOAD_X(p, v * VW);
-        c[nv - 1] += rc_ldx(p + (nv - 1) * VW, wl);
+        c[nv - 1] += rc_ldx_end(p + (nv - 1) * VW, wl, xend);
       }
       // Corrected two-pass over the sub-chunk (the rounding of its mean taken back out with u).
       for (int v = 0; v < nv; ++v) {
@@ -151,7 +160,7 @@ inline void rc_walk(int kind, __global const XT* x, long inner, long r0, long r1
         const ACCV mc = c[v] / (ACC)cnt;
         ACCV u = 0, q = 0;
         for (long r = rb; r < re; ++r) {
-          const ACCV e = rc_ldx(x + r * inner + v * VW, lanes) - mc;
+          const ACCV e = rc_ldx_end(x + r * inner + v * VW, lanes, xend) - mc;
           u += e;
           q += e * e;
         }
@@ -164,13 +173,13 @@ inline void rc_walk(int kind, __global const XT* x, long inner, long r0, long r1
       for (long r = rb; r < re; ++r) {
         __global const XT* p = x + r * inner;
         for (int v = 0; v < nv - 1; ++v) c[v] = SM_MAX(c[v], VLOAD_X(p, v * VW));
-        c[nv - 1] = SM_MAX(c[nv - 1], rc_ldx(p + (nv - 1) * VW, wl));
+        c[nv - 1] = SM_MAX(c[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
       }
       for (int v = 0; v < nv; ++v) {
         const int lanes = v == nv - 1 ? wl : VW;
         const ACCV sh = rc_shift(c[v]);
         ACCV s = 0;
-        for (long r = rb; r < re; ++r) s += v_exp(rc_ldx(x + r * inner + v * VW, lanes) - sh);
+        for (long r = rb; r < re; ++r) s += v_exp(rc_ldx_end(x + r * inner + v * VW, lanes, xend) - sh);
         b[v] = select(b[v] * v_exp(rc_shift(a[v]) - sh), (ACCV)0, b[v] == (ACCV)0) + s;
         a[v] = c[v];
       }
@@ -222,9 +231,10 @@ __kernel void rc_reduce(__global char* o0b, ulong o0off, __global char* o1b, ulo
                         int kind, ACC corr, int has_o1) {
   RC_ITEM
   __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + c0;
+  __global const XT* xend = (__global const XT*)(xb + xoff) + outer * dim * inner;
   ACCV a[RC_MAXV], b[RC_MAXV], c[RC_MAXV];
   rc_init(kind, nv, a, b);
-  rc_walk(kind, x, inner, r0, r1, nv, wl, a, b, c);
+  rc_walk(kind, x, xend, inner, r0, r1, nv, wl, a, b, c);
   if (groups > 1) {
     rc_store_part(part, innerp, nv, a, b);
     return;
@@ -280,11 +290,12 @@ __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb,
                          long groups, long grows, int log_, int phase) {
   RC_ITEM
   __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + c0;
+  __global const XT* xend = (__global const XT*)(xb + xoff) + outer * dim * inner;
   __global YT* y = (__global YT*)(yb + yoff) + o * dim * inner + c0;
   ACCV a[RC_MAXV], b[RC_MAXV], c[RC_MAXV];
   if (phase == 0) {
     rc_init(RC_SOFTMAX, nv, a, b);
-    rc_walk(RC_SOFTMAX, x, inner, r0, r1, nv, wl, a, b, c);
+    rc_walk(RC_SOFTMAX, x, xend, inner, r0, r1, nv, wl, a, b, c);
     if (groups > 1) {
       rc_store_part(part, innerp, nv, a, b);
       return;
@@ -307,11 +318,11 @@ __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb,
     if (log_) {
       for (int v = 0; v < nv - 1; ++v) VSTORE_Y(q, v * VW, (VLOAD_X(p, v * VW) - a[v]) - c[v]);
       const int k = nv - 1;
-      rc_sty(q + k * VW, wl, (rc_ldx(p + k * VW, wl) - a[k]) - c[k]);
+      rc_sty(q + k * VW, wl, (rc_ldx_end(p + k * VW, wl, xend) - a[k]) - c[k]);
     } else {
       for (int v = 0; v < nv - 1; ++v) VSTORE_Y(q, v * VW, v_exp(VLOAD_X(p, v * VW) - a[v]) * c[v]);
       const int k = nv - 1;
-      rc_sty(q + k * VW, wl, v_exp(rc_ldx(p + k * VW, wl) - a[k]) * c[k]);
+      rc_sty(q + k * VW, wl, v_exp(rc_ldx_end(p + k * VW, wl, xend) - a[k]) * c[k]);
     }
   }
 }
@@ -327,6 +338,8 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
   __global XT* gx = (__global XT*)(gxb + gxoff) + base;
   __global const YT* gy = (__global const YT*)(gyb + gyoff) + base;
   __global const YT* y = (__global const YT*)(yb + yoff) + base;
+  __global const YT* gyend = (__global const YT*)(gyb + gyoff) + outer * dim * inner;
+  __global const YT* yend = (__global const YT*)(yb + yoff) + outer * dim * inner;
   ACCV a[RC_MAXV];
   const int k = nv - 1;
   if (phase == 0) {
@@ -336,10 +349,10 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
       __global const YT* py = y + r * inner;
       if (log_) {
         for (int v = 0; v < k; ++v) a[v] += VLOAD_Y(pg, v * VW);
-        a[k] += rc_ldy(pg + k * VW, wl);
+        a[k] += rc_ldy_end(pg + k * VW, wl, gyend);
       } else {
         for (int v = 0; v < k; ++v) a[v] += VLOAD_Y(pg, v * VW) * VLOAD_Y(py, v * VW);
-        a[k] += rc_ldy(pg + k * VW, wl) * rc_ldy(py + k * VW, wl);
+        a[k] += rc_ldy_end(pg + k * VW, wl, gyend) * rc_ldy_end(py + k * VW, wl, yend);
       }
     }
     if (groups > 1) {
@@ -357,11 +370,13 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
     if (log_) {
       for (int v = 0; v < k; ++v)
         VSTORE_X(q, v * VW, VLOAD_Y(pg, v * VW) - v_exp(VLOAD_Y(py, v * VW)) * a[v]);
-      rc_stx(q + k * VW, wl, rc_ldy(pg + k * VW, wl) - v_exp(rc_ldy(py + k * VW, wl)) * a[k]);
+      rc_stx(q + k * VW, wl,
+             rc_ldy_end(pg + k * VW, wl, gyend) - v_exp(rc_ldy_end(py + k * VW, wl, yend)) * a[k]);
     } else {
       for (int v = 0; v < k; ++v)
         VSTORE_X(q, v * VW, VLOAD_Y(py, v * VW) * (VLOAD_Y(pg, v * VW) - a[v]));
-      rc_stx(q + k * VW, wl, rc_ldy(py + k * VW, wl) * (rc_ldy(pg + k * VW, wl) - a[k]));
+      rc_stx(q + k * VW, wl,
+             rc_ldy_end(py + k * VW, wl, yend) * (rc_ldy_end(pg + k * VW, wl, gyend) - a[k]));
     }
   }
 }

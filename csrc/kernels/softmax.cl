@@ -214,6 +214,94 @@ __kernel void softmax_fwd_vrows(__global char* yb, ulong yoff, __global const ch
   }
 }
 
+// Narrow non-last-dim lines (inner below kColsMinInner in softmax.cpp; wider ones take
+// reduce_cols.cl): work item (o, b) takes the NB * VW lines
+// o * dim * inner + b * NB * VW + [0, NB * VW): NB vectors side by side per row of the walk down
+// dim, so that each page it strides through yields NB * VW * sizeof(XT) bytes (one vector per
+// item measured TLB-bound). A last partial block goes vector by vector, then lane by lane.
+#define SM_NB 4
+#define SM_REP(X) X(0) X(1) X(2) X(3)
+
+inline void sm_cols_nb(__global const XT* x, __global YT* y, long dim, long inner, int log_) {
+#define SM_DECL(k) ACCV m##k = (ACCV)(-INFINITY), s##k = 0;
+  SM_REP(SM_DECL)
+  for (long d = 0; d < dim; ++d) {
+    __global const XT* p = x + d * inner;
+#define SM_MAXK(k) m##k = SM_MAX(m##k, VLOAD_X(p, k * VW));
+    SM_REP(SM_MAXK)
+  }
+  for (long d = 0; d < dim; ++d) {
+    __global const XT* p = x + d * inner;
+#define SM_SUMK(k) s##k += v_exp(VLOAD_X(p, k * VW) - m##k);
+    SM_REP(SM_SUMK)
+  }
+  if (log_) {
+#define SM_LOGK(k) s##k = log(s##k);
+    SM_REP(SM_LOGK)
+    for (long d = 0; d < dim; ++d) {
+      __global const XT* p = x + d * inner;
+      __global YT* q = y + d * inner;
+#define SM_STLK(k) VSTORE_Y(q, k * VW, (VLOAD_X(p, k * VW) - m##k) - s##k);
+      SM_REP(SM_STLK)
+    }
+  } else {
+#define SM_INVK(k) s##k = (ACCV)1 / s##k;
+    SM_REP(SM_INVK)
+    for (long d = 0; d < dim; ++d) {
+      __global const XT* p = x + d * inner;
+      __global YT* q = y + d * inner;
+#define SM_STK(k) VSTORE_Y(q, k * VW, v_exp(VLOAD_X(p, k * VW) - m##k) * s##k);
+      SM_REP(SM_STK)
+    }
+  }
+}
+
+inline void sm_cols_v(__global const XT* x, __global YT* y, long dim, long inner, int log_) {
+  ACCV m = (ACCV)(-INFINITY);
+  for (long d = 0; d < dim; ++d) m = SM_MAX(m, VLOAD_X(x, d * inner));
+  ACCV s = 0;
+  for (long d = 0; d < dim; ++d) s += v_exp(VLOAD_X(x, d * inner) - m);
+  if (log_) {
+    const ACCV ls = log(s);
+    for (long d = 0; d < dim; ++d) VSTORE_Y(y, d * inner, (VLOAD_X(x, d * inner) - m) - ls);
+  } else {
+    const ACCV r = (ACCV)1 / s;
+    for (long d = 0; d < dim; ++d) VSTORE_Y(y, d * inner, v_exp(VLOAD_X(x, d * inner) - m) * r);
+  }
+}
+
+inline void sm_cols_1(__global const XT* x, __global YT* y, long dim, long inner, int log_) {
+  ACC m = -INFINITY;
+  for (long d = 0; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d * inner));
+  ACC s = 0;
+  for (long d = 0; d < dim; ++d) s += ocl_exp(LOAD_X(x, d * inner) - m);
+  if (log_) {
+    const ACC ls = log(s);  // (x - m) - log(s), as CPU PyTorch rounds it
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, (LOAD_X(x, d * inner) - m) - ls);
+  } else {
+    const ACC r = (ACC)1 / s;
+    for (long d = 0; d < dim; ++d) STORE_Y(y, d * inner, ocl_exp(LOAD_X(x, d * inner) - m) * r);
+  }
+}
+
+__kernel void softmax_fwd_vcols(__global char* yb, ulong yoff, __global const char* xb,
+                                ulong xoff, long outer, long dim, long inner, int log_) {
+  const long nb = (inner + SM_NB * VW - 1) / (SM_NB * VW);
+  const long gid = get_global_id(0);
+  if (gid >= outer * nb) return;
+  const long o = gid / nb, i0 = (gid % nb) * SM_NB * VW;
+  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
+  __global YT* y = (__global YT*)(yb + yoff) + o * dim * inner + i0;
+  const long n = min((long)(SM_NB * VW), inner - i0);
+  if (n == SM_NB * VW) {
+    sm_cols_nb(x, y, dim, inner, log_);
+    return;
+  }
+  long i = 0;
+  for (; i + VW <= n; i += VW) sm_cols_v(x + i, y + i, dim, inner, log_);
+  for (; i < n; ++i) sm_cols_1(x + i, y + i, dim, inner, log_);
+}
+
 __kernel void softmax_bwd_vrows(__global char* gxb, ulong gxoff, __global const char* gyb,
                                 ulong gyoff, __global const char* yb, ulong yoff, long rows,
                                 long dim, int log_) {
@@ -238,6 +326,45 @@ __kernel void softmax_bwd_vrows(__global char* gxb, ulong gxoff, __global const 
     s += v_hsum(sv);
     for (long d = 0; d < nv; d += VW) VSTORE_X(gx, d, VLOAD_Y(y, d) * (VLOAD_Y(gy, d) - s));
     for (long d = nv; d < dim; ++d) STORE_X(gx, d, LOAD_Y(y, d) * (LOAD_Y(gy, d) - s));
+  }
+}
+
+__kernel void softmax_bwd_vcols(__global char* gxb, ulong gxoff, __global const char* gyb,
+                                ulong gyoff, __global const char* yb, ulong yoff, long outer,
+                                long dim, long inner, int log_) {
+  const long nb = (inner + VW - 1) / VW;
+  const long gid = get_global_id(0);
+  if (gid >= outer * nb) return;
+  const long o = gid / nb, i0 = (gid % nb) * VW;
+  const long base = o * dim * inner + i0;
+  __global XT* gx = (__global XT*)(gxb + gxoff) + base;
+  __global const YT* gy = (__global const YT*)(gyb + gyoff) + base;
+  __global const YT* y = (__global const YT*)(yb + yoff) + base;
+  if (i0 + VW <= inner) {
+    ACCV s = 0;
+    if (log_) {
+      for (long d = 0; d < dim; ++d) s += VLOAD_Y(gy, d * inner);
+      for (long d = 0; d < dim; ++d)
+        VSTORE_X(gx, d * inner, VLOAD_Y(gy, d * inner) - v_exp(VLOAD_Y(y, d * inner)) * s);
+    } else {
+      for (long d = 0; d < dim; ++d) s += VLOAD_Y(gy, d * inner) * VLOAD_Y(y, d * inner);
+      for (long d = 0; d < dim; ++d)
+        VSTORE_X(gx, d * inner, VLOAD_Y(y, d * inner) * (VLOAD_Y(gy, d * inner) - s));
+    }
+    return;
+  }
+  for (long i = 0; i < inner - i0; ++i) {
+    ACC s = 0;
+    if (log_) {
+      for (long d = 0; d < dim; ++d) s += LOAD_Y(gy, d * inner + i);
+      for (long d = 0; d < dim; ++d)
+        STORE_X(gx, d * inner + i,
+                LOAD_Y(gy, d * inner + i) - ocl_exp(LOAD_Y(y, d * inner + i)) * s);
+    } else {
+      for (long d = 0; d < dim; ++d) s += LOAD_Y(gy, d * inner + i) * LOAD_Y(y, d * inner + i);
+      for (long d = 0; d < dim; ++d)
+        STORE_X(gx, d * inner + i, LOAD_Y(y, d * inner + i) * (LOAD_Y(gy, d * inner + i) - s));
+    }
   }
 }
 
@@ -295,6 +422,70 @@ __kernel void stats_vrows(__global char* o0b, ulong o0off, __global char* o1b, u
     if (has_o1) STORE_Y((__global YT*)(o1b + o1off), row, mean);
   }
   STORE_Y((__global YT*)(o0b + o0off), row, r);
+}
+
+// Narrow non-last-dim lines (inner below kColsMinInner; wider: reduce_cols.cl): work item (o, b)
+// takes the VW lines o * dim * inner + b * VW + [0, VW); outputs
+// o * inner + b * VW + [0, VW). A last partial block runs lane by lane.
+__kernel void stats_vcols(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
+                          __global const char* xb, ulong xoff, long outer, long dim, long inner,
+                          int kind, ACC corr, int has_o1) {
+  const long nb = (inner + VW - 1) / VW;
+  const long gid = get_global_id(0);
+  if (gid >= outer * nb) return;
+  const long o = gid / nb, i0 = (gid % nb) * VW;
+  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
+  __global YT* o0 = (__global YT*)(o0b + o0off) + o * inner + i0;
+  __global YT* o1 = (__global YT*)(o1b + o1off) + o * inner + i0;
+  if (i0 + VW <= inner) {
+    if (kind == 0) {
+      ACCV m = (ACCV)(-INFINITY);
+      for (long d = 0; d < dim; ++d) m = SM_MAX(m, VLOAD_X(x, d * inner));
+      const ACCV sh = (m == (ACCV)INFINITY || m == (ACCV)(-INFINITY)) ? (ACCV)0 : m;
+      ACCV s = 0;
+      for (long d = 0; d < dim; ++d) s += v_exp(VLOAD_X(x, d * inner) - sh);
+      VSTORE_Y(o0, 0, sh + log(s));
+    } else {
+      ACCV s = 0;
+      for (long d = 0; d < dim; ++d) s += VLOAD_X(x, d * inner);
+      const ACCV mean = s / (ACC)dim;
+      ACCV q = 0, u = 0;
+      for (long d = 0; d < dim; ++d) {
+        const ACCV e = VLOAD_X(x, d * inner) - mean;
+        u += e;
+        q += e * e;
+      }
+      const ACCV m2raw = q - u * u / (ACC)dim;
+      const ACCV m2 = m2raw < (ACCV)0 ? (ACCV)0 : m2raw;
+      const ACCV var = m2 / fmax((ACC)0, (ACC)dim - corr);
+      VSTORE_Y(o0, 0, kind == 2 ? sqrt(var) : var);
+      if (has_o1) VSTORE_Y(o1, 0, mean + u / (ACC)dim);
+    }
+    return;
+  }
+  for (long i = 0; i < inner - i0; ++i) {
+    ACC r;
+    if (kind == 0) {
+      ACC m = -INFINITY;
+      for (long d = 0; d < dim; ++d) m = SM_MAX(m, LOAD_X(x, d * inner + i));
+      const ACC sh = m == INFINITY || m == -INFINITY ? (ACC)0 : m;
+      ACC s = 0;
+      for (long d = 0; d < dim; ++d) s += ocl_exp(LOAD_X(x, d * inner + i) - sh);
+      r = sh + log(s);
+    } else {
+      ACC s = 0;
+      for (long d = 0; d < dim; ++d) s += LOAD_X(x, d * inner + i);
+      ACC mean = s / dim, q = 0, u = 0;
+      for (long d = 0; d < dim; ++d) {
+        const ACC e = LOAD_X(x, d * inner + i) - mean;
+        u += e;
+        q += e * e;
+      }
+      r = st_finish(kind, (ACC)dim, corr, q, u, &mean);
+      if (has_o1) STORE_Y(o1, i, mean);
+    }
+    STORE_Y(o0, i, r);
+  }
 }
 
 // ---- _masked_softmax / _masked_softmax_backward ----------------------------------------------

@@ -30,6 +30,9 @@ namespace {
 char kSoftmaxFamily;
 constexpr size_t kRowLocal = 256;  // SOFTMAX_LOCAL in softmax.cl
 constexpr int64_t kRowsMinDim = 256;
+// The narrowest non-last-dim lines (inner) that take the column tiles of reduce_cols.cpp.
+constexpr int64_t kColsMinInner = 32;
+constexpr int64_t kSoftmaxColBlock = 4;  // SM_NB in softmax.cl
 
 }  // namespace
 
@@ -93,12 +96,14 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   // CPU devices (PoCL) run a work-group's items one after the other, so trees in local memory
   // only cost there (measured 4x slower than one item per row); GPUs want the group per row.
   // Over a non-last dim CPU drivers take the column tiles (reduce_cols.cpp).
+  // Narrower lines (inner < kColsMinInner): the _vcols kernels, VW lines per work item (forward:
+  // kSoftmaxColBlock vectors), the last partial block lane by lane.
   const bool cpu = codegen::preferItemReductions(dev.info());
-  if (cpu && g.inner != 1)
+  if (cpu && g.inner >= kColsMinInner)
     return colsSoftmaxCpu(backward, log, g.outer, g.dim, g.inner, xt, yt, tensors);
   cl_program prog = softmaxProgram(idx, xt, yt);
   const bool rows = !cpu && g.inner == 1 && g.dim >= kRowsMinDim;
-  const char* shape = cpu ? "_vrows" : rows ? "_rows" : "";
+  const char* shape = cpu ? (g.inner == 1 ? "_vrows" : "_vcols") : rows ? "_rows" : "";
   const std::string name = std::string(backward ? "softmax_bwd" : "softmax_fwd") + shape;
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, name.c_str());
@@ -106,10 +111,12 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   for (const at::Tensor& t : tensors) setArg(k, a, bufferOf(t));
   if (!rows) setArg(k, a, static_cast<cl_long>(g.outer));
   setArg(k, a, static_cast<cl_long>(g.dim));
-  if (!rows && !cpu) setArg(k, a, static_cast<cl_long>(g.inner));
+  if (!rows && (!cpu || g.inner != 1)) setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, static_cast<cl_int>(log));
   if (cpu) {
-    launchItems(dev, idx, k, g.outer);
+    const int64_t vw = xt == at::kDouble || yt == at::kDouble ? 8 : 16;
+    const int64_t cols = backward ? vw : kSoftmaxColBlock * vw;
+    launchItems(dev, idx, k, g.inner == 1 ? g.outer : g.outer * ((g.inner + cols - 1) / cols));
   } else if (rows) {
     size_t kwg = 0;
     OCL_CHECK(clGetKernelWorkGroupInfo(k, dev.id(), CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
@@ -328,30 +335,37 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
       return false;
   }
   if (g.inner != 1) {
-    colsReduceCpu(kind, self, g.outer, g.dim, g.inner, correction, out, out2);
-    return true;
+    if (g.inner >= kColsMinInner) {
+      colsReduceCpu(kind, self, g.outer, g.dim, g.inner, correction, out, out2);
+      return true;
+    }
   }
+  // Rows (inner == 1: stats_vrows) and narrow lines (stats_vcols, VW lines per work item): the
+  // generator covers the other kinds there.
   if (static_cast<int>(kind) > static_cast<int>(RowStat::kStd)) return false;
   const c10::ScalarType t = self.scalar_type();
   const bool dbl = t == at::kDouble;
-  // A few long rows: the generator splits them into chunks for the cores.
-  if (g.outer < 32 && g.dim >= 8192) return false;
+  const int64_t vw = dbl ? 8 : 16;
+  const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + vw - 1) / vw);
+  // A few long lines: the generator splits them into chunks for the cores.
+  if (items < 32 && g.dim >= 8192) return false;
   cl_program prog = softmaxProgram(idx, t, t);
   OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, "stats_vrows");
+  cl_kernel k = programs(idx).kernel(prog, g.inner == 1 ? "stats_vrows" : "stats_vcols");
   cl_uint a = 0;
   setArg(k, a, bufferOf(out));
   setArg(k, a, bufferOf(out2.defined() ? out2 : out));
   setArg(k, a, bufferOf(self));
   setArg(k, a, static_cast<cl_long>(g.outer));
   setArg(k, a, static_cast<cl_long>(g.dim));
+  if (g.inner != 1) setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, static_cast<cl_int>(kind));
   if (dbl)
     setArg(k, a, static_cast<cl_double>(correction));
   else
     setArg(k, a, static_cast<cl_float>(correction));
   setArg(k, a, static_cast<cl_int>(out2.defined()));
-  launchItems(dev, idx, k, g.outer);
+  launchItems(dev, idx, k, items);
   OCL_CATCH
   return true;
 }
