@@ -180,7 +180,9 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
         const ACCV sh = rc_shift(c[v]);
         ACCV s = 0;
         for (long r = rb; r < re; ++r) s += v_exp(rc_ldx_end(x + r * inner + v * VW, lanes, xend) - sh);
-        b[v] = select(b[v] * v_exp(rc_shift(a[v]) - sh), (ACCV)0, b[v] == (ACCV)0) + s;
+        // The running sum rescaled to the new maximum (nothing to rescale in the first sub-chunk).
+        b[v] = rb == r0 ? s
+                        : select(b[v] * v_exp(rc_shift(a[v]) - sh), (ACCV)0, b[v] == (ACCV)0) + s;
         a[v] = c[v];
       }
     }
