@@ -3,6 +3,7 @@ a raw OpenCL device-to-device copy measured in the same process on the same devi
 PyTorch on the same machine in the same run.
 
     python benchmarks/reduce.py [--device 0] [--mib 128] [--side 4096] [--reps 7] [--json out.json]
+                                [--only rows|dims] [--quick-dims]
 
 A row's "GB/s" is its byte count over the median time. The byte count is the input tensor's size
 for forward ops and reductions (softmax and the norms also write as many, like the copy), and 1.5x
@@ -12,6 +13,8 @@ much). The raw copy figure is _C._raw_transfer(dev, "d2d", nbytes) for the same 
 as the raw copy; targets: >= 0.6 for the full sum and for rows of 1024 and 4096, >= 0.5 over a
 non-last dimension). "x CPU" = CPU PyTorch's time / ours (above 1: faster than CPU PyTorch).
 Rows of 4096 come from a side x side matrix, rows of 1024 from the same number of elements.
+Non-last dims: dim 0 of side x side, of side x (side + 1) and of (side^2 / 64) x 64, and dim 1 of
+64 x (side / 4) x 256 (each the same number of elements, about).
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ def main() -> int:
     ap.add_argument("--side", type=int, default=4096, help="side of the square matrix")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--json", help="write the results here as JSON")
+    ap.add_argument("--only", choices=["rows", "dims"], help="only the last-dim rows or only the"
+                    " non-last-dim rows")
+    ap.add_argument("--quick-dims", action="store_true",
+                    help="of the non-last-dim shapes, only the square matrix")
     args = ap.parse_args()
 
     dev = torch.device("ocl", args.device)
@@ -61,14 +68,15 @@ def main() -> int:
                                 "cpu_gbps": gbps(cpu)})
 
     n = (args.mib << 20) // 4
-    host = torch.randn(n)
-    x = host.to(dev)
-    row(f"sum, {n >> 20}M fp32", n * 4, lambda: x.sum(), lambda: host.sum(), ">= 0.6")
-    del x
+    if args.only != "dims":
+        host = torch.randn(n)
+        x = host.to(dev)
+        row(f"sum, {n >> 20}M fp32", n * 4, lambda: x.sum(), lambda: host.sum(), ">= 0.6")
+        del x
 
     s = args.side
     F = torch.nn.functional
-    for cols in (s, 1024):
+    for cols in (s, 1024) if args.only != "dims" else ():
         rows = s * s // cols
         hm = torch.randn(rows, cols)
         m = hm.to(dev)
@@ -108,20 +116,44 @@ def main() -> int:
             lambda: lnb(gy, m, (cols,), mean, rstd, w, b, [True, True, True]),
             lambda: lnb(hgy, hm, (cols,), hmean, hrstd, hw, hb, [True, True, True]), ">= 0.6")
         del y, ly, gy, hy, hly, hgy
-        if cols == s:
-            row(f"sum(0), {shape}", nb, lambda: m.sum(0), lambda: hm.sum(0), ">= 0.5")
-            row(f"var(0), {shape}", nb, lambda: m.var(0), lambda: hm.var(0), ">= 0.5")
-            row(f"softmax(0), {shape}", nb, lambda: m.softmax(0), lambda: hm.softmax(0), ">= 0.5")
-            row(f"logsumexp(0), {shape}", nb, lambda: m.logsumexp(0), lambda: hm.logsumexp(0),
-                ">= 0.5")
         del m, hm
+
+    # Over a non-last dim: dim 0 of the square matrix, of a matrix one column wider (rows not a
+    # multiple of the vector width), of a tall narrow one (too few columns to fill the cores), and
+    # the middle dim of a 3-D tensor.
+    for shp, d in (((s, s), 0), ((s, s + 1), 0), ((s * s // 64, 64), 0), ((64, s // 4, 256), 1)):
+        if args.quick_dims and shp != (s, s):
+            continue
+        hm = torch.randn(*shp)
+        m = hm.to(dev)
+        nb = hm.numel() * 4
+        shape = "x".join(map(str, shp))
+        hgy = torch.randn_like(hm)
+        gy = hgy.to(dev)
+        y, hy = m.softmax(d), hm.softmax(d)
+        ly, hly = m.log_softmax(d), hm.log_softmax(d)
+        bwd = torch.ops.aten._softmax_backward_data
+        lbwd = torch.ops.aten._log_softmax_backward_data
+        for name, f in (("sum", lambda t: t.sum(d)), ("mean", lambda t: t.mean(d)),
+                        ("amax", lambda t: t.amax(d)), ("amin", lambda t: t.amin(d)),
+                        ("var", lambda t: t.var(d)), ("std", lambda t: t.std(d)),
+                        ("softmax", lambda t: t.softmax(d)),
+                        ("log_softmax", lambda t: t.log_softmax(d)),
+                        ("logsumexp", lambda t: t.logsumexp(d))):
+            row(f"{name}({d}), {shape}", nb, lambda: f(m), lambda: f(hm), ">= 0.5")
+        row(f"softmax backward({d}), {shape}", nb * 3 // 2, lambda: bwd(gy, y, d, torch.float32),
+            lambda: bwd(hgy, hy, d, torch.float32), ">= 0.5")
+        row(f"log_softmax backward({d}), {shape}", nb * 3 // 2,
+            lambda: lbwd(gy, ly, d, torch.float32), lambda: lbwd(hgy, hly, d, torch.float32),
+            ">= 0.5")
+        del m, hm, y, ly, gy, hy, hly, hgy
 
     print(f"torch-ocl reduction benchmark on ocl:{args.device}: {results['device']}")
     print(f"{results['date']}, median of {args.reps}\n")
-    print(f"{'':<36}{'ours GB/s':>10}{'raw copy':>10}{'of copy':>9}{'CPU torch':>11}"
+    print(f"{'':<40}{'ours GB/s':>10}{'raw copy':>10}{'of copy':>9}{'CPU torch':>11}"
           f"{'x CPU':>7}  target")
     for r in results["rows"]:
-        print(f"{r['name']:<36}{r['ours_gbps']:>10.2f}{r['raw_gbps']:>10.2f}{r['ratio']:>9.2f}"
+        print(f"{r['name']:<40}{r['ours_gbps']:>10.2f}{r['raw_gbps']:>10.2f}{r['ratio']:>9.2f}"
               f"{r['cpu_gbps']:>11.2f}{r['cpu_torch_s'] / r['ours_s']:>7.2f}  {r['target']}")
     print()
     print(json.dumps(results))

@@ -131,7 +131,7 @@ __kernel void softmax_bwd_rows(__global char* gxb, ulong gxoff, __global const c
 // ---- CPU drivers (PoCL): explicit vectors --------------------------------------------------
 // PoCL runs a work-group as a loop over its items; a loop inside one item (a row) stays scalar
 // unless it is written in vector types, and the exp builtin is a scalar library call. These
-// kernels take one row (inner == 1) or VW neighbouring lines (inner > 1) per work item, in ACCV
+// kernels take one row (inner == 1) per work item (a non-last dim: reduce_cols.cl), in ACCV
 // (VW lanes of ACC) with the host's VLOAD_X/VLOAD_Y/VSTORE_X/VSTORE_Y(p, i[, v]) (VW elements
 // from p + i) and v_exp, a vector form of ocl_exp_float (rows of 4096 floats: about 5x the
 // scalar per-row kernel).
@@ -214,7 +214,8 @@ __kernel void softmax_fwd_vrows(__global char* yb, ulong yoff, __global const ch
   }
 }
 
-// inner > 1 (a non-last dimension): work item (o, b) takes the NB * VW lines
+// Narrow non-last-dim lines (inner below kColsMinInner in softmax.cpp; wider ones take
+// reduce_cols.cl): work item (o, b) takes the NB * VW lines
 // o * dim * inner + b * NB * VW + [0, NB * VW): NB vectors side by side per row of the walk down
 // dim, so that each page it strides through yields NB * VW * sizeof(XT) bytes (one vector per
 // item measured TLB-bound). A last partial block goes vector by vector, then lane by lane.
@@ -368,10 +369,10 @@ __kernel void softmax_bwd_vcols(__global char* gxb, ulong gxoff, __global const 
 }
 
 // ---- row statistics for CPU drivers: logsumexp (kind 0), var (1), std (2) ------------------
-// Two passes over each line in vectors: the maximum then one exp per element (logsumexp; an
-// infinite maximum shifts by 0 so that inf stays inf and all -inf gives -inf), or the mean then
-// the centred sums (var/std, corrected two-pass; corr is the correction, o1 the mean when
-// has_o1). Outputs are of type YT, the input XT.
+// Over the last dim (a non-last one: reduce_cols.cl). Two passes over each row in vectors: the
+// maximum then one exp per element (logsumexp; an infinite maximum shifts by 0 so that inf stays
+// inf and all -inf gives -inf), or the mean then the centred sums (var/std, corrected two-pass;
+// corr is the correction, o1 the mean when has_o1). Outputs are of type YT, the input XT.
 inline ACC st_finish(int kind, ACC n, ACC corr, ACC q, ACC u, ACC* mean) {
   const ACC m2raw = q - u * u / n;
   const ACC m2 = m2raw < 0 ? (ACC)0 : m2raw;
@@ -423,7 +424,8 @@ __kernel void stats_vrows(__global char* o0b, ulong o0off, __global char* o1b, u
   STORE_Y((__global YT*)(o0b + o0off), row, r);
 }
 
-// inner > 1: work item (o, b) takes the VW lines o * dim * inner + b * VW + [0, VW); outputs
+// Narrow non-last-dim lines (inner below kColsMinInner; wider: reduce_cols.cl): work item (o, b)
+// takes the VW lines o * dim * inner + b * VW + [0, VW); outputs
 // o * inner + b * VW + [0, VW). A last partial block runs lane by lane.
 __kernel void stats_vcols(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
                           __global const char* xb, ulong xoff, long outer, long dim, long inner,
@@ -483,74 +485,6 @@ __kernel void stats_vcols(__global char* o0b, ulong o0off, __global char* o1b, u
       if (has_o1) STORE_Y(o1, i, mean);
     }
     STORE_Y(o0, i, r);
-  }
-}
-
-// ---- CPU drivers, over a non-last dim: column stretches walked in blocks of rows -------------
-// The same passes as softmax_fwd_vcols / stats_vcols (kind 0), for inner a multiple of the
-// item's width and (inner / width) a multiple of the work-group size, with a barrier after
-// every SM_RB rows of each pass: CPU drivers run a work-group as a loop over its items up to the
-// next barrier, so a block of rows is then read row by row across the group's whole stretch of
-// columns (whole pages, which the prefetchers follow) instead of one item's column walking
-// every row alone (a page and a TLB miss per 64 bytes).
-#define SM_RB 8
-#define SM_BLOCKED(BODY)                                  \
-  for (long d0 = 0; d0 < dim; d0 += SM_RB) {              \
-    const long d1 = min(d0 + SM_RB, dim);                 \
-    for (long d = d0; d < d1; ++d) {                      \
-      BODY                                                \
-    }                                                     \
-    barrier(CLK_LOCAL_MEM_FENCE);                         \
-  }
-
-__kernel void softmax_fwd_vcols_blk(__global char* yb, ulong yoff, __global const char* xb,
-                                    ulong xoff, long outer, long dim, long inner, int log_) {
-  const long nb = inner / (SM_NB * VW);
-  const long gid = get_global_id(0);
-  const long o = gid / nb, i0 = (gid % nb) * SM_NB * VW;
-  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
-  __global YT* y = (__global YT*)(yb + yoff) + o * dim * inner + i0;
-  SM_REP(SM_DECL)
-  SM_BLOCKED(__global const XT* p = x + d * inner; SM_REP(SM_MAXK))
-  SM_BLOCKED(__global const XT* p = x + d * inner; SM_REP(SM_SUMK))
-  if (log_) {
-    SM_REP(SM_LOGK)
-    SM_BLOCKED(__global const XT* p = x + d * inner; __global YT* q = y + d * inner;
-               SM_REP(SM_STLK))
-  } else {
-    SM_REP(SM_INVK)
-    SM_BLOCKED(__global const XT* p = x + d * inner; __global YT* q = y + d * inner;
-               SM_REP(SM_STK))
-  }
-}
-
-__kernel void stats_vcols_blk(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
-                              __global const char* xb, ulong xoff, long outer, long dim,
-                              long inner, int kind, ACC corr, int has_o1) {
-  const long nb = inner / VW;
-  const long gid = get_global_id(0);
-  const long o = gid / nb, i0 = (gid % nb) * VW;
-  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + i0;
-  __global YT* o0 = (__global YT*)(o0b + o0off) + o * inner + i0;
-  __global YT* o1 = (__global YT*)(o1b + o1off) + o * inner + i0;
-  if (kind == 0) {
-    ACCV m = (ACCV)(-INFINITY);
-    SM_BLOCKED(m = SM_MAX(m, VLOAD_X(x, d * inner));)
-    const ACCV sh = (m == (ACCV)INFINITY || m == (ACCV)(-INFINITY)) ? (ACCV)0 : m;
-    ACCV s = 0;
-    SM_BLOCKED(s += v_exp(VLOAD_X(x, d * inner) - sh);)
-    VSTORE_Y(o0, 0, sh + log(s));
-  } else {
-    ACCV s = 0;
-    SM_BLOCKED(s += VLOAD_X(x, d * inner);)
-    const ACCV mean = s / (ACC)dim;
-    ACCV q = 0, u = 0;
-    SM_BLOCKED(const ACCV e = VLOAD_X(x, d * inner) - mean; u += e; q += e * e;)
-    const ACCV m2raw = q - u * u / (ACC)dim;
-    const ACCV m2 = m2raw < (ACCV)0 ? (ACCV)0 : m2raw;
-    const ACCV var = m2 / fmax((ACC)0, (ACC)dim - corr);
-    VSTORE_Y(o0, 0, kind == 2 ? sqrt(var) : var);
-    if (has_o1) VSTORE_Y(o1, 0, mean + u / (ACC)dim);
   }
 }
 

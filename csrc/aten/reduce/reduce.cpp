@@ -230,6 +230,11 @@ void sumLike(const ReduceOp& op, at::Tensor* out, Mode mode, const at::Tensor& s
   Structured<Meta> s(mode, out);
   s.meta(self, dim, keepdim, dtype);
   result = s.output();
+  if (&op == &kSum || &op == &kMean) {
+    checkSameDevice({self, result});
+    if (rowStatsCpu(&op == &kSum ? RowStat::kSum : RowStat::kMean, self, dim, 0, result, {}))
+      return;
+  }
   reduce(op, self, result, {}, dim, keepdim, sumAcc(result.scalar_type()));
 }
 
@@ -329,6 +334,9 @@ at::Tensor& aminmax(const ReduceOp& op, at::Tensor* out, Mode mode, const at::Te
   Structured<Meta> s(mode, out);
   s.meta(self, dim, keepdim);
   result = s.output();
+  checkSameDevice({self, result});
+  if (rowStatsCpu(&op == &kAmax ? RowStat::kAmax : RowStat::kAmin, self, dim, 0, result, {}))
+    return result;
   reduce(op, self, result, {}, dim, keepdim, cmpAcc(self.scalar_type()));
   return result;
 }

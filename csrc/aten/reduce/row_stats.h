@@ -1,16 +1,30 @@
-// logsumexp / var / std over one dimension on CPU drivers, in the explicit-vector kernels of
-// kernels/softmax.cl (stats_vrows / stats_vcols): the reduction generator's one-item-per-output
-// loops stay scalar on PoCL once an exp or a second pass is in them.
+// Statistics over one dimension on CPU drivers, in explicit-vector kernels: over the last dim
+// (inner == 1) kernels/softmax.cl's stats_vrows (logsumexp / var / std: the reduction
+// generator's one-item-per-output loops stay scalar on PoCL once an exp or a second pass is in
+// them); over a non-last dim the column tiles of kernels/reduce_cols.cl (every kind here, and
+// softmax forward and backward; reduce_cols.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/SymIntArrayRef.h>
 
+#include "runtime/cl_include.h"
+
+#include <initializer_list>
 #include <optional>
 
 namespace torch_ocl::aten {
 
-enum class RowStat { kLogSumExp = 0, kVar = 1, kStd = 2 };
+// Kinds as RC_* in kernels/reduce_cols.cl; kSum and later only over a non-last dim.
+enum class RowStat {
+  kLogSumExp = 0,
+  kVar = 1,
+  kStd = 2,
+  kSum = 3,
+  kMean = 4,
+  kAmax = 5,
+  kAmin = 6,
+};
 
 // Runs the statistic of self over dims into out (and the mean into out2 for var/std when
 // defined) and returns true, when the case is one these kernels cover: a CPU driver, one
@@ -18,5 +32,18 @@ enum class RowStat { kLogSumExp = 0, kVar = 1, kStd = 2 };
 // outputs of self's dtype. Returns false (nothing launched) otherwise.
 bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef dims,
                  double correction, const at::Tensor& out, const at::Tensor& out2);
+
+// The softmax.cl + reduce_cols.cl program for input type x and output type y (softmax.cpp).
+cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarType y);
+
+// Over a non-last dim (inner > 1) of contiguous tensors on a CPU driver (reduce_cols.cpp):
+// kind over dim of x (outer, dim, inner) into out (and out2), outputs contiguous of x's dtype.
+void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim, int64_t inner,
+                   double correction, const at::Tensor& out, const at::Tensor& out2);
+// softmax / log_softmax forward (tensors {y, x}) or backward ({gx, gy, y}), all contiguous;
+// x/gx of type xt, y/gy of type yt.
+void colsSoftmaxCpu(bool backward, bool log, int64_t outer, int64_t dim, int64_t inner,
+                    c10::ScalarType xt, c10::ScalarType yt,
+                    std::initializer_list<at::Tensor> tensors);
 
 }  // namespace torch_ocl::aten

@@ -1,8 +1,9 @@
 // _softmax / _log_softmax and their backward for float16, bfloat16, float32 and float64 over any
 // dim (half_to_float too), on contiguous (outer, dim, inner) views. GPUs: rows along the last dim
 // that are long get one work-group each (kernels/softmax.cl), the rest one work item per line.
-// CPU drivers (PoCL): one work item per row, or per VW neighbouring lines when inner > 1, in
-// explicit vector types (the _v* kernels); TORCH_OCL_TREE_REDUCTIONS=1 forces the GPU shapes.
+// CPU drivers (PoCL): one work item per row in explicit vector types (the _v* kernels), and over
+// a non-last dim the column tiles of reduce_cols.cpp; TORCH_OCL_TREE_REDUCTIONS=1 forces the GPU
+// shapes.
 // _masked_softmax (the Transformer fast path's softmax) and its backward: one work item per line,
 // the boolean mask read through stride-0 views instead of CPU's expanded copies.
 #include <ATen/ATen.h>
@@ -29,7 +30,35 @@ namespace {
 char kSoftmaxFamily;
 constexpr size_t kRowLocal = 256;  // SOFTMAX_LOCAL in softmax.cl
 constexpr int64_t kRowsMinDim = 256;
+// The narrowest non-last-dim lines (inner) that take the column tiles of reduce_cols.cpp.
+constexpr int64_t kColsMinInner = 32;
 constexpr int64_t kSoftmaxColBlock = 4;  // SM_NB in softmax.cl
+
+}  // namespace
+
+cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarType y) {
+  checkDtypeSupported(x, idx);
+  checkDtypeSupported(y, idx);
+  return programs(idx).get({&kSoftmaxFamily, dtypeCode(x) | (dtypeCode(y) << 6)}, [&] {
+    const c10::ScalarType acc = x == at::kDouble || y == at::kDouble ? at::kDouble : at::kFloat;
+    std::string h = "typedef " + std::string(clComputeType(acc)) + " ACC;\n";
+    h += mathMacros(clComputeType(acc));
+    h += "typedef " + std::string(clStorageType(x)) + " XT;\n";
+    h += "typedef " + std::string(clStorageType(y)) + " YT;\n";
+    for (auto [name, t] : {std::pair<const char*, c10::ScalarType>{"X", x}, {"Y", y}}) {
+      h += std::string("#define LOAD_") + name + "(p, i) ((ACC)" +
+           convertExpr(t, acc, loadExpr(t, "(p)", "(i)")) + ")\n";
+      h += std::string("#define STORE_") + name + "(p, i, v) " +
+           storeStmt(t, "(p)", "(i)", convertExpr(acc, t, "(v)")) + "\n";
+    }
+    h += vectorTypeMacros(acc) + vectorAccessMacros("X", x, acc) + vectorAccessMacros("Y", y, acc);
+    return rt::ProgramSource{
+        std::string("softmax<") + c10::toString(x) + "->" + c10::toString(y) + ">",
+        withPrelude(h + kernels::source("softmax.cl") + kernels::source("reduce_cols.cl")), ""};
+  });
+}
+
+namespace {
 
 struct Geometry {
   int64_t outer = 1, dim = 1, inner = 1;
@@ -49,27 +78,11 @@ bool native(c10::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
 
-// The program for input type x and output type y.
-cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarType y) {
-  checkDtypeSupported(x, idx);
-  checkDtypeSupported(y, idx);
-  return programs(idx).get({&kSoftmaxFamily, dtypeCode(x) | (dtypeCode(y) << 6)}, [&] {
-    const c10::ScalarType acc = x == at::kDouble || y == at::kDouble ? at::kDouble : at::kFloat;
-    std::string h = "typedef " + std::string(clComputeType(acc)) + " ACC;\n";
-    h += mathMacros(clComputeType(acc));
-    h += "typedef " + std::string(clStorageType(x)) + " XT;\n";
-    h += "typedef " + std::string(clStorageType(y)) + " YT;\n";
-    for (auto [name, t] : {std::pair<const char*, c10::ScalarType>{"X", x}, {"Y", y}}) {
-      h += std::string("#define LOAD_") + name + "(p, i) ((ACC)" +
-           convertExpr(t, acc, loadExpr(t, "(p)", "(i)")) + ")\n";
-      h += std::string("#define STORE_") + name + "(p, i, v) " +
-           storeStmt(t, "(p)", "(i)", convertExpr(acc, t, "(v)")) + "\n";
-    }
-    h += vectorTypeMacros(acc) + vectorAccessMacros("X", x, acc) + vectorAccessMacros("Y", y, acc);
-    return rt::ProgramSource{
-        std::string("softmax<") + c10::toString(x) + "->" + c10::toString(y) + ">",
-        withPrelude(h + kernels::source("softmax.cl")), ""};
-  });
+// The items of a CPU launch (a whole row or line each); small groups keep both cores busy.
+void launchItems(rt::Device& dev, c10::DeviceIndex idx, cl_kernel k, int64_t items) {
+  const size_t local = items >= 1024 ? 16 : 1;
+  launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
+           local);
 }
 
 // Runs the forward (tensors = {y, x}) or backward (tensors = {gx, gy, y}) kernel; x/gx are of
@@ -79,21 +92,19 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   const at::Tensor& anchor = *tensors.begin();
   if (anchor.numel() == 0) return;
   const c10::DeviceIndex idx = anchor.device().index();
-  cl_program prog = softmaxProgram(idx, xt, yt);
   rt::Device& dev = device(idx);
   // CPU devices (PoCL) run a work-group's items one after the other, so trees in local memory
   // only cost there (measured 4x slower than one item per row); GPUs want the group per row.
+  // Over a non-last dim CPU drivers take the column tiles (reduce_cols.cpp).
+  // Narrower lines (inner < kColsMinInner): the _vcols kernels, VW lines per work item (forward:
+  // kSoftmaxColBlock vectors), the last partial block lane by lane.
   const bool cpu = codegen::preferItemReductions(dev.info());
+  if (cpu && g.inner >= kColsMinInner)
+    return colsSoftmaxCpu(backward, log, g.outer, g.dim, g.inner, xt, yt, tensors);
+  cl_program prog = softmaxProgram(idx, xt, yt);
   const bool rows = !cpu && g.inner == 1 && g.dim >= kRowsMinDim;
   const char* shape = cpu ? (g.inner == 1 ? "_vrows" : "_vcols") : rows ? "_rows" : "";
-  // CPU drivers, forward over a non-last dim of whole column stretches: the row-blocked kernel
-  // with work-groups of up to 16 items (1024 float columns).
-  const int64_t vw_fwd = xt == at::kDouble || yt == at::kDouble ? 8 : 16;
-  const int64_t nb_blk = g.inner / (kSoftmaxColBlock * vw_fwd);
-  const bool blk =
-      cpu && !backward && g.inner != 1 && g.inner % (kSoftmaxColBlock * vw_fwd) == 0 && g.dim > 16;
-  const std::string name =
-      std::string(backward ? "softmax_bwd" : "softmax_fwd") + shape + (blk ? "_blk" : "");
+  const std::string name = std::string(backward ? "softmax_bwd" : "softmax_fwd") + shape;
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, name.c_str());
   cl_uint a = 0;
@@ -102,20 +113,10 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   setArg(k, a, static_cast<cl_long>(g.dim));
   if (!rows && (!cpu || g.inner != 1)) setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, static_cast<cl_int>(log));
-  if (blk) {
-    size_t local = 16;
-    while (nb_blk % static_cast<int64_t>(local) != 0) local /= 2;
-    launchND(dev, currentQueue(idx), k, static_cast<size_t>(g.outer * nb_blk), local);
-  } else if (cpu) {
-    // A few items per group: a work item is a whole row (or VW lines), so small groups keep
-    // both cores busy when there are few rows.
+  if (cpu) {
     const int64_t vw = xt == at::kDouble || yt == at::kDouble ? 8 : 16;
-    // Forward over a non-last dim: kSoftmaxColBlock vectors per item (softmax_fwd_vcols).
     const int64_t cols = backward ? vw : kSoftmaxColBlock * vw;
-    const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + cols - 1) / cols);
-    const size_t local = items >= 1024 ? 16 : 1;
-    launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
-             local);
+    launchItems(dev, idx, k, g.inner == 1 ? g.outer : g.outer * ((g.inner + cols - 1) / cols));
   } else if (rows) {
     size_t kwg = 0;
     OCL_CHECK(clGetKernelWorkGroupInfo(k, dev.id(), CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
@@ -201,13 +202,6 @@ at::Tensor& backwardOut(const at::Tensor& grad_output, const at::Tensor& output,
   s.meta(grad_output, output, dim, input_dtype);
   backwardImpl(kLog, out, grad_output, output, dim);
   return out;
-}
-
-// The items of a CPU launch: a whole row or VW lines each; small groups keep both cores busy.
-void launchItems(rt::Device& dev, c10::DeviceIndex idx, cl_kernel k, int64_t items) {
-  const size_t local = items >= 1024 ? 16 : 1;
-  launchND(dev, currentQueue(idx), k, (static_cast<size_t>(items) + local - 1) / local * local,
-           local);
 }
 
 // ---- _masked_softmax ---------------------------------------------------------------------------
@@ -340,6 +334,15 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
         !o->is_contiguous() || o->numel() != g.outer * g.inner)
       return false;
   }
+  if (g.inner != 1) {
+    if (g.inner >= kColsMinInner) {
+      colsReduceCpu(kind, self, g.outer, g.dim, g.inner, correction, out, out2);
+      return true;
+    }
+  }
+  // Rows (inner == 1: stats_vrows) and narrow lines (stats_vcols, VW lines per work item): the
+  // generator covers the other kinds there.
+  if (static_cast<int>(kind) > static_cast<int>(RowStat::kStd)) return false;
   const c10::ScalarType t = self.scalar_type();
   const bool dbl = t == at::kDouble;
   const int64_t vw = dbl ? 8 : 16;
@@ -347,17 +350,8 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
   // A few long lines: the generator splits them into chunks for the cores.
   if (items < 32 && g.dim >= 8192) return false;
   cl_program prog = softmaxProgram(idx, t, t);
-  // Over whole column stretches: the row-blocked kernel, groups of up to 64 items (1024 float
-  // columns). Through the generator's red_cols logsumexp measured 133 ms, through stats_vcols 82,
-  // row-blocked 8-16 ms (4096 x 4096 over dim 0).
-  const bool blk = g.inner != 1 && g.inner % vw == 0;
-  size_t blk_local = 64;
-  if (blk)
-    while ((g.inner / vw) % static_cast<int64_t>(blk_local) != 0) blk_local /= 2;
   OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, g.inner == 1 ? "stats_vrows"
-                                           : blk        ? "stats_vcols_blk"
-                                                        : "stats_vcols");
+  cl_kernel k = programs(idx).kernel(prog, g.inner == 1 ? "stats_vrows" : "stats_vcols");
   cl_uint a = 0;
   setArg(k, a, bufferOf(out));
   setArg(k, a, bufferOf(out2.defined() ? out2 : out));
@@ -371,10 +365,7 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
   else
     setArg(k, a, static_cast<cl_float>(correction));
   setArg(k, a, static_cast<cl_int>(out2.defined()));
-  if (blk)
-    launchND(dev, currentQueue(idx), k, static_cast<size_t>(g.outer * (g.inner / vw)), blk_local);
-  else
-    launchItems(dev, idx, k, items);
+  launchItems(dev, idx, k, items);
   OCL_CATCH
   return true;
 }

@@ -1,0 +1,384 @@
+// ---- CPU drivers: reductions and softmax over a non-last dimension, in column tiles ----------
+// Compiled after softmax.cl in the same program (ACC, ACCV, VW, XT, YT, LOAD_*/STORE_*,
+// VLOAD_*/VSTORE_*, v_exp and SM_MAX come from there and from the host's header).
+//
+// The input is a contiguous (outer, dim, inner) view, inner > 1. Work item (o, g, t) owns the
+// columns [t * tw, t * tw + tw) of outer slice o (up to RC_MAXV vectors: 4 KB of float or
+// double per row) and the rows [g * grows, (g + 1) * grows) of dim. It walks its rows in
+// sub-chunks of RC_RB, each row read as one contiguous stretch (whole cache lines, and pages the
+// prefetchers follow), with per-column statistics in private arrays of vectors (L1). Two-pass
+// statistics (var/std: the mean, then the centred sums; logsumexp and softmax: the maximum, then
+// the sum of exp) take their second pass over the sub-chunk while it is still in the caches,
+// column vector by column vector, and merge the sub-chunk into the running statistics (Chan's
+// formula; a rescale by one exp per column and sub-chunk). When there are too few tiles to fill
+// the cores the rows are split into groups: the items then store their statistics in a partial
+// buffer [o][g][2][innerp] (innerp: inner rounded up to VW) and rc_final merges the groups, after
+// which softmax's writes run over the same (o, g, t) items (phase 1).
+//
+// Lanes past the end of a tile's last vector are loaded (from the elements that follow, or as 0
+// at the end of the tensor), computed, and never stored.
+
+#define RC_MAXV 64
+#define RC_RB 32
+#define RC_LSE 0
+#define RC_VAR 1
+#define RC_STD 2
+#define RC_SUM 3
+#define RC_MEAN 4
+#define RC_AMAX 5
+#define RC_AMIN 6
+#define RC_SOFTMAX 7
+#define RC_SOFTMAX_BWD 8
+
+#if VW == 16
+#define RC_VLOADP(p) vload16(0, p)
+#define RC_VSTOREP(v, p) vstore16(v, 0, p)
+#else
+#define RC_VLOADP(p) vload8(0, p)
+#define RC_VSTOREP(v, p) vstore8(v, 0, p)
+#endif
+
+// The n (1..VW) elements at p as a vector; stores of the first n lanes.
+inline ACCV rc_ldx(__global const XT* p, int n) {
+  if (n == VW) return VLOAD_X(p, 0);
+  ACC t[VW];
+  for (int i = 0; i < VW; ++i) t[i] = i < n ? LOAD_X(p, i) : (ACC)0;
+  return RC_VLOADP(t);
+}
+inline ACCV rc_ldy(__global const YT* p, int n) {
+  if (n == VW) return VLOAD_Y(p, 0);
+  ACC t[VW];
+  for (int i = 0; i < VW; ++i) t[i] = i < n ? LOAD_Y(p, i) : (ACC)0;
+  return RC_VLOADP(t);
+}
+// The last vector of a tile row: a full load when it stays inside the tensor (end: one past its
+// last element; the extra lanes read other elements and are never stored), else lane by lane.
+inline ACCV rc_ldx_end(__global const XT* p, int n, __global const XT* end) {
+  return p + VW <= end ? VLOAD_X(p, 0) : rc_ldx(p, n);
+}
+inline ACCV rc_ldy_end(__global const YT* p, int n, __global const YT* end) {
+  return p + VW <= end ? VLOAD_Y(p, 0) : rc_ldy(p, n);
+}
+inline void rc_stx(__global XT* p, int n, ACCV v) {
+  if (n == VW) {
+    VSTORE_X(p, 0, v);
+    return;
+  }
+  ACC t[VW];
+  RC_VSTOREP(v, t);
+  for (int i = 0; i < n; ++i) STORE_X(p, i, t[i]);
+}
+inline void rc_sty(__global YT* p, int n, ACCV v) {
+  if (n == VW) {
+    VSTORE_Y(p, 0, v);
+    return;
+  }
+  ACC t[VW];
+  RC_VSTOREP(v, t);
+  for (int i = 0; i < n; ++i) STORE_Y(p, i, t[i]);
+}
+
+// The shift of a maximum: an infinite one shifts by 0, so that inf stays inf and all -inf gives
+// -inf (logsumexp); softmax replaces those columns' sums by NaN, as CPU's exp(inf - inf) does.
+inline ACCV rc_shift(ACCV m) {
+  return select(m, (ACCV)0, fabs(m) == (ACCV)INFINITY);
+}
+// amax/amin: any NaN makes the result NaN.
+inline ACCV rc_max_nan(ACCV a, ACCV x) {
+  return select(a, x, (x > a) | (x != x));
+}
+inline ACCV rc_min_nan(ACCV a, ACCV x) {
+  return select(a, x, (x < a) | (x != x));
+}
+// (m, s), s = sum of exp(x - rc_shift(m)) (m skips NaN, which s carries), merged with (m2, s2).
+inline void rc_lse_merge(ACCV* m, ACCV* s, ACCV m2, ACCV s2) {
+  const ACCV mm = SM_MAX(*m, m2), sh = rc_shift(mm);
+  const ACCV t1 = select(*s * v_exp(rc_shift(*m) - sh), (ACCV)0, *s == (ACCV)0);
+  const ACCV t2 = select(s2 * v_exp(rc_shift(m2) - sh), (ACCV)0, s2 == (ACCV)0);
+  *m = mm;
+  *s = t1 + t2;
+}
+// Chan et al.: (mean, m2) over n rows merged with (mean2, m22) over n2 rows.
+inline void rc_var_merge(ACCV* mean, ACCV* m2, long n, ACCV mean2, ACCV m22, long n2) {
+  if (n == 0) {
+    *mean = mean2;
+    *m2 = m22;
+    return;
+  }
+  const ACC f = (ACC)n2 / (ACC)(n + n2);
+  const ACCV d = mean2 - *mean;
+  *mean += d * f;
+  *m2 += m22 + d * d * ((ACC)n * f);
+}
+
+inline void rc_init(int kind, int nv, ACCV* a, ACCV* b) {
+  const ACC a0 = kind == RC_LSE || kind == RC_AMAX || kind == RC_SOFTMAX ? (ACC)(-INFINITY)
+                 : kind == RC_AMIN                                       ? (ACC)INFINITY
+                                                                         : (ACC)0;
+  for (int v = 0; v < nv; ++v) {
+    a[v] = (ACCV)a0;
+    b[v] = (ACCV)0;
+  }
+}
+
+// The statistics of kind (RC_SOFTMAX: logsumexp's) over rows [r0, r1) of the nv vectors at x
+// (wl lanes valid in the last; xend: the end of the tensor), into (a, b); c is scratch.
+inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, long inner, long r0,
+                    long r1, int nv, int wl, ACCV* a, ACCV* b, ACCV* c) {
+  long n = 0;  // rows merged so far (var/std)
+  for (long rb = r0; rb < r1; rb += RC_RB) {
+    const long re = min(rb + (long)RC_RB, r1);
+    const int cnt = (int)(re - rb);
+    if (kind == RC_SUM || kind == RC_MEAN) {
+      for (long r = rb; r < re; ++r) {
+        __global const XT* p = x + r * inner;
+        for (int v = 0; v < nv - 1; ++v) a[v] += VLOAD_X(p, v * VW);
+        a[nv - 1] += rc_ldx_end(p + (nv - 1) * VW, wl, xend);
+      }
+    } else if (kind == RC_AMAX) {
+      for (long r = rb; r < re; ++r) {
+        __global const XT* p = x + r * inner;
+        for (int v = 0; v < nv - 1; ++v) a[v] = rc_max_nan(a[v], VLOAD_X(p, v * VW));
+        a[nv - 1] = rc_max_nan(a[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
+      }
+    } else if (kind == RC_AMIN) {
+      for (long r = rb; r < re; ++r) {
+        __global const XT* p = x + r * inner;
+        for (int v = 0; v < nv - 1; ++v) a[v] = rc_min_nan(a[v], VLOAD_X(p, v * VW));
+        a[nv - 1] = rc_min_nan(a[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
+      }
+    } else if (kind == RC_VAR || kind == RC_STD) {
+      for (int v = 0; v < nv; ++v) c[v] = 0;
+      for (long r = rb; r < re; ++r) {
+        __global const XT* p = x + r * inner;
+        for (int v = 0; v < nv - 1; ++v) c[v] += VLOAD_X(p, v * VW);
+        c[nv - 1] += rc_ldx_end(p + (nv - 1) * VW, wl, xend);
+      }
+      // Corrected two-pass over the sub-chunk (the rounding of its mean taken back out with u).
+      for (int v = 0; v < nv; ++v) {
+        const int lanes = v == nv - 1 ? wl : VW;
+        const ACCV mc = c[v] / (ACC)cnt;
+        ACCV u = 0, q = 0;
+        for (long r = rb; r < re; ++r) {
+          const ACCV e = rc_ldx_end(x + r * inner + v * VW, lanes, xend) - mc;
+          u += e;
+          q += e * e;
+        }
+        const ACCV m2 = q - u * u / (ACC)cnt;
+        rc_var_merge(&a[v], &b[v], n, mc + u / (ACC)cnt, select(m2, (ACCV)0, m2 < (ACCV)0), cnt);
+      }
+      n += cnt;
+    } else {  // RC_LSE, RC_SOFTMAX
+      for (int v = 0; v < nv; ++v) c[v] = a[v];
+      for (long r = rb; r < re; ++r) {
+        __global const XT* p = x + r * inner;
+        for (int v = 0; v < nv - 1; ++v) c[v] = SM_MAX(c[v], VLOAD_X(p, v * VW));
+        c[nv - 1] = SM_MAX(c[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
+      }
+      for (int v = 0; v < nv; ++v) {
+        const int lanes = v == nv - 1 ? wl : VW;
+        const ACCV sh = rc_shift(c[v]);
+        ACCV s = 0;
+        for (long r = rb; r < re; ++r) s += v_exp(rc_ldx_end(x + r * inner + v * VW, lanes, xend) - sh);
+        // The running sum rescaled to the new maximum (nothing to rescale in the first sub-chunk).
+        b[v] = rb == r0 ? s
+                        : select(b[v] * v_exp(rc_shift(a[v]) - sh), (ACCV)0, b[v] == (ACCV)0) + s;
+        a[v] = c[v];
+      }
+    }
+  }
+}
+
+// Final value(s) of one vector of outputs (lanes of them valid).
+inline void rc_out(int kind, __global YT* o0, __global YT* o1, int lanes, ACCV a, ACCV b,
+                   long dim, ACC corr, int has_o1) {
+  ACCV r = a;
+  if (kind == RC_LSE) {
+    r = rc_shift(a) + log(b);
+  } else if (kind == RC_VAR || kind == RC_STD) {
+    r = b / fmax((ACC)0, (ACC)dim - corr);
+    if (kind == RC_STD) r = sqrt(r);
+    if (has_o1) rc_sty(o1, lanes, a);
+  } else if (kind == RC_MEAN) {
+    r = a / (ACC)dim;
+  }
+  rc_sty(o0, lanes, r);
+}
+
+// Item geometry shared by the kernels; returns 0 for items past the end.
+#define RC_ITEM                                                            \
+  const long ntiles = (inner + tw - 1) / tw;                               \
+  const long gid = get_global_id(0);                                       \
+  if (gid >= outer * groups * ntiles) return;                              \
+  const long t = gid % ntiles, g = (gid / ntiles) % groups;                \
+  const long o = gid / (ntiles * groups);                                  \
+  const long c0 = t * tw, w = min(tw, inner - c0);                         \
+  const int nv = (int)((w + VW - 1) / VW), wl = (int)(w - (nv - 1) * VW); \
+  const long r0 = g * grows, r1 = min(dim, r0 + grows);                    \
+  const long innerp = (inner + VW - 1) / VW * VW;                          \
+  __global ACC* part = (__global ACC*)(pb + poff) + (o * groups + g) * 2 * innerp + c0;
+
+inline void rc_store_part(__global ACC* part, long innerp, int nv, const ACCV* a, const ACCV* b) {
+  for (int v = 0; v < nv; ++v) {
+    RC_VSTOREP(a[v], part + v * VW);
+    RC_VSTOREP(b[v], part + innerp + v * VW);
+  }
+}
+
+// Reductions (kinds 0-6) into o0 (and the mean into o1 for var/std when has_o1), outputs of
+// the contiguous (outer, inner) shape.
+__kernel void rc_reduce(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
+                        __global const char* xb, ulong xoff, __global char* pb, ulong poff,
+                        long outer, long dim, long inner, long tw, long groups, long grows,
+                        int kind, ACC corr, int has_o1) {
+  RC_ITEM
+  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + c0;
+  __global const XT* xend = (__global const XT*)(xb + xoff) + outer * dim * inner;
+  ACCV a[RC_MAXV], b[RC_MAXV], c[RC_MAXV];
+  rc_init(kind, nv, a, b);
+  rc_walk(kind, x, xend, inner, r0, r1, nv, wl, a, b, c);
+  if (groups > 1) {
+    rc_store_part(part, innerp, nv, a, b);
+    return;
+  }
+  __global YT* o0 = (__global YT*)(o0b + o0off) + o * inner + c0;
+  __global YT* o1 = (__global YT*)(o1b + o1off) + o * inner + c0;
+  for (int v = 0; v < nv; ++v)
+    rc_out(kind, o0 + v * VW, o1 + v * VW, v == nv - 1 ? wl : VW, a[v], b[v], dim, corr, has_o1);
+}
+
+// Merges the groups' partials, one item per (o, vector of columns): reductions write their
+// outputs; the softmax statistics (RC_SOFTMAX, RC_SOFTMAX_BWD) go back to group 0's slots.
+__kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
+                       __global char* pb, ulong poff, long outer, long dim, long inner,
+                       long groups, long grows, int kind, ACC corr, int has_o1) {
+  const long innerp = (inner + VW - 1) / VW * VW, nvo = innerp / VW;
+  const long gid = get_global_id(0);
+  if (gid >= outer * nvo) return;
+  const long o = gid / nvo, col = (gid % nvo) * VW;
+  __global ACC* p = (__global ACC*)(pb + poff) + o * groups * 2 * innerp + col;
+  ACCV a = RC_VLOADP(p), b = RC_VLOADP(p + innerp);
+  long n = min(grows, dim);
+  for (long g = 1; g < groups; ++g) {
+    const ACCV a2 = RC_VLOADP(p + g * 2 * innerp), b2 = RC_VLOADP(p + (g * 2 + 1) * innerp);
+    const long ng = min(grows, dim - g * grows);
+    if (kind == RC_SUM || kind == RC_MEAN || kind == RC_SOFTMAX_BWD) {
+      a += a2;
+    } else if (kind == RC_AMAX) {
+      a = rc_max_nan(a, a2);
+    } else if (kind == RC_AMIN) {
+      a = rc_min_nan(a, a2);
+    } else if (kind == RC_VAR || kind == RC_STD) {
+      rc_var_merge(&a, &b, n, a2, b2, ng);
+    } else {
+      rc_lse_merge(&a, &b, a2, b2);
+    }
+    n += ng;
+  }
+  if (kind == RC_SOFTMAX || kind == RC_SOFTMAX_BWD) {
+    RC_VSTOREP(a, p);
+    RC_VSTOREP(b, p + innerp);
+    return;
+  }
+  const int lanes = (int)min((long)VW, inner - col);
+  rc_out(kind, (__global YT*)(o0b + o0off) + o * inner + col,
+         (__global YT*)(o1b + o1off) + o * inner + col, lanes, a, b, dim, corr, has_o1);
+}
+
+// softmax / log_softmax forward, y (YT) from x (XT). Phase 0: the statistics (and, with one
+// group, the writes); phase 1: the writes from the merged statistics in group 0's slots.
+__kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
+                         __global char* pb, ulong poff, long outer, long dim, long inner, long tw,
+                         long groups, long grows, int log_, int phase) {
+  RC_ITEM
+  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + c0;
+  __global const XT* xend = (__global const XT*)(xb + xoff) + outer * dim * inner;
+  __global YT* y = (__global YT*)(yb + yoff) + o * dim * inner + c0;
+  ACCV a[RC_MAXV], b[RC_MAXV], c[RC_MAXV];
+  if (phase == 0) {
+    rc_init(RC_SOFTMAX, nv, a, b);
+    rc_walk(RC_SOFTMAX, x, xend, inner, r0, r1, nv, wl, a, b, c);
+    if (groups > 1) {
+      rc_store_part(part, innerp, nv, a, b);
+      return;
+    }
+  } else {
+    __global const ACC* p0 = (__global const ACC*)(pb + poff) + o * groups * 2 * innerp + c0;
+    for (int v = 0; v < nv; ++v) {
+      a[v] = RC_VLOADP(p0 + v * VW);
+      b[v] = RC_VLOADP(p0 + innerp + v * VW);
+    }
+  }
+  // A finite maximum is its own shift; an infinite one gives NaN columns, as on CPU.
+  for (int v = 0; v < nv; ++v) {
+    const ACCV s = select(b[v], (ACCV)NAN, fabs(a[v]) == (ACCV)INFINITY);
+    c[v] = log_ ? log(s) : (ACCV)1 / s;  // (x - m) - log(s), as CPU PyTorch rounds it
+  }
+  for (long r = r0; r < r1; ++r) {
+    __global const XT* p = x + r * inner;
+    __global YT* q = y + r * inner;
+    if (log_) {
+      for (int v = 0; v < nv - 1; ++v) VSTORE_Y(q, v * VW, (VLOAD_X(p, v * VW) - a[v]) - c[v]);
+      const int k = nv - 1;
+      rc_sty(q + k * VW, wl, (rc_ldx_end(p + k * VW, wl, xend) - a[k]) - c[k]);
+    } else {
+      for (int v = 0; v < nv - 1; ++v) VSTORE_Y(q, v * VW, v_exp(VLOAD_X(p, v * VW) - a[v]) * c[v]);
+      const int k = nv - 1;
+      rc_sty(q + k * VW, wl, v_exp(rc_ldx_end(p + k * VW, wl, xend) - a[k]) * c[k]);
+    }
+  }
+}
+
+// Backward: gx (XT) from gy and y (YT). log_softmax: gx = gy - exp(y) * sum(gy); softmax:
+// gx = y * (gy - sum(gy * y)). Phases as rc_softmax.
+__kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const char* gyb,
+                             ulong gyoff, __global const char* yb, ulong yoff, __global char* pb,
+                             ulong poff, long outer, long dim, long inner, long tw, long groups,
+                             long grows, int log_, int phase) {
+  RC_ITEM
+  const long base = o * dim * inner + c0;
+  __global XT* gx = (__global XT*)(gxb + gxoff) + base;
+  __global const YT* gy = (__global const YT*)(gyb + gyoff) + base;
+  __global const YT* y = (__global const YT*)(yb + yoff) + base;
+  __global const YT* gyend = (__global const YT*)(gyb + gyoff) + outer * dim * inner;
+  __global const YT* yend = (__global const YT*)(yb + yoff) + outer * dim * inner;
+  ACCV a[RC_MAXV];
+  const int k = nv - 1;
+  if (phase == 0) {
+    for (int v = 0; v < nv; ++v) a[v] = 0;
+    for (long r = r0; r < r1; ++r) {
+      __global const YT* pg = gy + r * inner;
+      __global const YT* py = y + r * inner;
+      if (log_) {
+        for (int v = 0; v < k; ++v) a[v] += VLOAD_Y(pg, v * VW);
+        a[k] += rc_ldy_end(pg + k * VW, wl, gyend);
+      } else {
+        for (int v = 0; v < k; ++v) a[v] += VLOAD_Y(pg, v * VW) * VLOAD_Y(py, v * VW);
+        a[k] += rc_ldy_end(pg + k * VW, wl, gyend) * rc_ldy_end(py + k * VW, wl, yend);
+      }
+    }
+    if (groups > 1) {
+      rc_store_part(part, innerp, nv, a, a);
+      return;
+    }
+  } else {
+    __global const ACC* p0 = (__global const ACC*)(pb + poff) + o * groups * 2 * innerp + c0;
+    for (int v = 0; v < nv; ++v) a[v] = RC_VLOADP(p0 + v * VW);
+  }
+  for (long r = r0; r < r1; ++r) {
+    __global const YT* pg = gy + r * inner;
+    __global const YT* py = y + r * inner;
+    __global XT* q = gx + r * inner;
+    if (log_) {
+      for (int v = 0; v < k; ++v)
+        VSTORE_X(q, v * VW, VLOAD_Y(pg, v * VW) - v_exp(VLOAD_Y(py, v * VW)) * a[v]);
+      rc_stx(q + k * VW, wl,
+             rc_ldy_end(pg + k * VW, wl, gyend) - v_exp(rc_ldy_end(py + k * VW, wl, yend)) * a[k]);
+    } else {
+      for (int v = 0; v < k; ++v)
+        VSTORE_X(q, v * VW, VLOAD_Y(py, v * VW) * (VLOAD_Y(pg, v * VW) - a[v]));
+      rc_stx(q + k * VW, wl,
+             rc_ldy_end(py + k * VW, wl, yend) * (rc_ldy_end(pg + k * VW, wl, gyend) - a[k]));
+    }
+  }
+}

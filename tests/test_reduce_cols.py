@@ -1,0 +1,170 @@
+"""Reductions and softmax over a non-last dimension against CPU PyTorch, in strict mode.
+
+On CPU drivers (PoCL), lines of at least 32 elements (inner, the product of the sizes after the
+reduced dim) run in the column-tile kernels of kernels/reduce_cols.cl: one work item per (outer
+slice, group of rows, tile of up to 4 KB of columns), and a merging pass when the rows are split
+into groups (tall, narrow inputs). Narrower lines take softmax.cl's _vcols kernels (softmax,
+var/std, logsumexp) or the reduction generator. The shapes below cover both, tiles with a partial
+last vector (inner 33, 40, 1000, 1030), one and several row groups, dims 0, 1 and the middle of
+3-D tensors, keepdim, size-1 and zero-size dims, infinities and NaN, and every floating dtype.
+Inputs that are not contiguous (transposed, sliced) take the reduction generator and are checked
+here too. TORCH_OCL_TREE_REDUCTIONS=1 runs the same cases through the GPU shapes.
+"""
+
+import pytest
+import torch
+
+import torch_ocl
+
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-9, atol=1e-9),
+       torch.float16: dict(rtol=1e-2, atol=1e-2), torch.bfloat16: dict(rtol=4e-2, atol=4e-2)}
+
+# (shape, dim): inner = the product of the sizes after dim.
+SHAPES = [
+    ((37, 1000), 0),  # one tile with a partial last vector, one group
+    ((3000, 40), 0),  # few columns: rows split into 11 groups, merged by rc_final
+    ((600, 1030), 0),  # two tiles, 2 row groups
+    ((5, 300, 33), 1),  # middle dim
+    ((2, 1100, 40), 1),  # middle dim, 4 row groups per outer slice
+    ((3, 17, 1000), 0),  # dim 0 of a 3-D tensor: inner 17000, 17 tiles
+    ((4, 1, 70), 1),  # a reduced dim of size 1
+    ((3000, 17), 0),  # narrow lines (inner < 32): _vcols kernels and the generator
+    ((3, 17, 3), 1),
+    ((4, 1, 7), 1),
+]
+
+
+def rand(*shape, seed=0, dtype=torch.float32):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+def same(got, want, tol):
+    got = got.cpu()
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype,
+                                                                 got.shape, want.shape)
+    torch.testing.assert_close(got, want, equal_nan=True, **tol)
+
+
+def reductions(d, keepdim=False):
+    return {
+        "sum": lambda t: t.sum(d, keepdim=keepdim),
+        "mean": lambda t: t.mean(d, keepdim=keepdim),
+        "amax": lambda t: t.amax(d, keepdim=keepdim),
+        "amin": lambda t: t.amin(d, keepdim=keepdim),
+        "var": lambda t: t.var(d, keepdim=keepdim),
+        "std0": lambda t: t.std(d, correction=0, keepdim=keepdim),
+        "var_mean": lambda t: torch.var_mean(t, d, keepdim=keepdim),
+        "std_mean": lambda t: torch.std_mean(t, d, keepdim=keepdim),
+        "logsumexp": lambda t: t.logsumexp(d, keepdim=keepdim),
+    }
+
+
+def softmaxes(d, dtype):
+    def bwd(log):
+        op = (torch.ops.aten._log_softmax_backward_data if log
+              else torch.ops.aten._softmax_backward_data)
+
+        def f(t, gy):
+            y = t.log_softmax(d) if log else t.softmax(d)
+            return op(gy, y, d, dtype)
+
+        return f
+
+    return {
+        "softmax": lambda t, gy: t.softmax(d),
+        "log_softmax": lambda t, gy: t.log_softmax(d),
+        "softmax_backward": bwd(False),
+        "log_softmax_backward": bwd(True),
+    }
+
+
+def check_all(x, d, dtype, keepdim=False):
+    tol = TOL[dtype]
+    for name, f in reductions(d, keepdim).items():
+        want = f(x)
+        with torch_ocl.strict():
+            got = f(x.to("ocl"))
+        pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
+        for g, w in pairs:
+            try:
+                same(g, w, tol)
+            except AssertionError as e:
+                raise AssertionError(f"{name} over dim {d} of {tuple(x.shape)} {dtype}: {e}")
+    gy = rand(*x.shape, seed=7, dtype=dtype)
+    for name, f in softmaxes(d, dtype).items():
+        want = f(x, gy)
+        with torch_ocl.strict():
+            got = f(x.to("ocl"), gy.to("ocl"))
+        try:
+            same(got, want, tol)
+        except AssertionError as e:
+            raise AssertionError(f"{name} over dim {d} of {tuple(x.shape)} {dtype}: {e}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-d{d}" for s, d in SHAPES])
+def test_against_cpu(shape, dim, dtype):
+    check_all(rand(*shape, dtype=dtype), dim, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_keepdim_and_negative_dim(dtype):
+    check_all(rand(6, 40, 19, dtype=dtype), -2, dtype, keepdim=True)
+    check_all(rand(300, 3, dtype=dtype), 0, dtype, keepdim=True)
+
+
+@pytest.mark.parametrize("rows", [40, 700], ids=["one-group", "groups"])
+def test_infinities_and_nan(rows):
+    x = rand(rows, 40)
+    x[:, 0] = -float("inf")  # a column of -inf
+    x[5, 1] = float("inf")  # one +inf
+    x[rows - 1, 2] = float("nan")  # one NaN (the last row: the last group)
+    x[3, 3], x[rows - 2, 3] = float("inf"), -float("inf")
+    x[: rows // 2, 4] = -float("inf")  # -inf in the first groups only
+    x[:, 5] = 1e4  # large and equal
+    x[rows // 2 :, 6] = float("inf")  # +inf in the last groups only
+    check_all(x, 0, torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_strided_inputs(dtype):
+    # Not contiguous: the reduction generator and contiguous copies for softmax.
+    base = rand(300, 130, dtype=dtype)
+    check_all(base.t(), 0, dtype)
+    check_all(base.t(), 1, dtype)
+    check_all(base[:, ::2], 0, dtype)
+    check_all(rand(4, 50, 30, dtype=dtype).transpose(0, 2), 1, dtype)
+
+
+def test_out_and_mixed_dtypes():
+    x = rand(700, 24)
+    for f in [lambda t, o: torch.sum(t, 0, out=o), lambda t, o: torch.amax(t, 0, out=o),
+              lambda t, o: torch.logsumexp(t, 0, out=o), lambda t, o: torch.var(t, 0, out=o)]:
+        want = f(x, torch.empty(0))
+        out = torch.empty(0, device="ocl")
+        with torch_ocl.strict():
+            f(x.to("ocl"), out)
+        same(out, want, TOL[torch.float32])
+    # dtype= and half_to_float: other output types than the input's.
+    h = rand(500, 40, dtype=torch.float16)
+    with torch_ocl.strict():
+        got = h.to("ocl").sum(0, dtype=torch.float32)
+        got_sm = torch.ops.aten._softmax(h.to("ocl"), 0, True)
+    same(got, h.sum(0, dtype=torch.float32), TOL[torch.float16])
+    same(got_sm, torch.ops.aten._softmax(h.float(), 0, False), TOL[torch.float16])
+
+
+def test_zero_size():
+    for shape, d in [((0, 5), 0), ((5, 0), 0), ((3, 0, 4), 1), ((2, 3, 0), 1)]:
+        x = torch.empty(shape)
+        for name in ["sum", "mean", "var", "logsumexp"]:
+            want = reductions(d)[name](x)
+            with torch_ocl.strict():
+                got = reductions(d)[name](x.to("ocl"))
+            same(got, want, TOL[torch.float32])
+        with torch_ocl.strict():
+            got = x.to("ocl").softmax(d)
+        same(got, x.softmax(d), TOL[torch.float32])
+    with pytest.raises(IndexError):
+        torch.empty(0, 5, device="ocl").amax(0)
