@@ -103,10 +103,10 @@ def _compiled_module_programs_match_cpu(one_program):
     kernels = src.count("= async_compile_ocl(")
     assert kernels >= 3, src
     if one_program:
-        assert "_ocl_kernel_helpers)" in src and "ocl_wait_kernels(globals())" in src
+        assert "_ocl_shared_source)" in src and "ocl_wait_kernels(globals())" in src
         assert built <= -(-kernels // runtime._KERNELS_PER_PROGRAM) + 1, (built, kernels)
     else:
-        assert "_ocl_kernel_helpers)" not in src
+        assert "_ocl_shared_source)" not in src
         assert built >= kernels
     ref = _several_kernels(x_cpu, w_cpu)
     for o, r in zip(out, ref):

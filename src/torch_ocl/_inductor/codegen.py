@@ -868,7 +868,7 @@ class OclScheduling(SIMDScheduling):
 
         if config.one_program_per_module and src.startswith(_spliced_helpers()):
             # built with the module's other kernels
-            body = f"async_compile_ocl({src!r}, {kernel_name!r}, {index}, _ocl_kernel_helpers)"
+            body = f"async_compile_ocl({src!r}, {kernel_name!r}, {index}, _ocl_shared_source)"
         else:
             body = f"async_compile_ocl({src!r}, {kernel_name!r}, {index})"
         wrapper.define_kernel(kernel_name, body, f"{origins}\n{detailed}", gpu=False)
@@ -900,7 +900,7 @@ class OclWrapperCodegen(PythonWrapperCodegen):
             "from torch_ocl._inductor.runtime import wait_kernels as ocl_wait_kernels")
         # The helpers every kernel starts with, once: the runtime builds the module's kernels
         # as one program with them at the top.
-        self.header.writeline(f"_ocl_kernel_helpers = {_spliced_helpers()!r}")
+        self.header.writeline(f"_ocl_shared_source = {_spliced_helpers()!r}")
 
     def write_async_compile_wait(self) -> None:
         super().write_async_compile_wait()
