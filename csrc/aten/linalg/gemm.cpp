@@ -13,6 +13,7 @@
 #include "aten/linalg.h"
 #include "aten/linalg/gemm_host_epilogue.h"
 #include "aten/linalg/gemm_tuning.h"
+#include "runtime/driver_threads.h"
 
 #include <algorithm>
 #include <atomic>
@@ -173,6 +174,48 @@ bool deviceCanHostBlas(c10::DeviceIndex idx) {
 bool isCpuDevice(c10::DeviceIndex idx) {
   return (device(idx).info().type & CL_DEVICE_TYPE_CPU) != 0;
 }
+
+// A large product on a CPU driver whose workers run under SCHED_BATCH (driver_threads.h) runs with
+// them under SCHED_OTHER: set before its launch wakes them, restored by a native kernel queued
+// right after it (the host BLAS's own native kernel restores it when it ends). Products this
+// small or smaller (multiply-adds) keep SCHED_BATCH: the switch and the extra command cost more
+// than a late worker there.
+constexpr double kWorkerSwitchMinWork = 4194304.0;  // 161^3
+
+// (Not while q captures a graph: the restoring command would only run at replay.)
+bool workersToNormal(c10::DeviceIndex idx, cl_command_queue q, double work) {
+  if (work < kWorkerSwitchMinWork || !rt::driver_threads::workersSwitchable()) return false;
+  const rt::DeviceInfo& info = device(idx).info();
+  if (!(info.type & CL_DEVICE_TYPE_CPU) || !info.native_kernel) return false;
+  if (rt::capture::active() && rt::capture::graphOf(q)) return false;
+  rt::driver_threads::setWorkersBatch(false);
+  return true;
+}
+
+void CL_CALLBACK workersBackToBatch(void*) {
+  rt::driver_threads::setWorkersBatch(true);
+}
+
+// Switches the workers for what the scope enqueues, then queues the restoring native kernel
+// behind it (restoring at once if that cannot be queued).
+class WorkersNormalScope {
+ public:
+  WorkersNormalScope(c10::DeviceIndex idx, cl_command_queue q, double work)
+      : q_(q), on_(workersToNormal(idx, q, work)) {}
+  ~WorkersNormalScope() {
+    if (!on_) return;
+    char unused = 0;
+    if (rt::enqueueNativeKernel(q_, workersBackToBatch, &unused, sizeof(unused), 0, nullptr,
+                                nullptr, 0, nullptr, nullptr) != CL_SUCCESS)
+      rt::driver_threads::setWorkersBatch(true);
+  }
+  WorkersNormalScope(const WorkersNormalScope&) = delete;
+  WorkersNormalScope& operator=(const WorkersNormalScope&) = delete;
+
+ private:
+  cl_command_queue q_;
+  bool on_;
+};
 
 bool supports(GemmProvider p, c10::DeviceIndex idx, c10::ScalarType t) {
   switch (p) {
@@ -426,6 +469,7 @@ struct HostGemmArgs {
   SgemmFn sgemm;
   DgemmFn dgemm;
   CgemmFn cgemm, zgemm;
+  bool restore_batch;  // the workers were set to SCHED_OTHER for this product
 };
 
 // While the BLAS runs on the driver's worker thread, that thread may use every core: PoCL with
@@ -538,6 +582,7 @@ void CL_CALLBACK hostGemmKernel(void* p) {
       hostActivation<float>(g, C);
     }
   }
+  if (g.restore_batch) rt::driver_threads::setWorkersBatch(true);
 }
 
 bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B) {
@@ -591,8 +636,13 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   g.alpha[0] = al.real(), g.alpha[1] = al.imag(), g.beta[0] = be.real(), g.beta[1] = be.imag();
   g.sgemm = blas.sgemm, g.dgemm = blas.dgemm, g.cgemm = blas.cgemm, g.zgemm = blas.zgemm;
   const void* locs[4] = {&g.handles[0], &g.handles[1], &g.handles[2], &g.handles[3]};
-  OCL_CHECK(rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
-                                    nullptr));
+  // The kernel restores the workers' SCHED_BATCH when it ends.
+  g.restore_batch =
+      workersToNormal(out.device().index(), q, static_cast<double>(g.n) * g.m * g.k * g.batch);
+  const cl_int err = rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0,
+                                             nullptr, nullptr);
+  if (err != CL_SUCCESS && g.restore_batch) rt::driver_threads::setWorkersBatch(true);
+  OCL_CHECK_ERR(err, "clEnqueueNativeKernel(hostGemmKernel)");
   afterLaunch(q);
 }
 
@@ -800,6 +850,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   cl_program prog = cpuTileProgram(idx, t, epilogueCode(epi));
   OCL_TRY
   cl_command_queue q = currentQueue(idx);
+  const WorkersNormalScope workers(idx, q, static_cast<double>(n) * m * k * batch);
   // B as float panels: itself when it already is one (float32, unit column stride, whole panels,
   // a row stride that is not a multiple of 4 KB), else a packed copy.
   at::Tensor panel_buf;
