@@ -165,3 +165,43 @@ def test_workers_normal_while_large_product_runs():
     assert all(during.get(t, SCHED_OTHER) == SCHED_OTHER for t in batch_before), during
     assert all(after.get(t, SCHED_BATCH) == SCHED_BATCH for t in batch_before), after
     assert after[os.getpid()] == SCHED_OTHER
+
+
+def test_switch_can_be_turned_off():
+    if not _switchable():
+        pytest.skip("the driver's threads are not under SCHED_BATCH here")
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import json, os, torch, torch_ocl
+        from torch_ocl import _C
+        def pol():
+            out = {}
+            for t in os.listdir("/proc/self/task"):
+                s = open(f"/proc/self/task/{t}/stat").read()
+                out[int(t)] = int(s[s.rindex(")") + 2:].split()[38])
+            return out
+        _C._set_gemm_provider("cpu_tile")
+        a = torch.randn(1536, 1536, device="ocl")
+        c = torch.mm(a, a)
+        torch.ocl.synchronize()
+        before = {t for t, v in pol().items() if v == 3}
+        torch.mm(a, a, out=c)
+        torch.mm(a, a, out=c)
+        during = pol()
+        torch.ocl.synchronize()
+        ok = torch.allclose(c.cpu(), a.cpu() @ a.cpu(), rtol=1e-4, atol=1e-3)
+        print(json.dumps({"before": len(before), "batch_during": sum(during.get(t) == 3
+                                                                     for t in before),
+                          "ok": ok}))
+    """)
+    env = dict(os.environ, TORCH_OCL_GEMM_WORKER_SWITCH="0")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout.strip().splitlines()[-1])
+    assert info["ok"] and info["before"] >= 1
+    assert info["batch_during"] == info["before"], info

@@ -36,7 +36,8 @@ const Outcome& outcome();
 // so. For the length of a long kernel (a large GEMM): a woken SCHED_BATCH worker cannot preempt
 // the thread running on its core, so it joined such a kernel late, or not at all, whenever that
 // core was busy (another process, or a host BLAS thread spinning after its last call), and the
-// kernel ran on one core. Thread-safe; callable from a native kernel on a worker.
+// kernel ran on one core. Thread-safe; callable from a native kernel on a worker. The matrix
+// engine does this for products from 161^3 multiply-adds (TORCH_OCL_GEMM_WORKER_SWITCH=0: never).
 void setWorkersBatch(bool batch);
 // Whether setWorkersBatch has anything to switch (the policy is "batch").
 bool workersSwitchable();

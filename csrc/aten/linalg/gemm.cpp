@@ -179,12 +179,17 @@ bool isCpuDevice(c10::DeviceIndex idx) {
 // them under SCHED_OTHER: set before its launch wakes them, restored by a native kernel queued
 // right after it (the host BLAS's own native kernel restores it when it ends). Products this
 // small or smaller (multiply-adds) keep SCHED_BATCH: the switch and the extra command cost more
-// than a late worker there.
+// than a late worker there. TORCH_OCL_GEMM_WORKER_SWITCH=0 never switches.
 constexpr double kWorkerSwitchMinWork = 4194304.0;  // 161^3
 
 // (Not while q captures a graph: the restoring command would only run at replay.)
 bool workersToNormal(c10::DeviceIndex idx, cl_command_queue q, double work) {
-  if (work < kWorkerSwitchMinWork || !rt::driver_threads::workersSwitchable()) return false;
+  static const bool enabled = [] {
+    const char* env = std::getenv("TORCH_OCL_GEMM_WORKER_SWITCH");
+    return !(env && std::string(env) == "0");
+  }();
+  if (!enabled || work < kWorkerSwitchMinWork || !rt::driver_threads::workersSwitchable())
+    return false;
   const rt::DeviceInfo& info = device(idx).info();
   if (!(info.type & CL_DEVICE_TYPE_CPU) || !info.native_kernel) return false;
   if (rt::capture::active() && rt::capture::graphOf(q)) return false;
