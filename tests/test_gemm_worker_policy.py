@@ -1,5 +1,5 @@
 """Large products on a CPU driver run with its worker threads under SCHED_OTHER, and the workers go
-back to SCHED_BATCH when the product ends (csrc/runtime/driver_threads.h setWorkersBatch; the
+back to SCHED_BATCH when the product ends (csrc/runtime/driver_threads.h begin/endWorkersNormal; the
 switch in csrc/aten/linalg/gemm.cpp, WorkersNormalScope and hostBlasGemm). Products from 161^3
 multiply-adds switch; the results must match CPU PyTorch whatever the layout, batch or dtype, and
 the policy must be restored afterwards (also when the products were queued back to back)."""

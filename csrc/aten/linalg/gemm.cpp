@@ -193,12 +193,12 @@ bool workersToNormal(c10::DeviceIndex idx, cl_command_queue q, double work) {
   const rt::DeviceInfo& info = device(idx).info();
   if (!(info.type & CL_DEVICE_TYPE_CPU) || !info.native_kernel) return false;
   if (rt::capture::active() && rt::capture::graphOf(q)) return false;
-  rt::driver_threads::setWorkersBatch(false);
+  rt::driver_threads::beginWorkersNormal();
   return true;
 }
 
 void CL_CALLBACK workersBackToBatch(void*) {
-  rt::driver_threads::setWorkersBatch(true);
+  rt::driver_threads::endWorkersNormal();
 }
 
 // Switches the workers for what the scope enqueues, then queues the restoring native kernel
@@ -212,7 +212,7 @@ class WorkersNormalScope {
     char unused = 0;
     if (rt::enqueueNativeKernel(q_, workersBackToBatch, &unused, sizeof(unused), 0, nullptr,
                                 nullptr, 0, nullptr, nullptr) != CL_SUCCESS)
-      rt::driver_threads::setWorkersBatch(true);
+      rt::driver_threads::endWorkersNormal();
   }
   WorkersNormalScope(const WorkersNormalScope&) = delete;
   WorkersNormalScope& operator=(const WorkersNormalScope&) = delete;
@@ -587,7 +587,7 @@ void CL_CALLBACK hostGemmKernel(void* p) {
       hostActivation<float>(g, C);
     }
   }
-  if (g.restore_batch) rt::driver_threads::setWorkersBatch(true);
+  if (g.restore_batch) rt::driver_threads::endWorkersNormal();
 }
 
 bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B) {
@@ -646,7 +646,7 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
       workersToNormal(out.device().index(), q, static_cast<double>(g.n) * g.m * g.k * g.batch);
   const cl_int err = rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0,
                                              nullptr, nullptr);
-  if (err != CL_SUCCESS && g.restore_batch) rt::driver_threads::setWorkersBatch(true);
+  if (err != CL_SUCCESS && g.restore_batch) rt::driver_threads::endWorkersNormal();
   OCL_CHECK_ERR(err, "clEnqueueNativeKernel(hostGemmKernel)");
   afterLaunch(q);
 }
