@@ -175,15 +175,18 @@ bool isCpuDevice(c10::DeviceIndex idx) {
   return (device(idx).info().type & CL_DEVICE_TYPE_CPU) != 0;
 }
 
-// A large product on a CPU driver whose workers run under SCHED_BATCH (driver_threads.h) runs with
-// them under SCHED_OTHER: set before its launch wakes them, restored by a native kernel queued
-// right after it (the host BLAS's own native kernel restores it when it ends). Products this
-// small or smaller (multiply-adds) keep SCHED_BATCH: the switch and the extra command cost more
-// than a late worker there. TORCH_OCL_GEMM_WORKER_SWITCH=0 never switches.
+// A large cpu_tile product on a CPU driver whose workers run under SCHED_BATCH (driver_threads.h)
+// runs with them under SCHED_OTHER (WorkersNormalScope): under SCHED_BATCH the second worker,
+// woken for the product, often waited for its core until the product was done by the first one
+// alone. Products below this many multiply-adds keep SCHED_BATCH (the two extra commands cost more
+// than they save there). TORCH_OCL_GEMM_WORKER_SWITCH=0 never switches. The switch is not made
+// from the enqueuing thread: workers under SCHED_OTHER for as long as products were queued
+// preempted that thread at every launch of a model step (MLP inference 1.1 -> 1.3-1.9 ms). The
+// host BLAS needs none: its native kernel runs on one worker, and OpenBLAS's threads are its own.
 constexpr double kWorkerSwitchMinWork = 4194304.0;  // 161^3
 
 // (Not while q captures a graph: the restoring command would only run at replay.)
-bool workersToNormal(c10::DeviceIndex idx, cl_command_queue q, double work) {
+bool workersSwitchFor(c10::DeviceIndex idx, cl_command_queue q, double work) {
   static const bool enabled = [] {
     const char* env = std::getenv("TORCH_OCL_GEMM_WORKER_SWITCH");
     return !(env && std::string(env) == "0");
@@ -192,27 +195,32 @@ bool workersToNormal(c10::DeviceIndex idx, cl_command_queue q, double work) {
     return false;
   const rt::DeviceInfo& info = device(idx).info();
   if (!(info.type & CL_DEVICE_TYPE_CPU) || !info.native_kernel) return false;
-  if (rt::capture::active() && rt::capture::graphOf(q)) return false;
-  rt::driver_threads::beginWorkersNormal();
-  return true;
+  return !(rt::capture::active() && rt::capture::graphOf(q));
 }
 
+void CL_CALLBACK workersToNormalKernel(void*) {
+  rt::driver_threads::beginWorkersNormal();
+}
 void CL_CALLBACK workersBackToBatch(void*) {
   rt::driver_threads::endWorkersNormal();
 }
 
-// Switches the workers for what the scope enqueues, then queues the restoring native kernel
-// behind it (restoring at once if that cannot be queued).
+bool queueWorkerSwitch(cl_command_queue q, void(CL_CALLBACK* fn)(void*)) {
+  char unused = 0;
+  return rt::enqueueNativeKernel(q, fn, &unused, sizeof(unused), 0, nullptr, nullptr, 0, nullptr,
+                                 nullptr) == CL_SUCCESS;
+}
+
+// What the scope enqueues runs with the workers under SCHED_OTHER: a native kernel queued ahead
+// of it switches them when the product is about to start (so that the second worker, woken for
+// it, can take its core), and one queued behind it switches them back when it ends. The window is
+// the product's own run: the small kernels queued around it keep SCHED_BATCH.
 class WorkersNormalScope {
  public:
   WorkersNormalScope(c10::DeviceIndex idx, cl_command_queue q, double work)
-      : q_(q), on_(workersToNormal(idx, q, work)) {}
+      : q_(q), on_(workersSwitchFor(idx, q, work) && queueWorkerSwitch(q, workersToNormalKernel)) {}
   ~WorkersNormalScope() {
-    if (!on_) return;
-    char unused = 0;
-    if (rt::enqueueNativeKernel(q_, workersBackToBatch, &unused, sizeof(unused), 0, nullptr,
-                                nullptr, 0, nullptr, nullptr) != CL_SUCCESS)
-      rt::driver_threads::endWorkersNormal();
+    if (on_ && !queueWorkerSwitch(q_, workersBackToBatch)) rt::driver_threads::endWorkersNormal();
   }
   WorkersNormalScope(const WorkersNormalScope&) = delete;
   WorkersNormalScope& operator=(const WorkersNormalScope&) = delete;
@@ -474,7 +482,6 @@ struct HostGemmArgs {
   SgemmFn sgemm;
   DgemmFn dgemm;
   CgemmFn cgemm, zgemm;
-  bool restore_batch;  // the workers were set to SCHED_OTHER for this product
 };
 
 // While the BLAS runs on the driver's worker thread, that thread may use every core: PoCL with
@@ -587,7 +594,6 @@ void CL_CALLBACK hostGemmKernel(void* p) {
       hostActivation<float>(g, C);
     }
   }
-  if (g.restore_batch) rt::driver_threads::endWorkersNormal();
 }
 
 bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B) {
@@ -641,13 +647,8 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   g.alpha[0] = al.real(), g.alpha[1] = al.imag(), g.beta[0] = be.real(), g.beta[1] = be.imag();
   g.sgemm = blas.sgemm, g.dgemm = blas.dgemm, g.cgemm = blas.cgemm, g.zgemm = blas.zgemm;
   const void* locs[4] = {&g.handles[0], &g.handles[1], &g.handles[2], &g.handles[3]};
-  // The kernel restores the workers' SCHED_BATCH when it ends.
-  g.restore_batch =
-      workersToNormal(out.device().index(), q, static_cast<double>(g.n) * g.m * g.k * g.batch);
-  const cl_int err = rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0,
-                                             nullptr, nullptr);
-  if (err != CL_SUCCESS && g.restore_batch) rt::driver_threads::endWorkersNormal();
-  OCL_CHECK_ERR(err, "clEnqueueNativeKernel(hostGemmKernel)");
+  OCL_CHECK(rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
+                                    nullptr));
   afterLaunch(q);
 }
 
