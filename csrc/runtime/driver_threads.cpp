@@ -33,7 +33,7 @@ namespace {
 Outcome g_outcome{"n/a", 0, "no device discovery yet"};
 std::vector<long> g_moved;  // the threads moved to SCHED_BATCH (written once, at discovery)
 std::mutex g_switch_mutex;
-int g_normal_holds = 0;  // outstanding beginWorkersNormal() calls, under g_switch_mutex
+bool g_batch_now = true;  // under g_switch_mutex
 
 Outcome apply(const std::vector<long>& before, bool cpu_only, std::vector<long>& moved) {
   Outcome out;
@@ -93,16 +93,19 @@ void applyBatchPolicy(const std::vector<long>& before, bool cpu_only) {
   g_outcome = apply(before, cpu_only, moved);
   std::lock_guard<std::mutex> lock(g_switch_mutex);
   g_moved = std::move(moved);
-  g_normal_holds = 0;
+  g_batch_now = true;
 }
 
 bool workersSwitchable() {
   return g_outcome.policy == "batch" && g_outcome.threads > 0;
 }
 
-namespace {
-void setPolicy(bool batch) {
+void setWorkersBatch(bool batch) {
 #ifdef __linux__
+  if (!workersSwitchable()) return;
+  std::lock_guard<std::mutex> lock(g_switch_mutex);
+  if (g_batch_now == batch) return;
+  g_batch_now = batch;
   for (long tid : g_moved) {
     sched_param param{};
     param.sched_priority = 0;
@@ -111,19 +114,6 @@ void setPolicy(bool batch) {
 #else
   (void)batch;
 #endif
-}
-}  // namespace
-
-void beginWorkersNormal() {
-  if (!workersSwitchable()) return;
-  std::lock_guard<std::mutex> lock(g_switch_mutex);
-  if (g_normal_holds++ == 0) setPolicy(false);
-}
-
-void endWorkersNormal() {
-  if (!workersSwitchable()) return;
-  std::lock_guard<std::mutex> lock(g_switch_mutex);
-  if (g_normal_holds > 0 && --g_normal_holds == 0) setPolicy(true);
 }
 
 const Outcome& outcome() {

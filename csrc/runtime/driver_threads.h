@@ -31,19 +31,15 @@ struct Outcome {
 void applyBatchPolicy(const std::vector<long>& before, bool cpu_only);
 const Outcome& outcome();
 
-// For the length of long kernels (large GEMMs): beginWorkersNormal() puts the threads
-// applyBatchPolicy moved back under SCHED_OTHER, and the matching endWorkersNormal() puts them
-// under SCHED_BATCH again once no other begin is outstanding (so products queued back to back keep
-// SCHED_OTHER until the last one ends). A woken SCHED_BATCH worker cannot preempt the thread
-// running on its core, so it joined such a kernel late (milliseconds), or not at all, whenever
-// that core was busy (another process, or a host BLAS thread spinning after its last call): the
-// kernel ran on one core, and queued kernels waited between each other. Nothing happens unless
-// the policy is "batch". Thread-safe; endWorkersNormal is called from a native kernel on a worker.
-// The matrix engine does this for products from 161^3 multiply-adds
-// (TORCH_OCL_GEMM_WORKER_SWITCH=0: never).
-void beginWorkersNormal();
-void endWorkersNormal();
-// Whether begin/endWorkersNormal have anything to switch (the policy is "batch").
+// Puts the threads applyBatchPolicy moved back under SCHED_OTHER (batch = false) or under
+// SCHED_BATCH again (true); does nothing unless the policy is "batch", or when they are already
+// so. For the length of a long kernel (a large GEMM): a woken SCHED_BATCH worker cannot preempt
+// the thread running on its core, so it joined such a kernel late, or not at all, whenever that
+// core was busy (another process, say), and the kernel ran on one core. Thread-safe; callable
+// from a native kernel on a worker. The matrix engine does this for cpu_tile products from 161^3
+// multiply-adds (csrc/aten/linalg/gemm.cpp; TORCH_OCL_GEMM_WORKER_SWITCH=0: never).
+void setWorkersBatch(bool batch);
+// Whether setWorkersBatch has anything to switch (the policy is "batch").
 bool workersSwitchable();
 
 }  // namespace torch_ocl::rt::driver_threads
