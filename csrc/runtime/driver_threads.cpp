@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #ifdef __linux__
 #include <dirent.h>
@@ -30,8 +31,11 @@ std::vector<long> threadIds() {
 
 namespace {
 Outcome g_outcome{"n/a", 0, "no device discovery yet"};
+std::vector<long> g_moved;  // the threads moved to SCHED_BATCH (written once, at discovery)
+std::mutex g_switch_mutex;
+bool g_batch_now = true;  // under g_switch_mutex
 
-Outcome apply(const std::vector<long>& before, bool cpu_only) {
+Outcome apply(const std::vector<long>& before, bool cpu_only, std::vector<long>& moved) {
   Outcome out;
   const char* env = std::getenv("TORCH_OCL_DRIVER_THREADS");
   const std::string choice = env && *env ? env : "batch";
@@ -71,10 +75,12 @@ Outcome apply(const std::vector<long>& before, bool cpu_only) {
       continue;
     }
     ++out.threads;
+    moved.push_back(tid);
   }
   out.policy = out.threads > 0 ? "batch" : "n/a";
 #else
   (void)before;
+  (void)moved;
   out.detail = "only on Linux";
 #endif
   return out;
@@ -83,7 +89,31 @@ Outcome apply(const std::vector<long>& before, bool cpu_only) {
 }  // namespace
 
 void applyBatchPolicy(const std::vector<long>& before, bool cpu_only) {
-  g_outcome = apply(before, cpu_only);
+  std::vector<long> moved;
+  g_outcome = apply(before, cpu_only, moved);
+  std::lock_guard<std::mutex> lock(g_switch_mutex);
+  g_moved = std::move(moved);
+  g_batch_now = true;
+}
+
+bool workersSwitchable() {
+  return g_outcome.policy == "batch" && g_outcome.threads > 0;
+}
+
+void setWorkersBatch(bool batch) {
+#ifdef __linux__
+  if (!workersSwitchable()) return;
+  std::lock_guard<std::mutex> lock(g_switch_mutex);
+  if (g_batch_now == batch) return;
+  g_batch_now = batch;
+  for (long tid : g_moved) {
+    sched_param param{};
+    param.sched_priority = 0;
+    sched_setscheduler(static_cast<pid_t>(tid), batch ? SCHED_BATCH : SCHED_OTHER, &param);
+  }
+#else
+  (void)batch;
+#endif
 }
 
 const Outcome& outcome() {

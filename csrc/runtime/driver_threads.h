@@ -31,4 +31,15 @@ struct Outcome {
 void applyBatchPolicy(const std::vector<long>& before, bool cpu_only);
 const Outcome& outcome();
 
+// Puts the threads applyBatchPolicy moved back under SCHED_OTHER (batch = false) or under
+// SCHED_BATCH again (true); does nothing unless the policy is "batch", or when they are already
+// so. For the length of a long kernel (a large GEMM): a woken SCHED_BATCH worker cannot preempt
+// the thread running on its core, so it joined such a kernel late, or not at all, whenever that
+// core was busy (another process, say), and the kernel ran on one core. Thread-safe; callable
+// from a native kernel on a worker. The matrix engine does this for cpu_tile products from 161^3
+// multiply-adds (csrc/aten/linalg/gemm.cpp; TORCH_OCL_GEMM_WORKER_SWITCH=0: never).
+void setWorkersBatch(bool batch);
+// Whether setWorkersBatch has anything to switch (the policy is "batch").
+bool workersSwitchable();
+
 }  // namespace torch_ocl::rt::driver_threads

@@ -14,6 +14,7 @@
 #include "aten/linalg/gemm_host_epilogue.h"
 #include "aten/linalg/gemm_tuning.h"
 #include "integration/command_names.h"
+#include "runtime/driver_threads.h"
 
 #include <algorithm>
 #include <atomic>
@@ -174,6 +175,63 @@ bool deviceCanHostBlas(c10::DeviceIndex idx) {
 bool isCpuDevice(c10::DeviceIndex idx) {
   return (device(idx).info().type & CL_DEVICE_TYPE_CPU) != 0;
 }
+
+// A large cpu_tile product on a CPU driver whose workers run under SCHED_BATCH (driver_threads.h)
+// runs with them under SCHED_OTHER: set by the enqueuing thread before its launch wakes them,
+// restored by a native kernel queued right after it. Under SCHED_BATCH the second worker, woken
+// for the product, often waited for its core until the first one had done the product alone
+// (worker CPU 59 % / 18 % on 64x784 @ 784x512 with the other core busy). Measured on 2 shared
+// cores, main vs this, interleaved (GFLOP/s, synchronised calls): 512^3 133 -> 138-221, 64x784 @
+// 784x512 119-124 -> 158-178, 64x512 @ 512x512 122-125 -> 128-150; the MLP's Adam step and
+// inference unchanged within noise. Not for products below this many multiply-adds (the syscalls
+// and the extra command cost more than a late worker there), and not for the host BLAS (its
+// native kernel runs on one worker; switching there slowed back-to-back (64x512)^T @ 64x784 by
+// 20-40 %). Tried and dropped: switching from native kernels queued around the product (too late
+// for the wake-up, two more commands: back to back 512^3 fell 160 -> 120), and keeping the
+// workers switched while any switched product was queued (the Python thread was then preempted at
+// every launch of a model step: MLP inference 1.1 -> 1.3-1.9 ms).
+// TORCH_OCL_GEMM_WORKER_SWITCH=0 never switches.
+constexpr double kWorkerSwitchMinWork = 4194304.0;  // 161^3
+
+// (Not while q captures a graph: the restoring command would only run at replay.)
+bool workersToNormal(c10::DeviceIndex idx, cl_command_queue q, double work) {
+  static const bool enabled = [] {
+    const char* env = std::getenv("TORCH_OCL_GEMM_WORKER_SWITCH");
+    return !(env && std::string(env) == "0");
+  }();
+  if (!enabled || work < kWorkerSwitchMinWork || !rt::driver_threads::workersSwitchable())
+    return false;
+  const rt::DeviceInfo& info = device(idx).info();
+  if (!(info.type & CL_DEVICE_TYPE_CPU) || !info.native_kernel) return false;
+  if (rt::capture::active() && rt::capture::graphOf(q)) return false;
+  rt::driver_threads::setWorkersBatch(false);
+  return true;
+}
+
+void CL_CALLBACK workersBackToBatch(void*) {
+  rt::driver_threads::setWorkersBatch(true);
+}
+
+// Switches the workers for what the scope enqueues, then queues the restoring native kernel
+// behind it (restoring at once if that cannot be queued).
+class WorkersNormalScope {
+ public:
+  WorkersNormalScope(c10::DeviceIndex idx, cl_command_queue q, double work)
+      : q_(q), on_(workersToNormal(idx, q, work)) {}
+  ~WorkersNormalScope() {
+    if (!on_) return;
+    char unused = 0;
+    if (rt::enqueueNativeKernel(q_, workersBackToBatch, &unused, sizeof(unused), 0, nullptr,
+                                nullptr, 0, nullptr, nullptr) != CL_SUCCESS)
+      rt::driver_threads::setWorkersBatch(true);
+  }
+  WorkersNormalScope(const WorkersNormalScope&) = delete;
+  WorkersNormalScope& operator=(const WorkersNormalScope&) = delete;
+
+ private:
+  cl_command_queue q_;
+  bool on_;
+};
 
 bool supports(GemmProvider p, c10::DeviceIndex idx, c10::ScalarType t) {
   switch (p) {
@@ -803,6 +861,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   cl_program prog = cpuTileProgram(idx, t, epilogueCode(epi));
   OCL_TRY
   cl_command_queue q = currentQueue(idx);
+  const WorkersNormalScope workers(idx, q, static_cast<double>(n) * m * k * batch);
   // B as float panels: itself when it already is one (float32, unit column stride, whole panels,
   // a row stride that is not a multiple of 4 KB), else a packed copy.
   at::Tensor panel_buf;
