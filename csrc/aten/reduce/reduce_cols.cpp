@@ -64,7 +64,7 @@ void setCorr(cl_kernel k, cl_uint& a, bool dbl, double corr) {
 void launchFinal(rt::Device& dev, cl_command_queue q, cl_program prog, const rt::BufferRef& o0,
                  const rt::BufferRef& o1, const rt::BufferRef& part, int64_t outer, int64_t dim,
                  int64_t inner, const Plan& p, int kind, bool dbl, double corr, bool has_o1,
-                 int64_t vw) {
+                 int64_t vw, const rt::BufferRef& x) {
   cl_kernel f = programs(dev.index()).kernel(prog, "rc_final");
   cl_uint a = 0;
   setArg(f, a, o0);
@@ -74,6 +74,7 @@ void launchFinal(rt::Device& dev, cl_command_queue q, cl_program prog, const rt:
   setArg(f, a, static_cast<cl_int>(kind));
   setCorr(f, a, dbl, corr);
   setArg(f, a, static_cast<cl_int>(has_o1));
+  setArg(f, a, x);  // var/std: the first row, which the groups' means are relative to
   launchItems(dev, q, f, outer * (p.innerp / vw));
 }
 
@@ -107,7 +108,7 @@ void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim
   launchItems(dev, q, k, p.items);
   if (p.groups > 1)
     launchFinal(dev, q, prog, o0, o1, pb, outer, dim, inner, p, static_cast<int>(kind), dbl,
-                correction, out2.defined(), vw);
+                correction, out2.defined(), vw, bufferOf(x));
   OCL_CATCH
 }
 
@@ -139,7 +140,7 @@ void colsSoftmaxCpu(bool backward, bool log, int64_t outer, int64_t dim, int64_t
   run(0);
   if (p.groups > 1) {
     launchFinal(dev, q, prog, pb, pb, pb, outer, dim, inner, p,
-                backward ? kSoftmaxBwdKind : kSoftmaxKind, dbl, 0.0, false, vw);
+                backward ? kSoftmaxBwdKind : kSoftmaxKind, dbl, 0.0, false, vw, pb);
     run(1);
   }
   OCL_CATCH
