@@ -152,9 +152,9 @@ def test_workers_normal_while_large_product_runs():
         torch.ocl.synchronize()
         _batch_restored()
         before = _policies()
-        # Two products of 3.6 G multiply-adds each: tens of milliseconds at the least, while
-        # reading the policies takes well under one.
-        torch.mm(a, b, out=c)
+        # One product of 3.6 G multiply-adds: tens of milliseconds at the least, while reading
+        # the policies takes well under one. (Not two: the first one's restoring command runs
+        # when it ends and puts the workers back under SCHED_BATCH for the second, by design.)
         torch.mm(a, b, out=c)
         during = _policies()
         torch.ocl.synchronize()
