@@ -161,7 +161,9 @@ def test_workers_normal_while_large_product_runs():
         after = _policies()
     finally:
         _C._set_gemm_provider("auto")
-    batch_before = {t for t, v in before.items() if v == SCHED_BATCH}
+    # the driver's workers (threads they started since inherit SCHED_BATCH and stay there)
+    moved = set(_C._driver_threads()["thread_ids"])
+    batch_before = {t for t, v in before.items() if v == SCHED_BATCH and t in moved}
     assert batch_before, before
     assert all(during.get(t, SCHED_OTHER) == SCHED_OTHER for t in batch_before), during
     assert all(after.get(t, SCHED_BATCH) == SCHED_BATCH for t in batch_before), after

@@ -154,6 +154,7 @@ PYBIND11_MODULE(_C, m) {
     d["policy"] = o.policy;
     d["threads"] = o.threads;
     d["detail"] = o.detail;
+    d["thread_ids"] = rt::driver_threads::movedThreads();
     return d;
   });
   m.def("_autograd_thread", [] {

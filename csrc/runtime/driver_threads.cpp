@@ -120,4 +120,8 @@ const Outcome& outcome() {
   return g_outcome;
 }
 
+const std::vector<long>& movedThreads() {
+  return g_moved;
+}
+
 }  // namespace torch_ocl::rt::driver_threads

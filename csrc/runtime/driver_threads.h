@@ -30,6 +30,9 @@ struct Outcome {
 // Runtime::discover() calls it once; outcome() then returns what it did.
 void applyBatchPolicy(const std::vector<long>& before, bool cpu_only);
 const Outcome& outcome();
+// The ids of the threads moved to SCHED_BATCH at discovery (the ones setWorkersBatch switches;
+// threads they start later inherit their policy but are not among them).
+const std::vector<long>& movedThreads();
 
 // Puts the threads applyBatchPolicy moved back under SCHED_OTHER (batch = false) or under
 // SCHED_BATCH again (true); does nothing unless the policy is "batch", or when they are already
