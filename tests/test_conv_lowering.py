@@ -13,18 +13,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_ocl
-
-TOL = {
-    torch.float32: dict(rtol=1e-4, atol=1e-4),
-    torch.float64: dict(rtol=1e-10, atol=1e-10),
-    torch.float16: dict(rtol=2e-2, atol=3e-2),
-    torch.bfloat16: dict(rtol=5e-2, atol=1.5e-1),
-}
-
-
-def rand(shape, seed):
-    g = torch.Generator().manual_seed(seed)
-    return torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1
+from test_conv import TOL, rand  # the same tolerances and inputs as the layer tests
 
 
 def check(x_shape, w_shape, dtype=torch.float32, layout=None, bias=True, **kw):

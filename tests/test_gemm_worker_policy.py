@@ -14,22 +14,11 @@ import torch
 
 import torch_ocl
 from torch_ocl import _C
+from test_driver_threads import _policies  # thread id -> scheduling policy
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux only")
 
 SCHED_OTHER, SCHED_BATCH = 0, 3
-
-
-def _policies() -> dict[int, int]:
-    out = {}
-    for t in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{t}/stat") as f:
-                stat = f.read()
-        except FileNotFoundError:
-            continue
-        out[int(t)] = int(stat[stat.rindex(")") + 2:].split()[38])
-    return out
 
 
 def _switchable() -> bool:
