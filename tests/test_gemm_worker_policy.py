@@ -14,6 +14,7 @@ import torch
 
 import torch_ocl
 from torch_ocl import _C
+import test_gemm  # tests/test_gemm.py, beside this file
 from test_driver_threads import _policies  # thread id -> scheduling policy
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux only")
@@ -26,17 +27,10 @@ def _switchable() -> bool:
     return info["policy"] == "batch" and info["threads"] > 0
 
 
-def _providers():
-    caps = _C._gemm_device_caps(0)
-    out = [("cpu_tile", torch.float32), ("cpu_tile", torch.float16), ("cpu_tile", torch.bfloat16)]
-    if caps["native_kernel"] and caps["host_unified_memory"] and _C._host_blas_info()["available"]:
-        out += [("host_blas", torch.float32)]
-        if torch.ocl.get_device_properties(0).fp64:
-            out += [("host_blas", torch.float64)]
-    return out
-
-
-CASES = _providers()
+# test_gemm's provider rule, tolerances and check; of its providers, those that switch the workers
+# (cpu_tile) or must leave them alone (host_blas).
+CASES = [(p, dt) for p, dt in test_gemm.CASES
+         if p in ("cpu_tile", "host_blas") and test_gemm._usable(p, dt)]
 
 
 @pytest.fixture(params=CASES, ids=[f"{p}-{str(dt)[6:]}" for p, dt in CASES])
@@ -47,17 +41,7 @@ def provider(request):
     _C._set_gemm_provider("auto")
 
 
-def _tol(dt):
-    return {torch.float32: (1e-4, 1e-4), torch.float64: (1e-10, 1e-10),
-            torch.float16: (1e-2, 1e-2), torch.bfloat16: (3e-2, 3e-2)}[dt]
-
-
-def _check(actual, expected, dt, p):
-    assert _C._last_gemm_provider() == p, f"forced {p}, but {_C._last_gemm_provider()} ran"
-    rtol, atol = _tol(dt)
-    scale = max(1.0, expected.abs().max().item())
-    torch.testing.assert_close(actual.cpu().double(), expected.double(), rtol=rtol,
-                               atol=atol * scale)
+_tol, _check = test_gemm._tol, test_gemm._check
 
 
 def _batch_restored():
