@@ -39,6 +39,14 @@ __kernel void im2col(__global char* colb, ulong coloff, __global const char* xb,
   }
 }
 
+// The output columns ow in [lo, hi) = (x, y) whose image column ow * sw + w0 lies within [0, W).
+inline long2 ow_span(const long w0, const ConvGeom g) {
+  long lo = w0 >= 0 ? 0 : (-w0 + g.sw - 1) / g.sw;
+  long hi = g.W - 1 - w0 >= 0 ? (g.W - 1 - w0) / g.sw + 1 : 0;
+  lo = min(lo, g.OW);
+  return (long2)(lo, max(lo, min(hi, g.OW)));
+}
+
 // Gathers (no atomics, fixed order): each image element sums the column entries that read it.
 // One work item per image row (h, n * C + c) of the contiguous image. Global size (H, N * C).
 // Column (row r = (c * KH + ki) * KW + kj, sample n, pixel l) at r * cs_k + n * cs_n + l: the
@@ -90,11 +98,8 @@ __kernel void im2col_rows(__global char* colb, ulong coloff, __global const char
       const long rk = (c * g.KH + ki) * g.KW + kj;
       __global T* col = (__global T*)(colb + coloff) + rk * cs_k + n * cs_n;
       const long w0 = kj * g.dw - g.pw;
-      // Output columns ow in [lo, hi) read image columns ow * sw + w0 within [0, W).
-      long lo = w0 >= 0 ? 0 : (-w0 + g.sw - 1) / g.sw;
-      long hi = g.W - 1 - w0 >= 0 ? (g.W - 1 - w0) / g.sw + 1 : 0;
-      lo = min(lo, g.OW);
-      hi = max(lo, min(hi, g.OW));
+      const long2 span = ow_span(w0, g);
+      const long lo = span.x, hi = span.y;
       for (long oh = 0; oh < g.OH; ++oh, col += g.OW) {
         const long h = oh * g.sh - g.ph + ki * g.dh;
         if (h < 0 || h >= g.H) {
@@ -131,10 +136,8 @@ __kernel void col2im_planes(__global char* imb, ulong imoff, __global const char
     for (long kj = 0; kj < g.KW; ++kj) {
       __global const T* cr = colc + (ki * g.KW + kj) * cs_k;
       const long w0 = kj * g.dw - g.pw;
-      long lo = w0 >= 0 ? 0 : (-w0 + g.sw - 1) / g.sw;
-      long hi = g.W - 1 - w0 >= 0 ? (g.W - 1 - w0) / g.sw + 1 : 0;
-      lo = min(lo, g.OW);
-      hi = max(lo, min(hi, g.OW));
+      const long2 span = ow_span(w0, g);
+      const long lo = span.x, hi = span.y;
       for (long oh = 0; oh < g.OH; ++oh, cr += g.OW) {
         const long h = oh * g.sh - g.ph + ki * g.dh;
         if (h < 0 || h >= g.H) continue;
