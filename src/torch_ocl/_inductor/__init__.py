@@ -48,8 +48,8 @@ def _codegen_hash() -> str:
 
     h = hashlib.sha256(_C._prelude_source().encode())
     here = pathlib.Path(__file__).parent
-    for name in ("codegen.py", "opencl.py", "runtime.py", "device_op_overrides.py", "lowering.py",
-                 "attention.py", "combo.py"):  # not graphs.py: it wraps compiled graphs after the cache
+    for name in ("__init__.py", "codegen.py", "opencl.py", "runtime.py", "device_op_overrides.py",
+                 "lowering.py", "attention.py", "combo.py"):  # not graphs.py: it wraps compiled graphs after the cache
         h.update((here / name).read_bytes())
     return h.hexdigest()
 
@@ -91,9 +91,10 @@ def register_inductor() -> None:
 
     install_combo_grouping()
     _fall_back_where_no_opencl_c()
-    from .lowering import register_post_grad_pass, register_small_mm
+    from .lowering import register_avg_pool_backward, register_post_grad_pass, register_small_mm
 
     register_small_mm()
+    register_avg_pool_backward()
     register_post_grad_pass()
 
 

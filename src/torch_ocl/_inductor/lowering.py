@@ -322,3 +322,55 @@ def register_post_grad_pass() -> None:
         inductor_config.post_grad_custom_post_pass = (*current, ours)
     else:
         inductor_config.post_grad_custom_post_pass = (current, ours)
+
+
+# ---- avg_pool2d/3d backward with an overhanging ceil_mode window --------------------------------
+
+
+def _overhanging_ceil_window(x, dims, kernel_size, stride, padding, ceil_mode) -> bool:
+    """Whether ceil_mode adds a last window that runs past the padded input in one of the dims
+    spatial dims (Inductor's pooling_size says ceil_mode is in effect there)."""
+    from torch._inductor.lowering import pooling_size
+
+    if not ceil_mode:
+        return False
+
+    def full(v, default):
+        v = list(v) if v else list(default)
+        return v * dims if len(v) == 1 else v
+
+    k = full(kernel_size, ())
+    s, p = full(stride, k), full(padding, [0])
+    spatial = x.get_size()[-dims:]
+    return any(pooling_size(spatial[i], i, k, s, p, True)[1] for i in range(dims))
+
+
+def register_avg_pool_backward() -> None:
+    """Inductor 2.13's avg_pool2d/3d backward lowerings divide every window by the whole kernel
+    size when count_include_pad is set, but the forward (eager and compiled) divides a last
+    window that ceil_mode lets run past the padded input by its part inside it: the compiled
+    gradient of such a layer was wrong (pytorch/pytorch#198119; on CPU too). EfficientNet's
+    pooler, AvgPool2d(hidden_dim, ceil_mode=True) on a 1x1 map, gave a bias gradient 320^2 times
+    too small. On ocl tensors these cases call our eager kernel instead; the others keep the
+    lowering."""
+    from torch._inductor.lowering import fallback_handler, lowerings
+
+    aten = torch.ops.aten
+    for op, dims in ((aten.avg_pool2d_backward.default, 2), (aten.avg_pool3d_backward.default, 3)):
+        original = lowerings[op]
+        if getattr(original, "_ocl_avg_pool", False):
+            continue
+        eager = fallback_handler(op, add_to_fallback_set=False)
+
+        def lowering(grad_output, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override=None, _original=original, _eager=eager, _dims=dims):
+            args = (grad_output, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override)
+            if (count_include_pad and divisor_override is None and _on_ocl(grad_output, x)
+                    and _overhanging_ceil_window(x, _dims, kernel_size, stride, padding,
+                                                 ceil_mode)):
+                return _eager(*args)
+            return _original(*args)
+
+        lowering._ocl_avg_pool = True
+        lowerings[op] = lowering
