@@ -16,7 +16,9 @@ too. Each (op, dtype) gets one status:
 
 Usage (from the repository root, after `make install`):
     python tools/conformance.py [--ops REGEX] [--dtypes float32,int64] [--budget 20] [--out docs]
-writes docs/compatibility.json and docs/compatibility.md. Ops run in a worker subprocess; a crash or
+writes docs/compatibility.json and docs/compatibility.md. With --compiled the ocl side of every
+sample runs through torch.compile (Inductor's ocl backend, dynamo reset per sample), the compiled
+counterpart of this matrix: a "wrong" there is a compiled result that differs from CPU eager. Ops run in a worker subprocess; a crash or
 hang costs that op only (the worker restarts after it).
 """
 
@@ -46,6 +48,9 @@ DTYPE_NAMES = [
     "complex64",
 ]
 STATUSES = ["native", "fallback", "wrong", "error", "skip"]
+
+# --compiled: the ocl call goes through torch.compile (set by the worker).
+COMPILED = False
 
 # Ops whose results depend on the random stream or are uninitialised memory: values cannot be
 # compared with the CPU's (their own tests check distributions; see tests/test_rng.py).
@@ -279,7 +284,7 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
         return None
     ocl_input, ocl_args, ocl_kwargs = to_device(
         (cpu_sample.input, cpu_sample.args, cpu_sample.kwargs), "ocl")
-    actual = op(ocl_input, *ocl_args, **ocl_kwargs)
+    actual = _ocl_callable(op)(ocl_input, *ocl_args, **ocl_kwargs)
     ocl_operand = any(isinstance(t, torch.Tensor) and t.device.type == "ocl" and t.dim() > 0
                       for t in leaves((ocl_input, ocl_args, ocl_kwargs)))
     if not ocl_operand and any(isinstance(t, torch.Tensor) and t.device.type == "cpu"
@@ -302,6 +307,20 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
         # Gradients accumulate over many terms: float32 GEMM-like tolerances.
         compare(list(a_grads), list(e_grads), max(atol, 1e-4), max(rtol, 1e-4))
     return True
+
+
+def _ocl_callable(op):
+    """op itself, or with --compiled a fresh torch.compile of a call of its function."""
+    if not COMPILED:
+        return op
+    torch = _torch()
+    torch._dynamo.reset()
+    fn = op.op
+
+    def call(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return torch.compile(call)
 
 
 # A sample (any dtype but float64, complex128 and bool) that differs from CPU by more than the
@@ -490,6 +509,8 @@ def worker(args) -> int:
     import torch_ocl  # noqa: F401
 
     torch.manual_seed(0)
+    global COMPILED
+    COMPILED = args.compiled
     wanted = args.dtypes.split(",")
     todo = json.load(open(args.worker))
     by_key = {op_key(op): op for op in load_op_db()}
@@ -574,6 +595,8 @@ def drive(args) -> int:
                "--results", results, "--dtypes", args.dtypes, "--budget", str(args.budget)]
         if args.max_samples:
             cmd += ["--max-samples", str(args.max_samples)]
+        if args.compiled:
+            cmd += ["--compiled"]
         proc = subprocess.Popen(cmd)
         last_size, last_change = -1, time.time()
         while proc.poll() is None:
@@ -738,6 +761,8 @@ def main(argv=None) -> int:
                     help="minutes; then stop and report what ran (the rest is listed as not run)")
     ap.add_argument("--report-only", action="store_true",
                     help="write the report from the results of an earlier run (implies --resume)")
+    ap.add_argument("--compiled", action="store_true",
+                    help="run the ocl side through torch.compile (use another --out)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--results", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
