@@ -5,6 +5,7 @@
 // softmax forward and backward; reduce_cols.cpp).
 #pragma once
 
+#include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/SymIntArrayRef.h>
 
@@ -14,6 +15,21 @@
 #include <optional>
 
 namespace torch_ocl::aten {
+
+// A tensor as (outer, len, inner) lines along one dim (the dim of a 0-d tensor is one element).
+struct Lines {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+inline Lines linesOf(const at::Tensor& x, int64_t dim) {
+  Lines l;
+  if (x.dim() == 0) return l;
+  dim = at::maybe_wrap_dim(dim, x.dim());
+  l.len = x.size(dim);
+  for (int64_t d = 0; d < dim; ++d) l.outer *= x.size(d);
+  for (int64_t d = dim + 1; d < x.dim(); ++d) l.inner *= x.size(d);
+  return l;
+}
 
 // Kinds as RC_* in kernels/reduce_cols.cl; kSum and later only over a non-last dim.
 enum class RowStat {

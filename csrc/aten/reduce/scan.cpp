@@ -13,6 +13,7 @@
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/reduce/row_stats.h"
 #include "aten/structured.h"
 
 namespace torch_ocl::aten {
@@ -55,21 +56,6 @@ cl_program scanProgram(c10::DeviceIndex idx, bool prod, c10::ScalarType x, c10::
                                  c10::toString(y) + ">",
                              withPrelude(h + kernels::source("scan.cl")), ""};
   });
-}
-
-struct Lines {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-
-// x as (outer, len, inner) lines along dim.
-Lines linesOf(const at::Tensor& x, int64_t dim) {
-  Lines l;
-  if (x.dim() == 0) return l;
-  dim = at::maybe_wrap_dim(dim, x.dim());
-  l.len = x.size(dim);
-  for (int64_t d = 0; d < dim; ++d) l.outer *= x.size(d);
-  for (int64_t d = dim + 1; d < x.dim(); ++d) l.inner *= x.size(d);
-  return l;
 }
 
 at::Tensor contiguousLike(const at::Tensor& t) {

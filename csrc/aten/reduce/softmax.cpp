@@ -60,20 +60,6 @@ cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarTy
 
 namespace {
 
-struct Geometry {
-  int64_t outer = 1, dim = 1, inner = 1;
-};
-
-Geometry geometry(const at::Tensor& t, int64_t dim) {
-  Geometry g;
-  if (t.dim() == 0) return g;
-  dim = at::maybe_wrap_dim(dim, t.dim());
-  g.dim = t.size(dim);
-  for (int64_t d = 0; d < dim; ++d) g.outer *= t.size(d);
-  for (int64_t d = dim + 1; d < t.dim(); ++d) g.inner *= t.size(d);
-  return g;
-}
-
 bool native(c10::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
@@ -87,8 +73,8 @@ void launchItems(rt::Device& dev, c10::DeviceIndex idx, cl_kernel k, int64_t ite
 
 // Runs the forward (tensors = {y, x}) or backward (tensors = {gx, gy, y}) kernel; x/gx are of
 // type xt and y/gy of type yt.
-void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType xt,
-                   c10::ScalarType yt, std::initializer_list<at::Tensor> tensors) {
+void launchSoftmax(bool backward, bool log, const Lines& g, c10::ScalarType xt, c10::ScalarType yt,
+                   std::initializer_list<at::Tensor> tensors) {
   const at::Tensor& anchor = *tensors.begin();
   if (anchor.numel() == 0) return;
   const c10::DeviceIndex idx = anchor.device().index();
@@ -100,9 +86,9 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   // kSoftmaxColBlock vectors), the last partial block lane by lane.
   const bool cpu = codegen::preferItemReductions(dev.info());
   if (cpu && g.inner >= kColsMinInner)
-    return colsSoftmaxCpu(backward, log, g.outer, g.dim, g.inner, xt, yt, tensors);
+    return colsSoftmaxCpu(backward, log, g.outer, g.len, g.inner, xt, yt, tensors);
   cl_program prog = softmaxProgram(idx, xt, yt);
-  const bool rows = !cpu && g.inner == 1 && g.dim >= kRowsMinDim;
+  const bool rows = !cpu && g.inner == 1 && g.len >= kRowsMinDim;
   const char* shape = cpu ? (g.inner == 1 ? "_vrows" : "_vcols") : rows ? "_rows" : "";
   const std::string name = std::string(backward ? "softmax_bwd" : "softmax_fwd") + shape;
   OCL_TRY
@@ -110,7 +96,7 @@ void launchSoftmax(bool backward, bool log, const Geometry& g, c10::ScalarType x
   cl_uint a = 0;
   for (const at::Tensor& t : tensors) setArg(k, a, bufferOf(t));
   if (!rows) setArg(k, a, static_cast<cl_long>(g.outer));
-  setArg(k, a, static_cast<cl_long>(g.dim));
+  setArg(k, a, static_cast<cl_long>(g.len));
   if (!rows && (!cpu || g.inner != 1)) setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, static_cast<cl_int>(log));
   if (cpu) {
@@ -136,7 +122,7 @@ void forwardImpl(bool log, const at::Tensor& out, const at::Tensor& self, int64_
   checkSameDevice({out, self});
   const at::Tensor x = self.contiguous();
   at::Tensor y = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
-  launchSoftmax(false, log, geometry(x, dim), x.scalar_type(), y.scalar_type(), {y, x});
+  launchSoftmax(false, log, linesOf(x, dim), x.scalar_type(), y.scalar_type(), {y, x});
   if (!y.is_same(out)) out.copy_(y);
 }
 
@@ -148,7 +134,7 @@ void backwardImpl(bool log, const at::Tensor& grad_input, const at::Tensor& grad
       output.scalar_type() == gy.scalar_type() ? output.contiguous() : output.to(gy.scalar_type());
   at::Tensor gx =
       grad_input.is_contiguous() ? grad_input : at::empty(grad_input.sizes(), grad_input.options());
-  launchSoftmax(true, log, geometry(gy, dim), gx.scalar_type(), gy.scalar_type(), {gx, gy, y});
+  launchSoftmax(true, log, linesOf(gy, dim), gx.scalar_type(), gy.scalar_type(), {gx, gy, y});
   if (!gx.is_same(grad_input)) grad_input.copy_(gx);
 }
 
@@ -235,7 +221,7 @@ void launchMasked(bool backward, const at::Tensor& x, const at::Tensor& mask, in
                   std::initializer_list<at::Tensor> tensors) {
   if (x.numel() == 0) return;
   const c10::DeviceIndex idx = x.device().index();
-  const Geometry g = geometry(x, dim);
+  const Lines g = linesOf(x, dim);
   const MaskGeom mg = maskGeom(x, mask, dim);
   cl_program prog = softmaxProgram(idx, x.scalar_type(), x.scalar_type());
   rt::Device& dev = device(idx);
@@ -245,7 +231,7 @@ void launchMasked(bool backward, const at::Tensor& x, const at::Tensor& mask, in
   for (const at::Tensor& t : tensors) setArg(k, a, bufferOf(t));
   setArg(k, a, bufferOf(mask));
   setArg(k, a, static_cast<cl_long>(g.outer));
-  setArg(k, a, static_cast<cl_long>(g.dim));
+  setArg(k, a, static_cast<cl_long>(g.len));
   setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, mg);
   launchItems(dev, idx, k, g.outer * g.inner);
@@ -327,7 +313,7 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
   const c10::DeviceIndex idx = self.device().index();
   rt::Device& dev = device(idx);
   if (!codegen::preferItemReductions(dev.info())) return false;
-  const Geometry g = geometry(self, (*dims)[0]);
+  const Lines g = linesOf(self, (*dims)[0]);
   for (const at::Tensor* o : {&out, &out2}) {
     if (!o->defined()) continue;
     if (o->device() != self.device() || o->scalar_type() != self.scalar_type() ||
@@ -336,7 +322,7 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
   }
   if (g.inner != 1) {
     if (g.inner >= kColsMinInner) {
-      colsReduceCpu(kind, self, g.outer, g.dim, g.inner, correction, out, out2);
+      colsReduceCpu(kind, self, g.outer, g.len, g.inner, correction, out, out2);
       return true;
     }
   }
@@ -348,7 +334,7 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
   const int64_t vw = dbl ? 8 : 16;
   const int64_t items = g.inner == 1 ? g.outer : g.outer * ((g.inner + vw - 1) / vw);
   // A few long lines: the generator splits them into chunks for the cores.
-  if (items < 32 && g.dim >= 8192) return false;
+  if (items < 32 && g.len >= 8192) return false;
   cl_program prog = softmaxProgram(idx, t, t);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, g.inner == 1 ? "stats_vrows" : "stats_vcols");
@@ -357,7 +343,7 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
   setArg(k, a, bufferOf(out2.defined() ? out2 : out));
   setArg(k, a, bufferOf(self));
   setArg(k, a, static_cast<cl_long>(g.outer));
-  setArg(k, a, static_cast<cl_long>(g.dim));
+  setArg(k, a, static_cast<cl_long>(g.len));
   if (g.inner != 1) setArg(k, a, static_cast<cl_long>(g.inner));
   setArg(k, a, static_cast<cl_int>(kind));
   if (dbl)
