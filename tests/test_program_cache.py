@@ -4,6 +4,7 @@ binary instead of compiling)."""
 import json
 import os
 
+import pytest
 import torch
 
 import torch_ocl
@@ -18,6 +19,7 @@ KEYS = {
     "compiles",
     "compile_seconds",
     "disk_enabled",
+    "disk_every_program",
     "disk_dir",
 }
 
@@ -25,10 +27,10 @@ KEYS = {
 def test_stats_keys():
     s = torch_ocl._C.program_cache_stats(0)
     assert set(s) == KEYS
-    for k in KEYS - {"disk_enabled", "disk_dir", "compile_seconds"}:
+    for k in KEYS - {"disk_enabled", "disk_every_program", "disk_dir", "compile_seconds"}:
         assert isinstance(s[k], int) and s[k] >= 0, k
     assert isinstance(s["compile_seconds"], float)
-    assert isinstance(s["disk_enabled"], bool)
+    assert isinstance(s["disk_enabled"], bool) and isinstance(s["disk_every_program"], bool)
     assert isinstance(s["disk_dir"], str)
 
 
@@ -49,9 +51,54 @@ def test_default_disk_cache_choice():
     s = torch_ocl._C.program_cache_stats(0)
     platform = torch.ocl.get_device_properties(0).platform_name
     if os.environ.get("TORCH_OCL_CACHE") is None and s["disk_dir"]:
-        # NVIDIA's driver caches binaries itself; elsewhere (PoCL included: loading our binary
-        # is faster than a build that hits PoCL's cache) ours is on.
+        # NVIDIA's driver caches binaries itself; elsewhere ours is on, on PoCL (whose binaries
+        # cost a compile of every kernel) for generated and user programs only.
         assert s["disk_enabled"] is ("NVIDIA" not in platform)
+        assert s["disk_every_program"] is ("Portable Computing Language" not in platform)
+
+
+_MIXED = """
+import json, torch, torch_ocl
+x = torch.arange(12, dtype=torch.float32, device="ocl")
+y = (x * 3).cpu()  # an eager program
+lib = torch_ocl.compile_kernel(
+    "__kernel void twice(__global float* o, ulong oo, __global const float* i, ulong io) {"
+    "  size_t k = get_global_id(0);"
+    "  ((__global float*)((__global char*)o + oo))[k] = 2 * ((__global const float*)"
+    "((__global const char*)i + io))[k]; }")
+z = torch.empty_like(x)
+lib.twice(z, x, global_size=(12,))
+s = torch_ocl._C.program_cache_stats(0)
+s["ok"] = torch.equal(y, torch.arange(12.) * 3) and torch.equal(z.cpu(), torch.arange(12.) * 2)
+print(json.dumps(s))
+"""
+
+
+def test_pocl_default_stores_only_programs_whose_kernels_all_run(tmp_path):
+    """On PoCL by default a user (or generated) program's binary is stored, an eager program's
+    is not; TORCH_OCL_CACHE=1 stores both."""
+    if "Portable Computing Language" not in torch.ocl.get_device_properties(0).platform_name:
+        pytest.skip("the per-program rule applies to PoCL only")
+    runs = {}
+    for mode in ("default", "1"):
+        env = {"TORCH_OCL_CACHE_DIR": str(tmp_path / mode), "TORCH_OCL_CACHE": None}
+        if mode == "1":
+            env["TORCH_OCL_CACHE"] = "1"
+        rc, out, err = run_py(_MIXED, env=env)
+        assert rc == 0, err
+        cold = json.loads(out.strip().splitlines()[-1])
+        rc, out, err = run_py(_MIXED, env=env)
+        assert rc == 0, err
+        warm = json.loads(out.strip().splitlines()[-1])
+        assert cold["ok"] and warm["ok"]
+        runs[mode] = (cold, warm)
+    cold, warm = runs["default"]
+    assert not cold["disk_every_program"] and cold["disk_writes"] >= 1
+    # the user program comes from our disk; the eager programs are built again (PoCL's cache)
+    assert warm["disk_hits"] >= 1 and warm["compiles"] >= 1
+    cold1, warm1 = runs["1"]
+    assert cold1["disk_every_program"] and cold1["disk_writes"] > cold["disk_writes"]
+    assert warm1["compiles"] == 0 and warm1["disk_hits"] == cold1["disk_writes"]
 
 
 _PROBE = """

@@ -133,6 +133,7 @@ py::dict programCacheStats(c10::DeviceIndex index) {
   d["compiles"] = s.compiles;
   d["compile_seconds"] = s.compile_seconds;
   d["disk_enabled"] = programs(index).disk().enabled();
+  d["disk_every_program"] = programs(index).disk().storesEveryProgram();
   d["disk_dir"] = programs(index).disk().dir();
   return d;
 }

@@ -305,8 +305,9 @@ class UserProgram {
       // kernels of one graph in parallel) run meanwhile.
       py::gil_scoped_release no_gil;
       OCL_TRY
+      // Generated modules and user libraries launch their kernels (their binary pays on PoCL).
       program_ = programs(device_).get({&kUserFamily, variant}, [&] {
-        return rt::ProgramSource{name, full, opts};
+        return rt::ProgramSource{name, full, opts, /*every_kernel_used=*/true};
       });
       OCL_CATCH
     }

@@ -26,6 +26,11 @@ struct ProgramSource {
   std::string name;     // for errors and logs, e.g. "copy<float,half>"
   std::string source;   // complete OpenCL C source
   std::string options;  // build options; the device's -cl-std is added by the cache
+  // True where a process launches every kernel of the program (a generated or user program),
+  // false for the eager kernels' programs, of whose variants a process uses a few. Drivers that
+  // compile a kernel only at its first launch (PoCL) compile every kernel to hand out a binary:
+  // see DiskCache::storesEveryProgram.
+  bool every_kernel_used = false;
 };
 
 struct ProgramCacheStats {
@@ -39,13 +44,24 @@ struct ProgramCacheStats {
 };
 
 // On-disk binary store. Location: TORCH_OCL_CACHE_DIR, else $XDG_CACHE_HOME/torch_ocl, else
-// ~/.cache/torch_ocl. TORCH_OCL_CACHE=0 turns it off, =1 on; unset means on, except on NVIDIA,
-// whose driver caches binaries itself (PoCL's own cache is slower to load from than ours).
+// ~/.cache/torch_ocl. TORCH_OCL_CACHE=0 turns it off, =1 on for every program; unset means on,
+// except on NVIDIA, whose driver caches binaries itself, and on PoCL only for programs whose
+// every kernel is used (ProgramSource::every_kernel_used; PoCL's own cache keeps the others).
 class DiskCache {
  public:
-  DiskCache(std::string dir, bool enabled);
+  DiskCache(std::string dir, bool enabled, bool every_program = true);
   static DiskCache fromEnvironment(const DeviceInfo& info);
   bool enabled() const { return enabled_; }
+  // Whether the binaries of programs that are not every_kernel_used are stored too. Not on
+  // PoCL by default: there clGetProgramInfo(CL_PROGRAM_BINARIES) compiles every kernel of the
+  // program, which clBuildProgram does not, and an eager program has many kernels a process
+  // never launches (small GPT's first eager step on a cold cache spent most of its time there:
+  // the softmax/column-reduction program 13-18 s, the CPU GEMM 3-18 s, norms 12 s on 2 loaded
+  // cores, against 0.3-0.9 s for their builds).
+  bool storesEveryProgram() const { return every_program_; }
+  bool stores(const ProgramSource& src) const {
+    return enabled_ && (every_program_ || src.every_kernel_used);
+  }
   const std::string& dir() const { return dir_; }
   // Key of a binary: a 128-bit hash, as 32 hex digits.
   static std::string key(const std::string& source, const std::string& options,
@@ -59,6 +75,7 @@ class DiskCache {
  private:
   std::string dir_;
   bool enabled_;
+  bool every_program_;
 };
 
 class ProgramCache {

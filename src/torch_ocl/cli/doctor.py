@@ -83,15 +83,20 @@ def _pocl_cache_dir() -> Optional[str]:
 
 def kernel_caches() -> dict[str, Any]:
     ours = _default_cache_dir()
-    enabled = None
+    enabled, every = None, True
     if _C.device_count() > 0:
         stats = _C.program_cache_stats(0)
         ours, enabled = stats["disk_dir"] or ours, bool(stats["disk_enabled"])
+        every = bool(stats["disk_every_program"])
     size, files = _dir_size(ours)
     out = {
         "torch_ocl": {"dir": ours, "enabled": enabled, "bytes": size, "files": files,
                       "env": "TORCH_OCL_CACHE_DIR, TORCH_OCL_CACHE=0/1"},
     }
+    if enabled:
+        out["torch_ocl"]["programs"] = ("every program" if every else
+                                        "generated and compile_kernel programs (eager ones: the "
+                                        "driver's own cache)")
     pocl = _pocl_cache_dir()
     if pocl:
         psize, pfiles = _dir_size(pocl)
@@ -339,7 +344,8 @@ def format_text(report: dict) -> str:
     ours = kc["torch_ocl"]
     state = {True: "on", False: "off (the driver keeps its own cache)", None: "unknown"}
     out.append(f"kernel cache: {ours['dir']} ({_human_bytes(ours['bytes'])}, {ours['files']} "
-               f"files), {state[ours['enabled']]}")
+               f"files), {state[ours['enabled']]}"
+               + (f", for {ours['programs']}" if "programs" in ours else ""))
     if "pocl" in kc:
         out.append(f"PoCL kernel cache: {kc['pocl']['dir']} ({_human_bytes(kc['pocl']['bytes'])}, "
                    f"{kc['pocl']['files']} files)")
