@@ -39,8 +39,8 @@
 #define RC_NORMINF 13
 #define RC_NORMNEGINF 14
 #define RC_NORM0 15
-#define RC_MAXI 17
-#define RC_MINI 18
+#define RC_MAXI 16
+#define RC_MINI 17
 
 // The row index that goes with each lane of an indexed kind (RC_MAXI, RC_MINI), in the integer
 // vector type that comparisons of ACCV give (so that select() takes it as a mask and a value).
@@ -164,8 +164,9 @@ inline void rc_init(int kind, int nv, ACCV* a, ACCV* b) {
 
 // One row into the running value of the NaN-skipping sum and the norms, and the loop over a
 // sub-chunk's rows with one of them (a loop per kind, so that the kind is never tested per
-// element). Other orders p stay with the reduction generator: PoCL 3.1's double8 pow returned
-// 2^-3 for pow(2, 3) in some lanes of mixed inputs (signed zeros beside them).
+// element). Other orders p stay with the reduction generator: here PoCL 3.1's double8 pow gave
+// 2^-3 for pow(2, 3) in some lanes when the other lanes held 0, -0.0, +-1 and +-2 (wrong norms
+// of order 3 for a third of the columns; the generator's scalar pow is right).
 #define RC_F_NANSUM(a, x) ((a) + select((x), (ACCV)0, (x) != (x)))
 #define RC_F_NORM2(a, x) ((a) + (x) * (x))
 #define RC_F_NORM1(a, x) ((a) + fabs(x))

@@ -31,8 +31,8 @@ enum class RowStat {
   kNormInf = 13,
   kNormNegInf = 14,
   kNorm0 = 15,
-  kMaxIdx = 17,  // max/min with indices: out = the indices (long), out2 = the values or undefined
-  kMinIdx = 18,
+  kMaxIdx = 16,  // max/min with indices: out = the indices (long), out2 = the values or undefined
+  kMinIdx = 17,
 };
 
 inline bool isIndexed(RowStat k) {
