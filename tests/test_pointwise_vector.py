@@ -54,20 +54,30 @@ def data(n, dtype=torch.float32, seed=0, scale=4.0):
     return (torch.randn(n, generator=g, dtype=torch.float64) * scale).to(dtype)
 
 
-def check(fn, *cpu_args):
+# Exact gelu and its gradient in float32 against CPU: both sides err by up to ~2e-6 here, at
+# different elements. CPU's float gelu (oneDNN) is off by up to 6.2 * 2^-24 |x| where
+# 1 + erf(x / sqrt 2) cancels (x << 0), 9.6e-7 at x = -3.44 where ours (ocl_gelu_erf in
+# prelude.cl) is off by 1.7e-7; in gelu_backward ours errs more where x << 0 (9e-7 at x = -4.25,
+# grad 8.6; CPU 1.5e-7), CPU more elsewhere (max over these inputs 2.2e-6 ours, 2.3e-6 CPU's).
+# test_pointwise.py bounds ours against float64.
+GELU_TOL = {torch.float32: dict(rtol=1e-5, atol=2e-6)}
+
+
+def check(fn, *cpu_args, tol=None):
     expected = fn(*cpu_args)
     with torch_ocl.strict():
         got = fn(*[a.to("ocl") if isinstance(a, torch.Tensor) else a for a in cpu_args])
     assert got.device.type == "ocl"
     got = got.cpu()
     assert got.dtype == expected.dtype and got.shape == expected.shape
-    torch.testing.assert_close(got, expected, equal_nan=True, **TOL[expected.dtype])
+    torch.testing.assert_close(got, expected, equal_nan=True,
+                               **(tol or {}).get(expected.dtype, TOL[expected.dtype]))
 
 
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary_sizes(name):
     for n in SIZES:
-        check(UNARY[name], data(n, seed=n))
+        check(UNARY[name], data(n, seed=n), tol=GELU_TOL if name == "gelu" else None)
 
 
 @pytest.mark.parametrize("name", list(BINARY))
@@ -76,7 +86,8 @@ def test_binary_sizes(name):
     # kGeluTanhBackward), so its inputs stay below that.
     scale = 1.0 if name == "gelu_tanh_backward" else 4.0
     for n in SIZES:
-        check(BINARY[name], data(n, seed=n), data(n, seed=n + 1, scale=scale))
+        check(BINARY[name], data(n, seed=n), data(n, seed=n + 1, scale=scale),
+              tol=GELU_TOL if name == "gelu_backward" else None)
 
 
 SPECIAL = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-45, -1e-45, 1e-38, 1e-30, -1e-7, 0.3,
@@ -102,7 +113,8 @@ def test_views_off_the_vector_boundary_and_non_contiguous(name):
     fn = UNARY[name] if unary else BINARY[name]
     for view in (lambda t: t[:, 1:], lambda t: t.reshape(-1)[5:], lambda t: t[:, ::2],
                  lambda t: t.t(), lambda t: t[1]):
-        check(lambda a, b: fn(view(a)) if unary else fn(view(a), view(b)), x, y)
+        check(lambda a, b: fn(view(a)) if unary else fn(view(a), view(b)), x, y,
+              tol=GELU_TOL if name == "gelu" else None)
 
 
 def test_host_scalars_broadcast_and_mixed_dtypes():

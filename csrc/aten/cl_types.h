@@ -26,8 +26,9 @@ void checkStorageDtypeSupported(c10::ScalarType t, c10::DeviceIndex device);
 
 const char* clStorageType(c10::ScalarType t);  // "float", "ushort" (half/bf16), "uchar" (bool)...
 const char* clComputeType(c10::ScalarType t);  // "float" for half/bf16, else the storage type
-// ocl_exp / ocl_erf / ocl_tanh / ocl_sigmoid for OpenCL C type `ct`: the vectorisable float
-// forms of prelude.cl for "float", the builtins otherwise (generated kernels call these).
+// ocl_exp / ocl_erf / ocl_tanh / ocl_sigmoid / ocl_gelu_erf for OpenCL C type `ct`: the
+// vectorisable float forms of prelude.cl for "float", the builtins otherwise (generated kernels
+// call these).
 std::string mathMacros(const std::string& ct);
 // Expression that reads element `idx` of pointer `ptr` (typed as clStorageType) as compute type.
 std::string loadExpr(c10::ScalarType t, const std::string& ptr, const std::string& idx);

@@ -125,7 +125,7 @@ std::string vectorKernelSource(const PointwiseOp& op, const at::TensorIteratorBa
   s += "typedef " + ts + " TS;\ntypedef " + vt + " T;\n";
   if (fp) {
     s += "OCL_DEFINE_FLOAT_MATH(float" + n + ", int" + n + ", float" + n + ")\n";
-    for (const char* f : {"exp", "erf", "tanh", "sigmoid"})
+    for (const char* f : {"exp", "erf", "tanh", "sigmoid", "gelu_erf"})
       s += std::string("#define ocl_") + f + " ocl_" + f + "_float" + n + "\n";
   } else {
     s += aten::mathMacros(ts);  // builtins, which take vectors

@@ -121,8 +121,10 @@ const char* clComputeType(ScalarType t) {
 std::string mathMacros(const std::string& ct) {
   return ct == "float" ? "#define ocl_exp ocl_exp_float\n#define ocl_erf ocl_erf_float\n"
                          "#define ocl_tanh ocl_tanh_float\n#define ocl_sigmoid ocl_sigmoid_float\n"
+                         "#define ocl_gelu_erf ocl_gelu_erf_float\n"
                        : "#define ocl_exp exp\n#define ocl_erf erf\n#define ocl_tanh tanh\n"
-                         "#define ocl_sigmoid(x) (1 / (1 + exp(-(x))))\n";
+                         "#define ocl_sigmoid(x) (1 / (1 + exp(-(x))))\n"
+                         "#define ocl_gelu_erf(x) erf((x) * M_SQRT1_2)\n";
 }
 
 std::string loadExpr(ScalarType t, const std::string& ptr, const std::string& idx) {

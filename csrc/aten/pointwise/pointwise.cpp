@@ -250,17 +250,18 @@ OCL_UNARY(sign, "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))", 
 OCL_UNARY_FCV(silu, "a / ((T)1 + ocl_exp(-a))", "ocl_cdiv(a, (T)(1, 0) + ocl_cexp(-a))")
 
 // Activations with arguments, and their gradients: (grad, self) are the inputs a, b.
+// ocl_gelu_erf: erf(x / sqrt 2) of its own for gelu (see prelude.cl), not ocl_erf.
 const PointwiseOp kGelu = codegen::vectorSafe(
-    {"gelu", "(T)0.5 * a * ((T)1 + ocl_erf(a * (T)M_SQRT1_2))", nullptr, Domain::kFloating});
+    {"gelu", "(T)0.5 * a * ((T)1 + ocl_gelu_erf(a))", nullptr, Domain::kFloating});
 const PointwiseOp kGeluTanh = codegen::vectorSafe(
     {"gelu_tanh",
      "(T)0.5 * a * ((T)1 + ocl_tanh((T)0.7978845608028654 * (a + (T)0.044715 * a * a * a)))",
      nullptr, Domain::kFloating});
-const PointwiseOp kGeluBackward = codegen::vectorSafe(
-    {"gelu_backward",
-     "a * ((T)0.5 * ((T)1 + ocl_erf(b * (T)M_SQRT1_2)) + b * ocl_exp((T)-0.5 * b * b) * "
-     "(T)0.3989422804014327)",
-     nullptr, Domain::kFloating});
+const PointwiseOp kGeluBackward =
+    codegen::vectorSafe({"gelu_backward",
+                         "a * ((T)0.5 * ((T)1 + ocl_gelu_erf(b)) + b * ocl_exp((T)-0.5 * b * b) * "
+                         "(T)0.3989422804014327)",
+                         nullptr, Domain::kFloating});
 // d/dx of gelu_tanh without 1 - tanh(u)^2, which cancels catastrophically once tanh(u) rounds
 // near +-1 (an error of 1e-5 where the gradient is 0): with e = exp(-2|u|),
 // (1 + tanh u) / 2 = (u < 0 ? e : 1) / (1 + e) and sech(u)^2 = 4e / (1 + e)^2.
