@@ -1121,6 +1121,28 @@ void epilogueByOps(const at::Tensor& out, const c10::Scalar& beta, const GemmEpi
 
 }  // namespace
 
+namespace {
+
+// gemm with epi.act_out where the provider cannot store two results: the product (and bias)
+// into out, then the activation into act_out as an op.
+void productThenActivation(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                           const c10::Scalar& alpha, const c10::Scalar& beta,
+                           const GemmEpilogue& epi) {
+  GemmEpilogue plain = epi;
+  plain.act = GemmActivation::kNone;
+  plain.act_out = at::Tensor();
+  gemm(out, a, b, alpha, beta, plain);
+  at::Tensor dst = epi.act_out;
+  if (epi.act == GemmActivation::kRelu)
+    at::relu_out(dst, out);
+  else if (epi.act == GemmActivation::kGelu)
+    at::gelu_out(dst, out);
+  else
+    dst.copy_(out);
+}
+
+}  // namespace
+
 void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
           const c10::Scalar& alpha, const c10::Scalar& beta, const GemmEpilogue& epi_in) {
   TORCH_INTERNAL_ASSERT(gemmSupports(out.scalar_type()));
@@ -1149,26 +1171,11 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
   const c10::ScalarType t = out.scalar_type();
   GemmProvider p = chooseProvider(out, a, b);
   const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
-  if (epi.act_out.defined()) {
-    // Only the host BLAS writes the activation to a second tensor in the same command; other
-    // providers store the product, then the activation runs as an op.
-    const bool host = p == GemmProvider::kHostBlas && blasWritable(out) &&
-                      epi.act != GemmActivation::kNone &&
-                      hostBlasShapeOk(out, blasOperand(a), blasOperand(b));
-    if (!host) {
-      GemmEpilogue plain = epi;
-      plain.act = GemmActivation::kNone;
-      plain.act_out = at::Tensor();
-      gemm(out, a, b, alpha, beta, plain);
-      if (epi.act == GemmActivation::kRelu)
-        at::relu_out(epi.act_out, out);
-      else if (epi.act == GemmActivation::kGelu)
-        at::gelu_out(epi.act_out, out);
-      else
-        epi.act_out.copy_(out);
-      return;
-    }
-  }
+  // Only the host BLAS writes the activation to a second tensor in the same command; other
+  // providers store the product, then the activation runs as an op.
+  if (epi.act_out.defined() &&
+      (p != GemmProvider::kHostBlas || !blasWritable(out) || epi.act == GemmActivation::kNone))
+    return productThenActivation(out, a, b, alpha, beta, epi);
   switch (p) {
     case GemmProvider::kCpuTile:
       t_last = p;
@@ -1195,6 +1202,7 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
       OCL_CATCH
       return;
     }
+    if (epi.act_out.defined()) return productThenActivation(out, a, b, alpha, beta, epi);
     p = GemmProvider::kClBlast;  // sizes beyond a 32-bit BLAS
   }
   t_last = GemmProvider::kClBlast;
