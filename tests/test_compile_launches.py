@@ -408,3 +408,26 @@ def test_small_gpt_compiled_step_launches_and_cpu_parity():
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e, atol=2e-4, rtol=2e-4)
     assert n <= 49, n
+
+
+def test_3d_linear_gelu_inference_is_one_gemm_call():
+    """Inference of a 3-D linear -> exact GELU (the reshape between the addmm and the GELU):
+    one aten._addmm_activation (bias and GELU in the GEMM), no generated kernel for the
+    first layer; output equal to CPU."""
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.GELU()).eval()
+    x = torch.randn(4, 9, 48)
+    model = copy_to_ocl(cpu)
+    with torch.no_grad(), torch_ocl.strict():
+        out, (code,) = run_and_get_code(torch.compile(model), x.to("ocl"))
+        _, n = launches(torch.compile(model), x.to("ocl"))
+    with torch.no_grad():
+        assert_close(out, cpu(x), atol=1e-5, rtol=1e-5)
+    assert "_addmm_activation" in code and "async_compile_ocl(" not in code
+    assert n == 1, n
+
+
+def copy_to_ocl(module):
+    import copy
+
+    return copy.deepcopy(module).to("ocl")

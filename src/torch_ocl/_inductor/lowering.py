@@ -240,8 +240,6 @@ def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
         keep = len(mm.users) > (1 if view is not None else users)  # pre-activation read too
         if keep and not (config.addmm_activation_pair and has_addmm_with_activation()):
             continue
-        if view is not None and not keep:
-            continue  # (the view of an addmm read by nothing else: left as it is)
         val = mm.meta.get("val")
         if val is None or val.device.type != "ocl" or not val.dtype.is_floating_point:
             continue
@@ -259,11 +257,19 @@ def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
                 {"beta": mm.kwargs.get("beta", 1), "alpha": mm.kwargs.get("alpha", 1),
                  "use_gelu": use_gelu},
             )
-        fused.meta.update(node.meta)
-        node.replace_all_uses_with(fused)
+            out = fused
+            if view is not None:  # a 3-D linear: the activation of the 2-D product, reshaped
+                out = graph.call_function(aten.reshape.default, (fused, list(view.args[1])))
+        fused.meta.update(mm.meta if view is not None else node.meta)
+        if view is not None:
+            fused.meta["val"] = mm.meta["val"].new_empty(mm.meta["val"].shape)
+            out.meta.update(node.meta)
+        node.replace_all_uses_with(out)
         graph.erase_node(node)
         for d in dead:
             graph.erase_node(d)
+        if view is not None:
+            graph.erase_node(view)
         graph.erase_node(mm)
         done += 1
     return done
