@@ -43,7 +43,13 @@ struct GemmEpilogue {
   at::Tensor bias;  // undefined: none
   c10::Scalar bias_scale = 1;
   GemmActivation act = GemmActivation::kNone;
-  bool empty() const { return !bias.defined() && act == GemmActivation::kNone; }
+  // Defined (out's sizes, row-major rows): the activation is stored here and out keeps the value
+  // before it (a training graph saves it for the activation's backward). One command on the host
+  // BLAS; other providers run the activation as an op after the product.
+  at::Tensor act_out;
+  bool empty() const {
+    return !bias.defined() && act == GemmActivation::kNone && !act_out.defined();
+  }
 };
 
 // out ([batch x] n x m) = act(alpha * a @ b + beta * out + bias_scale * bias), with a
@@ -58,6 +64,13 @@ void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const
 // gathering the operands into one matrix first.
 void gemmBatchSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
                   const c10::Scalar& alpha, const c10::Scalar& beta);
+
+// Independent products outs[i] = a[i] @ b[i] (2-D, one dtype and device, outs fresh and
+// overlapping no operand). Where the host BLAS takes them all (float32/float64 on a device with
+// it, no other provider forced, at most 8 products), one native kernel runs them in turn: one
+// command for the group, not one per product (a backward's input and weight gradients). Else each
+// is a gemm call of its own. Returns whether they ran as one command.
+bool gemmGroup(at::TensorList outs, at::TensorList a, at::TensorList b);
 
 // Whether gemm runs this dtype natively (false: bool, for the caller's fallback).
 bool gemmSupports(c10::ScalarType t);

@@ -19,9 +19,11 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -473,8 +475,10 @@ struct HostPtr {
 // The buffers also go in the native kernel's mem_list, so the driver keeps them alive and ordered
 // with the queue; their slots (unused) are handles[].
 struct HostGemmArgs {
-  void* handles[4];
+  void* handles[5];
   HostPtr a, b, c, bias;
+  HostPtr act_out;     // the activation's destination (null: C itself)
+  int64_t s_act[2];    // its batch and row strides, elements
   int64_t sa, sb, sc;  // batch strides, elements
   int64_t sbias[3];    // bias strides (batch, row, column), elements; 0 where it broadcasts
   double bias_scale[2];
@@ -537,21 +541,26 @@ void hostBiasPrepass(const HostGemmArgs& g, const char* bias_base, int i, T* C) 
 }
 
 // The epilogue's activation, right after the BLAS call (C is still in the caches).
+// With act_out, C keeps the value before the activation and act_out receives it.
 template <typename T>
-void hostActivation(const HostGemmArgs& g, T* C) {
+void hostActivation(const HostGemmArgs& g, T* C, int i) {
   if constexpr (!c10::is_complex<T>::value) {
     if (g.act == GemmActivation::kNone) return;
+    char* const dst = g.act_out.get();
     for (int r = 0; r < g.n; ++r) {
       T* c = C + static_cast<int64_t>(r) * g.ldc;
+      if (dst) {
+        T* d = reinterpret_cast<T*>(dst) + i * g.s_act[0] + r * g.s_act[1];
+        std::copy(c, c + g.m, d);
+        c = d;
+      }
       if (g.act == GemmActivation::kRelu) hostReluRow(c, g.m);
       if (g.act == GemmActivation::kGelu) hostGeluRow(c, g.m);
     }
   }
 }
 
-void CL_CALLBACK hostGemmKernel(void* p) {
-  const auto& g = *static_cast<const HostGemmArgs*>(p);
-  const WidenedAffinity widen;
+void runHostGemm(const HostGemmArgs& g) {
   // A batch stride of 0 for C sums the products into it (gemmBatchSum): beta after the first.
   const bool sum = g.sc == 0 && g.batch > 1;
   char *const pa = g.a.get(), *const pb = g.b.get(), *const pc = g.c.get();
@@ -570,7 +579,7 @@ void CL_CALLBACK hostGemmKernel(void* p) {
       if (pre) hostBiasPrepass<c10::complex<float>>(g, pbias, i, C);
       g.cgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, alpha_c, A, g.lda, B, g.ldb, beta_c, C,
               g.ldc);
-      hostActivation<c10::complex<float>>(g, C);
+      hostActivation<c10::complex<float>>(g, C, i);
     } else if (g.dtype == at::kComplexDouble) {
       const auto* A = reinterpret_cast<const c10::complex<double>*>(pa) + i * g.sa;
       const auto* B = reinterpret_cast<const c10::complex<double>*>(pb) + i * g.sb;
@@ -578,7 +587,7 @@ void CL_CALLBACK hostGemmKernel(void* p) {
       if (pre) hostBiasPrepass<c10::complex<double>>(g, pbias, i, C);
       g.zgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha, A, g.lda, B, g.ldb, beta_z, C,
               g.ldc);
-      hostActivation<c10::complex<double>>(g, C);
+      hostActivation<c10::complex<double>>(g, C, i);
     } else if (g.dtype == at::kDouble) {
       const double* A = reinterpret_cast<const double*>(pa) + i * g.sa;
       const double* B = reinterpret_cast<const double*>(pb) + i * g.sb;
@@ -586,7 +595,7 @@ void CL_CALLBACK hostGemmKernel(void* p) {
       if (pre) hostBiasPrepass<double>(g, pbias, i, C);
       g.dgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, g.alpha[0], A, g.lda, B, g.ldb, beta, C,
               g.ldc);
-      hostActivation<double>(g, C);
+      hostActivation<double>(g, C, i);
     } else {
       const float* A = reinterpret_cast<const float*>(pa) + i * g.sa;
       const float* B = reinterpret_cast<const float*>(pb) + i * g.sb;
@@ -594,9 +603,27 @@ void CL_CALLBACK hostGemmKernel(void* p) {
       if (pre) hostBiasPrepass<float>(g, pbias, i, C);
       g.sgemm(kCblasRowMajor, g.ta, g.tb, g.n, g.m, g.k, static_cast<float>(g.alpha[0]), A, g.lda,
               B, g.ldb, static_cast<float>(beta), C, g.ldc);
-      hostActivation<float>(g, C);
+      hostActivation<float>(g, C, i);
     }
   }
+}
+
+void CL_CALLBACK hostGemmKernel(void* p) {
+  const WidenedAffinity widen;
+  runHostGemm(*static_cast<const HostGemmArgs*>(p));
+}
+
+// Products of gemmGroup in one native kernel, run in turn on the driver's worker.
+constexpr int kMaxGroup = 8;
+struct HostGemmGroupArgs {
+  int count;
+  HostGemmArgs calls[kMaxGroup];
+};
+
+void CL_CALLBACK hostGemmGroupKernel(void* p) {
+  const auto& grp = *static_cast<const HostGemmGroupArgs*>(p);
+  const WidenedAffinity widen;
+  for (int i = 0; i < grp.count; ++i) runHostGemm(grp.calls[i]);
 }
 
 bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B) {
@@ -609,20 +636,24 @@ bool hostBlasShapeOk(const at::Tensor& out, const BlasOperand& A, const BlasOper
 // With sum_batch > 0, out is one matrix and receives the sum of the sum_batch products.
 // With an epilogue, the bias goes into C before the BLAS call (which then adds with beta 1) and the
 // activation runs over C right after it, in the same native kernel.
-void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B,
-                  const c10::Scalar& alpha, const c10::Scalar& beta, int64_t sum_batch = 0,
-                  const GemmEpilogue& epi = {}) {
+// The argument block of one host-BLAS product on queue q; its buffers are added to mems (once
+// each) and their handle slots in g.handles to locs.
+void fillHostGemmArgs(HostGemmArgs& g, cl_command_queue q, const at::Tensor& out,
+                      const BlasOperand& A, const BlasOperand& B, const c10::Scalar& alpha,
+                      const c10::Scalar& beta, int64_t sum_batch, const GemmEpilogue& epi,
+                      std::vector<cl_mem>& mems, std::vector<const void*>& locs) {
   TORCH_INTERNAL_ASSERT(sum_batch == 0 || epi.empty());
   const HostBlas& blas = hostBlas();
-  cl_command_queue q = currentQueue(out.device().index());
-  HostGemmArgs g{};
   const rt::BufferRef C = bufferOf(out);
   rt::BufferRef bias{};
   if (epi.bias.defined()) bias = bufferOf(epi.bias);
-  cl_mem mems[4] = {nullptr, nullptr, nullptr, nullptr};
-  cl_uint nmem = 0;
-  for (cl_mem m : {A.buf.mem, B.buf.mem, C.mem, bias.mem})
-    if (m && std::find(mems, mems + nmem, m) == mems + nmem) mems[nmem++] = m;
+  int slot = 0;
+  for (cl_mem m : {A.buf.mem, B.buf.mem, C.mem, bias.mem}) {
+    if (!m || std::find(mems.begin(), mems.end(), m) != mems.end()) continue;
+    g.handles[slot] = m;
+    mems.push_back(m);
+    locs.push_back(&g.handles[slot++]);
+  }
   HostAddresses& host = HostAddresses::get();
   g.a = {host.slotOf(q, A.buf.mem), A.buf.offset};
   g.b = {host.slotOf(q, B.buf.mem), B.buf.offset};
@@ -636,7 +667,17 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
     g.bias_scale[0] = s.real(), g.bias_scale[1] = s.imag();
   }
   g.act = epi.act;
-  for (cl_uint i = 0; i < nmem; ++i) g.handles[i] = mems[i];
+  if (epi.act_out.defined()) {
+    const rt::BufferRef D = bufferOf(epi.act_out);
+    if (std::find(mems.begin(), mems.end(), D.mem) == mems.end()) {
+      g.handles[slot] = D.mem;
+      mems.push_back(D.mem);
+      locs.push_back(&g.handles[slot++]);
+    }
+    g.act_out = {host.slotOf(q, D.mem), D.offset};
+    g.s_act[0] = epi.act_out.dim() == 3 ? epi.act_out.stride(0) : 0;
+    g.s_act[1] = epi.act_out.stride(-2);
+  }
   g.sa = batchStride(A), g.sb = batchStride(B), g.sc = out.dim() == 3 ? out.stride(0) : 0;
   g.batch = static_cast<int>(out.dim() == 3 ? out.size(0) : 1);
   if (sum_batch > 0) g.batch = static_cast<int>(sum_batch), g.sc = 0;
@@ -649,10 +690,24 @@ void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand
   const c10::complex<double> al = alpha.toComplexDouble(), be = beta.toComplexDouble();
   g.alpha[0] = al.real(), g.alpha[1] = al.imag(), g.beta[0] = be.real(), g.beta[1] = be.imag();
   g.sgemm = blas.sgemm, g.dgemm = blas.dgemm, g.cgemm = blas.cgemm, g.zgemm = blas.zgemm;
-  const void* locs[4] = {&g.handles[0], &g.handles[1], &g.handles[2], &g.handles[3]};
+}
+
+// out (blasWritable) = alpha * a @ b + beta * out, as a native kernel on out's current queue.
+// With sum_batch > 0, out is one matrix and receives the sum of the sum_batch products.
+// With an epilogue, the bias goes into C before the BLAS call (which then adds with beta 1) and the
+// activation runs over C right after it, in the same native kernel.
+void hostBlasGemm(const at::Tensor& out, const BlasOperand& A, const BlasOperand& B,
+                  const c10::Scalar& alpha, const c10::Scalar& beta, int64_t sum_batch = 0,
+                  const GemmEpilogue& epi = {}) {
+  cl_command_queue q = currentQueue(out.device().index());
+  HostGemmArgs g{};
+  std::vector<cl_mem> mems;
+  std::vector<const void*> locs;
+  fillHostGemmArgs(g, q, out, A, B, alpha, beta, sum_batch, epi, mems, locs);
   ProfiledCommand pc(CommandKind::kKernel, command_names::kHostBlas);
-  OCL_CHECK(rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g), nmem, mems, locs, 0, nullptr,
-                                    pc.event()));
+  OCL_CHECK(rt::enqueueNativeKernel(q, hostGemmKernel, &g, sizeof(g),
+                                    static_cast<cl_uint>(mems.size()), mems.data(), locs.data(), 0,
+                                    nullptr, pc.event()));
   countLaunches(1);  // a kernel of the device (a native one), counted as the others are
   afterLaunch(q);
 }
@@ -1066,6 +1121,28 @@ void epilogueByOps(const at::Tensor& out, const c10::Scalar& beta, const GemmEpi
 
 }  // namespace
 
+namespace {
+
+// gemm with epi.act_out where the provider cannot store two results: the product (and bias)
+// into out, then the activation into act_out as an op.
+void productThenActivation(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                           const c10::Scalar& alpha, const c10::Scalar& beta,
+                           const GemmEpilogue& epi) {
+  GemmEpilogue plain = epi;
+  plain.act = GemmActivation::kNone;
+  plain.act_out = at::Tensor();
+  gemm(out, a, b, alpha, beta, plain);
+  at::Tensor dst = epi.act_out;
+  if (epi.act == GemmActivation::kRelu)
+    at::relu_out(dst, out);
+  else if (epi.act == GemmActivation::kGelu)
+    at::gelu_out(dst, out);
+  else
+    dst.copy_(out);
+}
+
+}  // namespace
+
 void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
           const c10::Scalar& alpha, const c10::Scalar& beta, const GemmEpilogue& epi_in) {
   TORCH_INTERNAL_ASSERT(gemmSupports(out.scalar_type()));
@@ -1084,12 +1161,21 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
   if (epi.bias.defined()) epi.bias = epi.bias.resolve_conj();
   const bool beta_zero = isZero(beta);
   if (a.size(-1) == 0) {
-    epilogueByOps(out, beta, epi, true, true);
+    epilogueByOps(out, beta, epi, true, !epi.act_out.defined());
+    if (epi.act_out.defined()) {
+      epi.act_out.copy_(out);
+      epilogueByOps(epi.act_out, 0, GemmEpilogue{at::Tensor(), 1, epi.act}, false, true);
+    }
     return;
   }
   const c10::ScalarType t = out.scalar_type();
   GemmProvider p = chooseProvider(out, a, b);
   const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
+  // Only the host BLAS writes the activation to a second tensor in the same command; other
+  // providers store the product, then the activation runs as an op.
+  if (epi.act_out.defined() &&
+      (p != GemmProvider::kHostBlas || !blasWritable(out) || epi.act == GemmActivation::kNone))
+    return productThenActivation(out, a, b, alpha, beta, epi);
   switch (p) {
     case GemmProvider::kCpuTile:
       t_last = p;
@@ -1116,6 +1202,7 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
       OCL_CATCH
       return;
     }
+    if (epi.act_out.defined()) return productThenActivation(out, a, b, alpha, beta, epi);
     p = GemmProvider::kClBlast;  // sizes beyond a 32-bit BLAS
   }
   t_last = GemmProvider::kClBlast;
@@ -1140,6 +1227,54 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
                               cl_double2{{be.real(), be.imag()}});
   }
   if (epi.act != GemmActivation::kNone) epilogueByOps(out, beta_eff, epi, false, true);
+}
+
+bool gemmGroup(at::TensorList outs, at::TensorList a, at::TensorList b) {
+  TORCH_INTERNAL_ASSERT(outs.size() == a.size() && a.size() == b.size());
+  const size_t n = outs.size();
+  bool grouped = n >= 2 && n <= static_cast<size_t>(kMaxGroup);
+  const GemmProvider forced_p = forced().load(std::memory_order_relaxed);
+  grouped = grouped && (forced_p == GemmProvider::kAuto || forced_p == GemmProvider::kHostBlas);
+  std::vector<BlasOperand> A, B;
+  if (grouped) {
+    const c10::DeviceIndex idx = outs[0].device().index();
+    const c10::ScalarType t = outs[0].scalar_type();
+    grouped = (t == at::kFloat || t == at::kDouble) && supports(GemmProvider::kHostBlas, idx, t);
+    for (size_t i = 0; grouped && i < n; ++i) {
+      const at::Tensor& o = outs[i];
+      grouped = o.dim() == 2 && o.device() == outs[0].device() && o.scalar_type() == t &&
+                !a[i].is_conj() && !b[i].is_conj() && a[i].size(-1) > 0 && o.numel() > 0 &&
+                blasWritable(o);
+    }
+    for (size_t i = 0; grouped && i < n; ++i) {
+      A.push_back(blasOperand(a[i]));
+      B.push_back(blasOperand(b[i]));
+      grouped = hostBlasShapeOk(outs[i], A.back(), B.back());
+    }
+  }
+  if (!grouped) {
+    for (size_t i = 0; i < n; ++i) gemm(outs[i], a[i], b[i], 1, 0);
+    return false;
+  }
+  OCL_TRY
+  cl_command_queue q = currentQueue(outs[0].device().index());
+  auto grp = std::make_unique<HostGemmGroupArgs>();
+  grp->count = static_cast<int>(n);
+  std::vector<cl_mem> mems;
+  std::vector<const void*> locs;
+  for (size_t i = 0; i < n; ++i)
+    fillHostGemmArgs(grp->calls[i], q, outs[i], A[i], B[i], 1, 0, 0, {}, mems, locs);
+  // Only the filled part of the block is copied by the driver: its handle slots lie inside it.
+  const size_t bytes = offsetof(HostGemmGroupArgs, calls) + n * sizeof(HostGemmArgs);
+  ProfiledCommand pc(CommandKind::kKernel, command_names::kHostBlas);
+  OCL_CHECK(rt::enqueueNativeKernel(q, hostGemmGroupKernel, grp.get(), bytes,
+                                    static_cast<cl_uint>(mems.size()), mems.data(), locs.data(), 0,
+                                    nullptr, pc.event()));
+  countLaunches(1);  // one native kernel for the whole group
+  afterLaunch(q);
+  t_last = GemmProvider::kHostBlas;
+  OCL_CATCH
+  return true;
 }
 
 void gemmBatchSum(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,

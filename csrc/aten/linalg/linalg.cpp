@@ -283,6 +283,65 @@ at::Tensor vdotFn(const at::Tensor& a, const at::Tensor& b) {
   return dotImpl("aten::vdot", a, b);
 }
 
+// torch_ocl::addmm_with_activation: (beta * self + alpha * m1 @ m2, and its relu or exact gelu),
+// both kept: a training graph saves the value before the activation for the backward, so
+// _addmm_activation (which keeps only the activation) does not apply there. One command on the
+// host BLAS (GemmEpilogue::act_out); the compiled path's post-grad pass emits it (lowering.py).
+std::tuple<at::Tensor, at::Tensor> addmmWithActivationFn(const at::Tensor& self,
+                                                         const at::Tensor& m1, const at::Tensor& m2,
+                                                         const c10::Scalar& beta,
+                                                         const c10::Scalar& alpha, bool use_gelu) {
+  checkSameDevice({self, m1, m2});
+  TORCH_CHECK(m1.dim() == 2 && m2.dim() == 2 && m1.size(1) == m2.size(0),
+              "addmm_with_activation: mat1 and mat2 shapes cannot be multiplied (", m1.sizes(),
+              " and ", m2.sizes(), ")");
+  checkSameDtype(m1, m2, self);
+  TORCH_CHECK(at::isFloatingType(m1.scalar_type()), "addmm_with_activation: a floating dtype, got ",
+              m1.scalar_type());
+  if (!gemmSupports(m1.scalar_type())) {
+    at::Tensor pre = at::addmm(self, m1, m2, beta, alpha);
+    return {pre, use_gelu ? at::gelu(pre) : at::relu(pre)};
+  }
+  at::Tensor out = at::empty({m1.size(0), m2.size(1)}, m1.options());
+  at::Tensor act = at::empty_like(out);
+  GemmEpilogue epi;
+  epi.act = use_gelu ? GemmActivation::kGelu : GemmActivation::kRelu;
+  epi.act_out = act;
+  const bool beta_zero = beta.isFloatingPoint() ? beta.toDouble() == 0 : beta.toLong() == 0;
+  if (!beta_zero) {
+    epi.bias = self.expand_as(out);
+    epi.bias_scale = beta;
+  }
+  gemm(out, m1, m2, alpha, 0, epi);
+  return {out, act};
+}
+
+// torch_ocl::mm_group: independent products a[i] @ b[i] as one command where the matrix engine
+// can (gemmGroup); the compiled path's post-grad pass groups a backward's input and weight
+// gradients into it (src/torch_ocl/_inductor/lowering.py).
+std::vector<at::Tensor> mmGroupFn(at::TensorList a, at::TensorList b) {
+  TORCH_CHECK(a.size() == b.size(), "mm_group: ", a.size(), " left and ", b.size(),
+              " right operands");
+  std::vector<at::Tensor> outs;
+  outs.reserve(a.size());
+  bool engine = true;
+  for (size_t i = 0; i < a.size(); ++i) {
+    TORCH_CHECK(a[i].dim() == 2 && b[i].dim() == 2 && a[i].size(1) == b[i].size(0),
+                "mm_group: product ", i, " has shapes ", a[i].sizes(), " and ", b[i].sizes());
+    checkSameDevice({a[i], b[i], a[0]});
+    checkSameDtype(a[i], b[i]);
+    TORCH_CHECK(a[i].scalar_type() == a[0].scalar_type(), "mm_group: products of one dtype");
+    engine = engine && gemmSupports(a[i].scalar_type());
+    outs.push_back(at::empty({a[i].size(0), b[i].size(1)}, a[i].options()));
+  }
+  if (!engine) {
+    for (size_t i = 0; i < a.size(); ++i) outs[i] = at::mm(a[i], b[i]);
+    return outs;
+  }
+  gemmGroup(outs, a, b);
+  return outs;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -306,6 +365,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mm.out", TORCH_FN(mmOut));
   m.impl("dot", TORCH_FN(dotFn));
   m.impl("vdot", TORCH_FN(vdotFn));
+}
+
+TORCH_LIBRARY(torch_ocl, m) {
+  m.def("mm_group(Tensor[] a, Tensor[] b) -> Tensor[]");
+  m.def(
+      "addmm_with_activation(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, "
+      "Scalar alpha=1, bool use_gelu=False) -> (Tensor, Tensor)");
+}
+
+TORCH_LIBRARY_IMPL(torch_ocl, PrivateUse1, m) {
+  m.impl("addmm_with_activation", TORCH_FN(addmmWithActivationFn));
+  m.impl("mm_group", TORCH_FN(mmGroupFn));
 }
 
 }  // namespace torch_ocl::aten

@@ -22,6 +22,17 @@ sum_lanes: int = 8
 # so only tiny products pay (small GPT's train step at 300k: 65 -> 59 launches, device time
 # 1.3 -> 3.8 ms per step).
 small_mm_max_macs: int = 32_768
+# Independent mm nodes of a graph (a backward's input and weight gradients) with more
+# multiply-adds than small_mm_max_macs and at most this many run as one torch_ocl::mm_group: one
+# native kernel of the host BLAS for the group where it takes them all (lowering.py, gemmGroup
+# in gemm.cpp), not a launch each. Larger products keep their own call (and the engine's choice
+# of provider). 0 turns it off.
+group_mm_max_macs: int = 1 << 21
+# gelu/relu(addmm) where the addmm is read elsewhere too (a training graph saves it for the
+# activation's backward) as one torch_ocl::addmm_with_activation: the host BLAS stores the product
+# with its bias and the activation in one command, instead of the product and then a generated
+# bias + activation kernel (lowering.py).
+addmm_activation_pair: bool = True
 # addmm on ocl as an extern mm plus a generated bias add (which fuses into the consumer) rather
 # than our eager addmm (a bias copy kernel, then the GEMM).
 unfuse_addmm_bias: bool = True

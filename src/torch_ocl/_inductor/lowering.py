@@ -196,11 +196,10 @@ def _big_enough_for_gemm(m1, m2) -> bool:
     config.small_mm_max_macs, or symbolic ones)."""
     from . import config
 
-    try:
-        macs = int(m1.shape[0]) * int(m1.shape[1]) * int(m2.shape[1])
-    except (TypeError, ValueError):
-        return True
-    return macs > config.small_mm_max_macs
+    sizes = (m1.shape[0], m1.shape[1], m2.shape[1])
+    if not all(isinstance(x, int) for x in sizes):
+        return True  # symbolic (int() of one would specialise it)
+    return sizes[0] * sizes[1] * sizes[2] > config.small_mm_max_macs
 
 
 def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
@@ -210,6 +209,8 @@ def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
     Only when torch-ocl registers a native kernel for it; returns the number of rewrites."""
     if not has_native_addmm_activation():
         return 0
+    from . import config
+
     aten = torch.ops.aten
     done = 0
     for node in list(graph.nodes):
@@ -227,8 +228,17 @@ def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
             if mm is None:
                 continue
             use_gelu, users = True, 2
+        view = None  # a reshape between the addmm and the activation (a 3-D linear's)
+        if (isinstance(mm, torch.fx.Node) and mm.op == "call_function"
+                and mm.target in (aten.view.default, aten.reshape.default,
+                                  aten._unsafe_view.default)
+                and len(mm.users) == users):
+            view, mm = mm, mm.args[0]
         if not (isinstance(mm, torch.fx.Node) and mm.op == "call_function"
-                and mm.target is aten.addmm.default and len(mm.users) == users):
+                and mm.target is aten.addmm.default):
+            continue
+        keep = len(mm.users) > (1 if view is not None else users)  # pre-activation read too
+        if keep and not (config.addmm_activation_pair and has_addmm_with_activation()):
             continue
         val = mm.meta.get("val")
         if val is None or val.device.type != "ocl" or not val.dtype.is_floating_point:
@@ -237,20 +247,72 @@ def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
         vals = [getattr(a, "meta", {}).get("val") for a in (m1, m2)]
         if any(v is None for v in vals) or not _big_enough_for_gemm(*vals):
             continue
+        if keep:
+            _keep_pre_activation(graph, node, dead, view, mm, use_gelu)
+            done += 1
+            continue
         with graph.inserting_before(node):
             fused = graph.call_function(
                 aten._addmm_activation.default, (bias, m1, m2),
                 {"beta": mm.kwargs.get("beta", 1), "alpha": mm.kwargs.get("alpha", 1),
                  "use_gelu": use_gelu},
             )
-        fused.meta.update(node.meta)
-        node.replace_all_uses_with(fused)
+            out = fused
+            if view is not None:  # a 3-D linear: the activation of the 2-D product, reshaped
+                out = graph.call_function(aten.reshape.default, (fused, list(view.args[1])))
+        fused.meta.update(mm.meta if view is not None else node.meta)
+        if view is not None:
+            fused.meta["val"] = mm.meta["val"].new_empty(mm.meta["val"].shape)
+            out.meta.update(node.meta)
+        node.replace_all_uses_with(out)
         graph.erase_node(node)
         for d in dead:
             graph.erase_node(d)
+        if view is not None:
+            graph.erase_node(view)
         graph.erase_node(mm)
         done += 1
     return done
+
+
+def has_addmm_with_activation() -> bool:
+    return hasattr(torch.ops.torch_ocl, "addmm_with_activation")
+
+
+def _keep_pre_activation(graph, node, dead, view, mm, use_gelu) -> None:
+    """``act(addmm)`` where the addmm is read elsewhere too (saved for the activation's
+    backward): one ``torch_ocl::addmm_with_activation`` gives both, the product with its bias
+    and the activation, in one command of the host BLAS."""
+    import operator
+
+    aten = torch.ops.aten
+    val = mm.meta["val"]
+    with graph.inserting_after(mm):
+        pair = graph.call_function(
+            torch.ops.torch_ocl.addmm_with_activation.default, tuple(mm.args[:3]),
+            {"beta": mm.kwargs.get("beta", 1), "alpha": mm.kwargs.get("alpha", 1),
+             "use_gelu": use_gelu})
+    with graph.inserting_after(pair):
+        pre = graph.call_function(operator.getitem, (pair, 0))
+    with graph.inserting_after(pre):
+        act = graph.call_function(operator.getitem, (pair, 1))
+    pair.meta["val"] = (val, val.new_empty(val.shape))
+    pre.meta.update(mm.meta)
+    act.meta.update(mm.meta)
+    act.meta["val"] = pair.meta["val"][1]
+    out = act
+    if view is not None:
+        with graph.inserting_after(act):
+            out = graph.call_function(aten.reshape.default, (act, list(view.args[1])))
+        out.meta.update(node.meta)
+    node.replace_all_uses_with(out)
+    graph.erase_node(node)
+    for d in dead:
+        graph.erase_node(d)
+    if view is not None:
+        graph.erase_node(view)
+    mm.replace_all_uses_with(pre)
+    graph.erase_node(mm)
 
 
 def _decomposed_exact_gelu(node: torch.fx.Node):
@@ -291,12 +353,123 @@ def _decomposed_exact_gelu(node: torch.fx.Node):
     return None, []
 
 
+# ---- independent products -> torch_ocl::mm_group ------------------------------------------------
+
+
+def _groupable_mm(node: torch.fx.Node):
+    """The (dtype, device) of an ocl ``aten.mm`` that may join a group (static sizes, float32 or
+    float64, more multiply-adds than the small-product lowering takes and at most
+    config.group_mm_max_macs), else None."""
+    from . import config
+
+    if not (node.op == "call_function" and node.target is torch.ops.aten.mm.default):
+        return None
+    vals = [getattr(a, "meta", {}).get("val") for a in node.args[:2]]
+    if any(v is None for v in vals) or vals[0].device.type != "ocl":
+        return None
+    if vals[0].dtype not in (torch.float32, torch.float64) or vals[1].dtype != vals[0].dtype:
+        return None
+    sizes = (vals[0].shape[0], vals[0].shape[1], vals[1].shape[1])
+    if not all(isinstance(x, int) for x in sizes):
+        return None  # symbolic sizes (int() of one would specialise it)
+    macs = sizes[0] * sizes[1] * sizes[2]
+    if macs <= config.small_mm_max_macs or macs > config.group_mm_max_macs:
+        return None
+    return (vals[0].dtype, vals[0].device)
+
+
+def _depends_on(node: torch.fx.Node, group: list, pos: dict) -> bool:
+    """Whether node reads (through any chain of nodes) a member of group."""
+    members, start = set(group), pos[group[0]]
+    todo, seen = list(node.all_input_nodes), set()
+    while todo:
+        n = todo.pop()
+        if n in members:
+            return True
+        if n in seen or pos[n] < start:
+            continue
+        seen.add(n)
+        todo.extend(n.all_input_nodes)
+    return False
+
+
+_MAX_GROUP = 8  # gemmGroup's limit (csrc/aten/linalg/gemm.cpp)
+
+
+def group_independent_mms(graph: torch.fx.Graph) -> int:
+    """Consecutive ocl ``aten.mm`` nodes that do not read each other (a backward's input and
+    weight gradients of one linear layer) become one ``torch_ocl::mm_group``: one native kernel
+    of the host BLAS for all of them, where a launch each before. A run ends at a product that
+    reads an earlier member, at one whose dtype or device differs, or where something between
+    two members reads the earlier one (the group takes the last member's place in the graph).
+    Returns the number of groups."""
+    if config_off():
+        return 0
+    import operator
+
+    nodes = list(graph.nodes)
+    pos = {n: i for i, n in enumerate(nodes)}
+    cands = [(n, k) for n in nodes if (k := _groupable_mm(n)) is not None]
+    groups, i = [], 0
+    while i < len(cands):
+        group, key = [cands[i][0]], cands[i][1]
+        j = i + 1
+        while j < len(cands) and len(group) < _MAX_GROUP:
+            nxt, k = cands[j]
+            if k != key or _depends_on(nxt, group, pos):
+                break
+            if any(pos[u] < pos[nxt] for m in group for u in m.users):
+                break
+            group.append(nxt)
+            j += 1
+        if len(group) > 1:
+            groups.append(group)
+            i = j
+        else:
+            i += 1
+    op = torch.ops.torch_ocl.mm_group.default
+    for group in groups:
+        with graph.inserting_before(group[-1]):
+            fused = graph.call_function(op, ([m.args[0] for m in group],
+                                             [m.args[1] for m in group]))
+            fused.meta["val"] = [m.meta["val"] for m in group]
+            for k, m in enumerate(group):
+                item = graph.call_function(operator.getitem, (fused, k))
+                item.meta.update(m.meta)
+                m.replace_all_uses_with(item)
+        for m in group:
+            graph.erase_node(m)
+    return len(groups)
+
+
+def config_off() -> bool:
+    from . import config
+
+    return config.group_mm_max_macs <= 0 or not hasattr(torch.ops.torch_ocl, "mm_group")
+
+
+@functools.cache
+def register_addmm_with_activation_fake() -> None:
+    @torch.library.register_fake("torch_ocl::addmm_with_activation")
+    def _(bias, m1, m2, *, beta=1, alpha=1, use_gelu=False):
+        out = m1.new_empty((m1.shape[0], m2.shape[1]))
+        return out, out.new_empty(out.shape)
+
+
+@functools.cache
+def register_mm_group_fake() -> None:
+    @torch.library.register_fake("torch_ocl::mm_group")
+    def _(a, b):
+        return [x.new_empty((x.shape[0], y.shape[1])) for x, y in zip(a, b)]
+
+
 def _pass_class():
     from torch._inductor.custom_graph_pass import CustomGraphPass
 
     class OclPostGradPass(CustomGraphPass):
         def __call__(self, graph: torch.fx.Graph) -> None:
             rewrite_addmm_activation(graph)
+            group_independent_mms(graph)
 
         def uuid(self):
             import hashlib
@@ -304,6 +477,7 @@ def _pass_class():
 
             h = hashlib.sha256(pathlib.Path(__file__).read_bytes())
             h.update(str(has_native_addmm_activation()).encode())
+            h.update(str(has_addmm_with_activation()).encode())
             return h.hexdigest()
 
     return OclPostGradPass
@@ -314,6 +488,8 @@ def register_post_grad_pass() -> None:
     """Adds the pass to Inductor's post_grad_custom_post_pass, next to a user's own pass."""
     import torch._inductor.config as inductor_config
 
+    register_mm_group_fake()
+    register_addmm_with_activation_fake()
     ours = _pass_class()()
     current = inductor_config.post_grad_custom_post_pass
     if current is None:
