@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-
                    cmake g++ make libgtest-dev ninja-build libopenblas0-pthread
 SOURCES := $(shell find csrc cmake -type f) CMakeLists.txt pyproject.toml $(shell find src -name "*.py")
 
-.PHONY: demo test setup system venv install test-cpp test-py bench conformance clean format
+.PHONY: demo test setup system venv install test-cpp test-py bench conformance conformance-compiled clean format
 
 demo: setup
 	$(PY) examples/demo.py
@@ -58,6 +58,10 @@ test-py: setup
 # The whole OpInfo database on ocl vs CPU -> docs/compatibility.{md,json} (long: prints progress).
 conformance: setup
 	$(PY) tools/conformance.py --out docs
+
+# The same OpInfo samples with the ocl side through torch.compile (float32) -> docs/compiled/.
+conformance-compiled: setup
+	$(PY) tools/conformance.py --compiled --dtypes float32 --max-samples 3 --budget 15 --out docs/compiled
 
 # The whole benchmark suite (device limits, ops, example models, start-up): JSON and charts.
 bench: setup
