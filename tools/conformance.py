@@ -556,6 +556,9 @@ def read_results(path):
 def drive(args) -> int:
     import torch
 
+    global COMPILED
+    COMPILED = args.compiled
+
     # The report covers every dtype; a run restricted with --dtypes leaves the others "n/r".
     wanted = DTYPE_NAMES
     all_ops = load_op_db()
@@ -684,12 +687,15 @@ def write_report(report, out_dir):
         f.write("\n")
     wanted = report["dtypes"]
     lines = [
-        "# torch-ocl operator compatibility (PyTorch OpInfo conformance)",
+        "# torch-ocl operator compatibility (PyTorch OpInfo conformance"
+        + (", compiled)" if COMPILED else ")"),
         "",
         f"Device: {report['device']} ({report['platform']}, driver {report['driver']}, "
         f"{report['opencl_c']}). PyTorch {report['torch']}, Python {report['python']}. "
-        f"Generated {report['date']} by `make conformance` (tools/conformance.py) in "
-        f"{report['seconds']} s.",
+        f"Generated {report['date']} by "
+        + ("`make conformance-compiled` (tools/conformance.py --compiled: the ocl side of every "
+           "sample through torch.compile)" if COMPILED else "`make conformance` (tools/conformance.py)")
+        + f" in {report['seconds']} s.",
         "",
         "Each cell is one (OpInfo, dtype): every sample input of the OpInfo ran on the CPU and on "
         "`ocl` (same strides, so non-contiguous and broadcast samples stay so) and the results, and "
