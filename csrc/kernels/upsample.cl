@@ -294,10 +294,6 @@ inline AaWindow aa_window(long o, long in, long out, ACC scale, int cubic) {
   r.invscale = scale >= 1 ? (ACC)1 / scale : (ACC)1;
   r.xmin = max((long)(r.center - support + (ACC)0.5), 0L);
   r.xsize = clamp(min((long)(r.center + support + (ACC)0.5), in) - r.xmin, 0L, max_size);
-  // A window past the input (a scale factor that maps the last outputs beyond it) is empty:
-  // start it at 0, so that loads PoCL's vectoriser issues for it stay inside the input (from
-  // xmin = 14 of a 6-row plane it read other allocations, and 0 * their NaN made outputs NaN).
-  if (r.xsize == 0) r.xmin = 0;
   r.total = 0;
   for (long j = 0; j < r.xsize; ++j)
     r.total += aa_filter(((ACC)(j + r.xmin) - r.center + (ACC)0.5) * r.invscale, cubic);
@@ -335,8 +331,7 @@ inline long aa_first(long i, long in, long out, ACC scale, int cubic) {
   while (lo < hi) {
     const long mid = (lo + hi) / 2;
     const AaWindow r = aa_window(mid, in, out, scale, cubic);
-    // an empty window lies past the input (aa_window starts it at 0): it ends after every i
-    if (r.xsize == 0 || r.xmin + r.xsize > i) hi = mid; else lo = mid + 1;
+    if (r.xmin + r.xsize > i) hi = mid; else lo = mid + 1;
   }
   return lo;
 }
