@@ -13,8 +13,11 @@ much). The raw copy figure is _C._raw_transfer(dev, "d2d", nbytes) for the same 
 as the raw copy; targets: >= 0.6 for the full sum and for rows of 1024 and 4096, >= 0.5 over a
 non-last dimension). "x CPU" = CPU PyTorch's time / ours (above 1: faster than CPU PyTorch).
 Rows of 4096 come from a side x side matrix, rows of 1024 from the same number of elements.
-Non-last dims: dim 0 of side x side, of side x (side + 1) and of (side^2 / 64) x 64, and dim 1 of
-64 x (side / 4) x 256 (each the same number of elements, about).
+Non-last dims (sum, mean, amax, amin, var, std, softmax, log_softmax, logsumexp, max with its
+indices, argmax, argmin, prod, nansum, the 2-norm): dim 0 of side x side, of side x (side + 1)
+and of (side^2 / 64) x 64, and dim 1 of 64 x (side / 4) x 256 (each the same number of elements,
+about). prod reads 1 + randn / 1000, so that its products stay normal numbers (a product of
+thousands of randn values underflows, and denormal arithmetic would time the FPU, not the walk).
 """
 
 from __future__ import annotations
@@ -139,8 +142,15 @@ def main() -> int:
                         ("var", lambda t: t.var(d)), ("std", lambda t: t.std(d)),
                         ("softmax", lambda t: t.softmax(d)),
                         ("log_softmax", lambda t: t.log_softmax(d)),
-                        ("logsumexp", lambda t: t.logsumexp(d))):
+                        ("logsumexp", lambda t: t.logsumexp(d)),
+                        ("max+indices", lambda t: t.max(d)), ("argmax", lambda t: t.argmax(d)),
+                        ("argmin", lambda t: t.argmin(d)), ("nansum", lambda t: t.nansum(d)),
+                        ("vector_norm", lambda t: torch.linalg.vector_norm(t, dim=d))):
             row(f"{name}({d}), {shape}", nb, lambda: f(m), lambda: f(hm), ">= 0.5")
+        hp = hm / 1000 + 1
+        mp = hp.to(dev)
+        row(f"prod({d}), {shape}", nb, lambda: mp.prod(d), lambda: hp.prod(d), ">= 0.5")
+        del mp, hp
         row(f"softmax backward({d}), {shape}", nb * 3 // 2, lambda: bwd(gy, y, d, torch.float32),
             lambda: bwd(hgy, hy, d, torch.float32), ">= 0.5")
         row(f"log_softmax backward({d}), {shape}", nb * 3 // 2,

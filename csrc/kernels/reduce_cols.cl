@@ -15,6 +15,9 @@
 // buffer [o][g][2][innerp] (innerp: inner rounded up to VW) and rc_final merges the groups, after
 // which softmax's writes run over the same (o, g, t) items (phase 1).
 //
+// The same tiles and groups serve prod, nansum and the vector norms of orders 2, 1, 0 and +-inf
+// (rc_reduce, kinds 9-15), and max/min with their indices, argmax and argmin (rc_index).
+//
 // Lanes past the end of a tile's last vector are loaded (from the elements that follow, or as 0
 // at the end of the tensor), computed, and never stored.
 
@@ -29,6 +32,29 @@
 #define RC_AMIN 6
 #define RC_SOFTMAX 7
 #define RC_SOFTMAX_BWD 8
+#define RC_PROD 9
+#define RC_NANSUM 10
+#define RC_NORM2 11
+#define RC_NORM1 12
+#define RC_NORMINF 13
+#define RC_NORMNEGINF 14
+#define RC_NORM0 15
+#define RC_MAXI 16
+#define RC_MINI 17
+
+// The row index that goes with each lane of an indexed kind (RC_MAXI, RC_MINI), in the integer
+// vector type that comparisons of ACCV give (so that select() takes it as a mask and a value).
+#if VW == 16
+typedef int16 RC_IV;
+typedef int RC_I;
+typedef long16 RC_LV;
+#define RC_IDX_LONG(v) convert_long16(v)
+#else
+typedef long8 RC_IV;
+typedef long RC_I;
+typedef long8 RC_LV;
+#define RC_IDX_LONG(v) (v)
+#endif
 
 #if VW == 16
 #define RC_VLOADP(p) vload16(0, p)
@@ -90,6 +116,19 @@ inline ACCV rc_max_nan(ACCV a, ACCV x) {
 inline ACCV rc_min_nan(ACCV a, ACCV x) {
   return select(a, x, (x < a) | (x != x));
 }
+// max/min with indices: x (at rows r) replaces the running (m, i) where it is strictly greater
+// (smaller), so that ties keep the first occurrence, or where it is NaN and m is not, so that the
+// first NaN wins and stays, as on CPU.
+inline void rc_take_max(ACCV* m, RC_IV* i, ACCV x, RC_IV r) {
+  const RC_IV t = (x > *m) | ((x != x) & (*m == *m));
+  *m = select(*m, x, t);
+  *i = select(*i, r, t);
+}
+inline void rc_take_min(ACCV* m, RC_IV* i, ACCV x, RC_IV r) {
+  const RC_IV t = (x < *m) | ((x != x) & (*m == *m));
+  *m = select(*m, x, t);
+  *i = select(*i, r, t);
+}
 // (m, s), s = sum of exp(x - rc_shift(m)) (m skips NaN, which s carries), merged with (m2, s2).
 inline void rc_lse_merge(ACCV* m, ACCV* s, ACCV m2, ACCV s2) {
   const ACCV mm = SM_MAX(*m, m2), sh = rc_shift(mm);
@@ -112,12 +151,47 @@ inline void rc_var_merge(ACCV* mean, ACCV* m2, long n, ACCV mean2, ACCV m22, lon
 }
 
 inline void rc_init(int kind, int nv, ACCV* a, ACCV* b) {
-  const ACC a0 = kind == RC_LSE || kind == RC_AMAX || kind == RC_SOFTMAX ? (ACC)(-INFINITY)
-                 : kind == RC_AMIN                                       ? (ACC)INFINITY
-                                                                         : (ACC)0;
+  const ACC a0 =
+      kind == RC_LSE || kind == RC_AMAX || kind == RC_SOFTMAX || kind == RC_MAXI ? (ACC)(-INFINITY)
+      : kind == RC_AMIN || kind == RC_MINI || kind == RC_NORMNEGINF               ? (ACC)INFINITY
+      : kind == RC_PROD                                                           ? (ACC)1
+                                                                                  : (ACC)0;
   for (int v = 0; v < nv; ++v) {
     a[v] = (ACCV)a0;
     b[v] = (ACCV)0;
+  }
+}
+
+// One row into the running value of the NaN-skipping sum and the norms, and the loop over a
+// sub-chunk's rows with one of them (a loop per kind, so that the kind is never tested per
+// element). Other orders p stay with the reduction generator: here PoCL 3.1's double8 pow gave
+// 2^-3 for pow(2, 3) in some lanes when the other lanes held 0, -0.0, +-1 and +-2 (wrong norms
+// of order 3 for a third of the columns; the generator's scalar pow is right).
+#define RC_F_NANSUM(a, x) ((a) + select((x), (ACCV)0, (x) != (x)))
+#define RC_F_NORM2(a, x) ((a) + (x) * (x))
+#define RC_F_NORM1(a, x) ((a) + fabs(x))
+#define RC_F_NORMINF(a, x) rc_max_nan((a), fabs(x))
+#define RC_F_NORMNEGINF(a, x) rc_min_nan((a), fabs(x))
+#define RC_F_NORM0(a, x) ((a) + select((ACCV)0, (ACCV)1, (x) != (ACCV)0))
+#define RC_FOLD_ROWS(F)                                                        \
+  for (long r = rb; r < re; ++r) {                                             \
+    __global const XT* p = x + r * inner;                                      \
+    for (int v = 0; v < nv - 1; ++v) a[v] = F(a[v], VLOAD_X(p, v * VW));       \
+    a[nv - 1] = F(a[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));         \
+  }
+// Two partial values of the elementwise kinds (kinds 3-6 and 9-15) merged.
+inline ACCV rc_merge(int kind, ACCV a, ACCV a2) {
+  switch (kind) {
+    case RC_AMAX:
+    case RC_NORMINF:
+      return rc_max_nan(a, a2);
+    case RC_AMIN:
+    case RC_NORMNEGINF:
+      return rc_min_nan(a, a2);
+    case RC_PROD:
+      return a * a2;
+    default:
+      return a + a2;
   }
 }
 
@@ -150,6 +224,24 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
         for (int v = 0; v < nv - 1; ++v) a[v] = rc_min_nan(a[v], VLOAD_X(p, v * VW));
         a[nv - 1] = rc_min_nan(a[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
       }
+    } else if (kind == RC_PROD) {
+      for (long r = rb; r < re; ++r) {
+        __global const XT* p = x + r * inner;
+        for (int v = 0; v < nv - 1; ++v) a[v] *= VLOAD_X(p, v * VW);
+        a[nv - 1] *= rc_ldx_end(p + (nv - 1) * VW, wl, xend);
+      }
+    } else if (kind == RC_NANSUM) {
+      RC_FOLD_ROWS(RC_F_NANSUM)
+    } else if (kind == RC_NORM2) {
+      RC_FOLD_ROWS(RC_F_NORM2)
+    } else if (kind == RC_NORM1) {
+      RC_FOLD_ROWS(RC_F_NORM1)
+    } else if (kind == RC_NORMINF) {
+      RC_FOLD_ROWS(RC_F_NORMINF)
+    } else if (kind == RC_NORMNEGINF) {
+      RC_FOLD_ROWS(RC_F_NORMNEGINF)
+    } else if (kind == RC_NORM0) {
+      RC_FOLD_ROWS(RC_F_NORM0)
     } else if (kind == RC_VAR || kind == RC_STD) {
       for (int v = 0; v < nv; ++v) c[v] = 0;
       for (long r = rb; r < re; ++r) {
@@ -204,6 +296,8 @@ inline void rc_out(int kind, __global YT* o0, __global YT* o1, int lanes, ACCV a
     if (has_o1) rc_sty(o1, lanes, a);
   } else if (kind == RC_MEAN) {
     r = a / (ACC)dim;
+  } else if (kind == RC_NORM2) {
+    r = sqrt(a);
   }
   rc_sty(o0, lanes, r);
 }
@@ -228,7 +322,7 @@ inline void rc_store_part(__global ACC* part, long innerp, int nv, const ACCV* a
   }
 }
 
-// Reductions (kinds 0-6) into o0 (and the mean into o1 for var/std when has_o1), outputs of
+// Reductions (kinds 0-6 and 9-15) into o0 (and the mean into o1 for var/std when has_o1), outputs of
 // the contiguous (outer, inner) shape.
 __kernel void rc_reduce(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
                         __global const char* xb, ulong xoff, __global char* pb, ulong poff,
@@ -255,6 +349,65 @@ __kernel void rc_reduce(__global char* o0b, ulong o0off, __global char* o1b, ulo
     rc_out(kind, o0 + v * VW, o1 + v * VW, v == nv - 1 ? wl : VW, a[v], b[v], dim, corr, has_o1);
 }
 
+// The indices (as long) and, when has_v, the values of one vector of outputs (lanes valid).
+inline void rc_out_idx(__global long* oi, __global YT* ov, int has_v, int lanes, ACCV m,
+                       RC_IV i) {
+  const RC_LV l = RC_IDX_LONG(i);
+  if (lanes == VW) {
+    RC_VSTOREP(l, oi);
+  } else {
+    long t[VW];
+    RC_VSTOREP(l, t);
+    for (int k = 0; k < lanes; ++k) oi[k] = t[k];
+  }
+  if (has_v) rc_sty(ov, lanes, m);
+}
+
+// max/min with indices (RC_MAXI, RC_MINI; argmax/argmin without values) into o0 (indices, long)
+// and, when has_o1, o1 (values); geometry and groups as rc_reduce. The rows are counted in
+// RC_IV's lanes: int for float (the host keeps dim below 2^31 there), long for double.
+__kernel void rc_index(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
+                       __global const char* xb, ulong xoff, __global char* pb, ulong poff,
+                       long outer, long dim, long inner, long tw, long groups, long grows,
+                       int kind, int has_o1) {
+  RC_ITEM
+  __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + c0;
+  __global const XT* xend = (__global const XT*)(xb + xoff) + outer * dim * inner;
+  ACCV m[RC_MAXV];
+  RC_IV ix[RC_MAXV];
+  const int k = nv - 1;
+  for (int v = 0; v < nv; ++v) {
+    m[v] = kind == RC_MAXI ? (ACCV)(-INFINITY) : (ACCV)INFINITY;
+    ix[v] = (RC_IV)((RC_I)r0);
+  }
+  if (kind == RC_MAXI) {
+    for (long r = r0; r < r1; ++r) {
+      __global const XT* p = x + r * inner;
+      const RC_IV rv = (RC_IV)((RC_I)r);
+      for (int v = 0; v < k; ++v) rc_take_max(&m[v], &ix[v], VLOAD_X(p, v * VW), rv);
+      rc_take_max(&m[k], &ix[k], rc_ldx_end(p + k * VW, wl, xend), rv);
+    }
+  } else {
+    for (long r = r0; r < r1; ++r) {
+      __global const XT* p = x + r * inner;
+      const RC_IV rv = (RC_IV)((RC_I)r);
+      for (int v = 0; v < k; ++v) rc_take_min(&m[v], &ix[v], VLOAD_X(p, v * VW), rv);
+      rc_take_min(&m[k], &ix[k], rc_ldx_end(p + k * VW, wl, xend), rv);
+    }
+  }
+  if (groups > 1) {
+    for (int v = 0; v < nv; ++v) {
+      RC_VSTOREP(m[v], part + v * VW);
+      RC_VSTOREP(ix[v], (__global RC_I*)(part + innerp) + v * VW);
+    }
+    return;
+  }
+  __global long* oi = (__global long*)(o0b + o0off) + o * inner + c0;
+  __global YT* ov = (__global YT*)(o1b + o1off) + o * inner + c0;
+  for (int v = 0; v < nv; ++v)
+    rc_out_idx(oi + v * VW, ov + v * VW, has_o1, v == k ? wl : VW, m[v], ix[v]);
+}
+
 // Merges the groups' partials, one item per (o, vector of columns): reductions write their
 // outputs; the softmax statistics (RC_SOFTMAX, RC_SOFTMAX_BWD) go back to group 0's slots.
 __kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulong o1off,
@@ -266,17 +419,32 @@ __kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulon
   if (gid >= outer * nvo) return;
   const long o = gid / nvo, col = (gid % nvo) * VW;
   __global ACC* p = (__global ACC*)(pb + poff) + o * groups * 2 * innerp + col;
+  if (kind == RC_MAXI || kind == RC_MINI) {  // the groups in order: ties keep the earlier one
+    __global const RC_I* pi = (__global const RC_I*)p;
+    ACCV m = RC_VLOADP(p);
+    RC_IV i = RC_VLOADP(pi + innerp);
+    for (long g = 1; g < groups; ++g) {
+      const ACCV m2 = RC_VLOADP(p + g * 2 * innerp);
+      const RC_IV i2 = RC_VLOADP(pi + (g * 2 + 1) * innerp);
+      if (kind == RC_MAXI)
+        rc_take_max(&m, &i, m2, i2);
+      else
+        rc_take_min(&m, &i, m2, i2);
+    }
+    rc_out_idx((__global long*)(o0b + o0off) + o * inner + col,
+               (__global YT*)(o1b + o1off) + o * inner + col, has_o1,
+               (int)min((long)VW, inner - col), m, i);
+    return;
+  }
   ACCV a = RC_VLOADP(p), b = RC_VLOADP(p + innerp);
   long n = min(grows, dim);
   for (long g = 1; g < groups; ++g) {
     const ACCV a2 = RC_VLOADP(p + g * 2 * innerp), b2 = RC_VLOADP(p + (g * 2 + 1) * innerp);
     const long ng = min(grows, dim - g * grows);
-    if (kind == RC_SUM || kind == RC_MEAN || kind == RC_SOFTMAX_BWD) {
+    if (kind == RC_SOFTMAX_BWD) {
       a += a2;
-    } else if (kind == RC_AMAX) {
-      a = rc_max_nan(a, a2);
-    } else if (kind == RC_AMIN) {
-      a = rc_min_nan(a, a2);
+    } else if (kind >= RC_SUM && kind != RC_SOFTMAX) {  // the elementwise kinds
+      a = rc_merge(kind, a, a2);
     } else if (kind == RC_VAR || kind == RC_STD) {
       rc_var_merge(&a, &b, n, a2, b2, ng);
     } else {

@@ -4,6 +4,9 @@
 // functions where the op has one, the geometry from TensorIterator's reduction setup.
 // Complex sum, mean and prod run in the generator on float2/double2; complex var/std (+ _mean),
 // vector norms and logsumexp are composed from native ops exactly as CPU composes them.
+// On CPU drivers, one contiguous reduced dim goes to the explicit-vector kernels of row_stats.h
+// first where they cover the op (sum, mean, nansum, prod, amax/amin, max/min with indices,
+// argmax/argmin, var/std, norms of orders 2, 1, 0 and +-inf, logsumexp).
 #include <ATen/ATen.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
@@ -230,10 +233,12 @@ void sumLike(const ReduceOp& op, at::Tensor* out, Mode mode, const at::Tensor& s
   Structured<Meta> s(mode, out);
   s.meta(self, dim, keepdim, dtype);
   result = s.output();
-  if (&op == &kSum || &op == &kMean) {
+  if (&op == &kSum || &op == &kMean || &op == &kNanSum) {
     checkSameDevice({self, result});
-    if (rowStatsCpu(&op == &kSum ? RowStat::kSum : RowStat::kMean, self, dim, 0, result, {}))
-      return;
+    const RowStat kind = &op == &kSum    ? RowStat::kSum
+                         : &op == &kMean ? RowStat::kMean
+                                         : RowStat::kNanSum;
+    if (rowStatsCpu(kind, self, dim, 0, result, {})) return;
   }
   reduce(op, self, result, {}, dim, keepdim, sumAcc(result.scalar_type()));
 }
@@ -303,12 +308,19 @@ at::Tensor meanAll(const at::Tensor& self, std::optional<c10::ScalarType> dtype)
   return meanDim(self, std::nullopt, false, dtype);
 }
 
+// prod over one dim into out (of the meta function's shape and dtype): the column tiles on CPU
+// drivers where they apply, else the generator.
+void prodInto(const at::Tensor& self, int64_t dim, bool keepdim, const at::Tensor& out) {
+  checkSameDevice({self, out});
+  if (rowStatsCpu(RowStat::kProd, self, at::IntArrayRef{dim}, 0, out, {})) return;
+  reduce(kProd, self, out, {}, at::IntArrayRef{dim}, keepdim, sumAcc(out.scalar_type()));
+}
+
 at::Tensor prodDim(const at::Tensor& self, int64_t dim, bool keepdim,
                    std::optional<c10::ScalarType> dtype) {
   Structured<at::meta::structured_prod_dim_int> s(Mode::kFunctional, nullptr);
   s.meta(self, dim, keepdim, dtype);
-  reduce(kProd, self, s.output(), {}, at::IntArrayRef{dim}, keepdim,
-         sumAcc(s.output().scalar_type()));
+  prodInto(self, dim, keepdim, s.output());
   return s.output();
 }
 
@@ -316,7 +328,7 @@ at::Tensor& prodOut(const at::Tensor& self, int64_t dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype, at::Tensor& out) {
   Structured<at::meta::structured_prod_dim_int> s(Mode::kOut, &out);
   s.meta(self, dim, keepdim, dtype);
-  reduce(kProd, self, out, {}, at::IntArrayRef{dim}, keepdim, sumAcc(out.scalar_type()));
+  prodInto(self, dim, keepdim, out);
   return out;
 }
 
@@ -411,6 +423,9 @@ void minmaxDim(const ReduceOp& op, Mode mode, at::Tensor* values, at::Tensor* in
   const int64_t wrapped = s.meta(self, dim, keepdim).dim;
   v = s.output(0);
   i = s.output(1);
+  checkSameDevice({self, v, i});
+  const RowStat kind = &op == &kMaxIdx ? RowStat::kMaxIdx : RowStat::kMinIdx;
+  if (v.numel() > 0 && rowStatsCpu(kind, self, at::IntArrayRef{wrapped}, 0, i, v)) return;
   reduce(op, self, v, i, at::IntArrayRef{wrapped}, keepdim, cmpAcc(self.scalar_type()));
 }
 
@@ -450,6 +465,9 @@ at::Tensor& argReduce(const ReduceOp& op, Mode mode, at::Tensor* out, const at::
   result = s.output();
   if (result.numel() == 0) return result;
   if (dim) {
+    checkSameDevice({self, result});
+    const RowStat kind = &op == &kMaxIdx ? RowStat::kMaxIdx : RowStat::kMinIdx;
+    if (rowStatsCpu(kind, self, at::IntArrayRef{*dim}, 0, result, {})) return result;
     at::Tensor values = at::empty(result.sizes(), self.options());
     reduce(op, self, values, result, at::IntArrayRef{*dim}, keepdim, cmpAcc(self.scalar_type()));
   } else {
@@ -707,6 +725,18 @@ void vectorNorm(const at::Tensor& input, double p, at::OptionalIntArrayRef dim, 
   const c10::ScalarType acc =
       self.scalar_type() == c10::kDouble || out.scalar_type() == c10::kDouble ? c10::kDouble
                                                                               : c10::kFloat;
+  // Over a non-last dim of a real input with out of its dtype: the column tiles on CPU drivers
+  // (orders 2, 1, 0 and +-inf; other orders take the generator's scalar pow).
+  const bool tiled_order = p == 2.0 || p == 1.0 || p == 0.0 || std::isinf(p);
+  if (tiled_order && !isComplex(self) && self.scalar_type() == out.scalar_type()) {
+    checkSameDevice({self, out});
+    const RowStat kind = p == 2.0   ? RowStat::kNorm2
+                         : p == 1.0 ? RowStat::kNorm1
+                         : p == 0.0 ? RowStat::kNorm0
+                         : p > 0    ? RowStat::kNormInf
+                                    : RowStat::kNormNegInf;
+    if (rowStatsCpu(kind, self, dim, 0, out, {})) return;
+  }
   // linalg_vector_norm's dim=[] means all dims, like None.
   if (p == 2.0) return reduce(kNorm2, self, out, {}, dim, keepdim, acc);
   if (p == 1.0) return reduce(kNorm1, self, out, {}, dim, keepdim, acc);

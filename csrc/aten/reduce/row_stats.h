@@ -40,12 +40,27 @@ enum class RowStat {
   kMean = 4,
   kAmax = 5,
   kAmin = 6,
+  kProd = 9,
+  kNanSum = 10,
+  kNorm2 = 11,
+  kNorm1 = 12,
+  kNormInf = 13,
+  kNormNegInf = 14,
+  kNorm0 = 15,
+  kMaxIdx = 16,  // max/min with indices: out = the indices (long), out2 = the values or undefined
+  kMinIdx = 17,
 };
 
+inline bool isIndexed(RowStat k) {
+  return k == RowStat::kMaxIdx || k == RowStat::kMinIdx;
+}
+
 // Runs the statistic of self over dims into out (and the mean into out2 for var/std when
-// defined) and returns true, when the case is one these kernels cover: a CPU driver, one
-// reduced dimension of a contiguous, non-empty float/double/half/bfloat16 tensor, contiguous
-// outputs of self's dtype. Returns false (nothing launched) otherwise.
+// defined; for kMaxIdx/kMinIdx the indices into out and the values into out2 when defined) and
+// returns true, when the case is one these kernels cover: a CPU driver, one reduced dimension of
+// a contiguous, non-empty float/double/half/bfloat16 tensor, contiguous outputs of self's dtype
+// (indices: long). Kinds after kAmin only over a non-last dim of at least 32-element lines.
+// Returns false (nothing launched) otherwise.
 bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef dims,
                  double correction, const at::Tensor& out, const at::Tensor& out2);
 
@@ -53,7 +68,8 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
 cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarType y);
 
 // Over a non-last dim (inner > 1) of contiguous tensors on a CPU driver (reduce_cols.cpp):
-// kind over dim of x (outer, dim, inner) into out (and out2), outputs contiguous of x's dtype.
+// kind over dim of x (outer, dim, inner) into out (and out2), outputs contiguous of x's dtype
+// (indexed kinds: out long).
 void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim, int64_t inner,
                    double correction, const at::Tensor& out, const at::Tensor& out2);
 // softmax / log_softmax forward (tensors {y, x}) or backward ({gx, gy, y}), all contiguous;

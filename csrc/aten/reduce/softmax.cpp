@@ -23,6 +23,7 @@
 #include "codegen/reduce.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace torch_ocl::aten {
 namespace {
@@ -314,12 +315,16 @@ bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef d
   rt::Device& dev = device(idx);
   if (!codegen::preferItemReductions(dev.info())) return false;
   const Lines g = linesOf(self, (*dims)[0]);
+  const bool indexed = isIndexed(kind);
   for (const at::Tensor* o : {&out, &out2}) {
     if (!o->defined()) continue;
-    if (o->device() != self.device() || o->scalar_type() != self.scalar_type() ||
-        !o->is_contiguous() || o->numel() != g.outer * g.inner)
+    const c10::ScalarType want = indexed && o == &out ? at::kLong : self.scalar_type();
+    if (o->device() != self.device() || o->scalar_type() != want || !o->is_contiguous() ||
+        o->numel() != g.outer * g.inner)
       return false;
   }
+  // Float tiles count rows in int lanes.
+  if (indexed && g.len > std::numeric_limits<int32_t>::max()) return false;
   if (g.inner != 1) {
     if (g.inner >= kColsMinInner) {
       colsReduceCpu(kind, self, g.outer, g.len, g.inner, correction, out, out2);

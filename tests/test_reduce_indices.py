@@ -1,0 +1,296 @@
+"""max/min with indices, argmax/argmin, prod, nansum and vector norms over one dim against CPU
+PyTorch, in strict mode.
+
+On CPU drivers (PoCL), a non-last dim of a contiguous float/double/half/bfloat16 tensor whose
+lines are at least 32 elements wide (inner, the product of the sizes after the reduced dim) runs
+in the column tiles of kernels/reduce_cols.cl (rc_index for the indexed ops, rc_reduce for prod,
+nansum and the norms of orders 2, 1, 0 and +-inf), with row groups merged by rc_final when there
+are too few tiles for the cores; everything else (integers, bool, narrow lines, the last dim,
+non-contiguous inputs, other norm orders) takes the reduction generator. Indices must equal
+CPU's exactly: the first occurrence of the maximum (minimum), and where a line holds NaN the
+index of its first NaN. test_gpu_launch_shapes reruns this file with TORCH_OCL_TREE_REDUCTIONS=1
+(the GPU shapes).
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import torch_ocl
+
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-9, atol=1e-9),
+       torch.float16: dict(rtol=1e-2, atol=1e-2), torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}
+
+# (shape, dim): inner = the product of the sizes after dim.
+SHAPES = [
+    ((37, 1000), 0),  # one tile, a partial last vector (1000 = 62 * 16 + 8), one group
+    ((3000, 40), 0),  # few columns: rows in 11 groups, merged by rc_final
+    ((600, 1030), 0),  # two tiles, 2 row groups
+    ((5, 300, 33), 1),  # middle dim, inner 33 (one lane in the last vector)
+    ((2, 1100, 40), 1),  # middle dim, 4 row groups per outer slice
+    ((3, 17, 1000), 0),  # dim 0 of a 3-D tensor: inner 17000, 17 tiles
+    ((4, 1, 70), 1),  # a reduced dim of size 1
+    ((2500, 17), 0),  # narrow lines (inner < 32): the generator
+    ((3, 17, 5), 1),
+    ((300, 64), 1),  # the last dim: the generator
+]
+
+
+def ties(shape, seed=0, dtype=torch.float32, low=-3, high=4):
+    """Small integers: every line holds many ties of its maximum and minimum."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(low, high, shape, generator=g).to(dtype)
+
+
+def randn(shape, seed=0, dtype=torch.float32):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+def indexed(d, keepdim=False):
+    return {
+        "max": lambda t: t.max(d, keepdim=keepdim),
+        "min": lambda t: t.min(d, keepdim=keepdim),
+        "argmax": lambda t: t.argmax(d, keepdim=keepdim),
+        "argmin": lambda t: t.argmin(d, keepdim=keepdim),
+    }
+
+
+def valued(d, keepdim=False):
+    vn = torch.linalg.vector_norm
+    return {
+        "prod": lambda t: t.prod(d, keepdim=keepdim),
+        "nansum": lambda t: t.nansum(d, keepdim=keepdim),
+        "norm2": lambda t: vn(t, 2, dim=d, keepdim=keepdim),
+        "norm1": lambda t: vn(t, 1, dim=d, keepdim=keepdim),
+        "norm0": lambda t: vn(t, 0, dim=d, keepdim=keepdim),
+        "norm_inf": lambda t: vn(t, float("inf"), dim=d, keepdim=keepdim),
+        "norm_neginf": lambda t: vn(t, -float("inf"), dim=d, keepdim=keepdim),
+        "norm3": lambda t: vn(t, 3, dim=d, keepdim=keepdim),  # the generator's pow
+        "torch.norm": lambda t: torch.norm(t, dim=d, keepdim=keepdim),
+    }
+
+
+def exact(got, want, what):
+    """Same dtype, shape and values, bit for bit (NaN as NaN, the sign of zeros)."""
+    got = got.cpu()
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype,
+                                                                 got.shape, want.shape)
+    if want.is_floating_point():
+        same = (got == want) | (got.isnan() & want.isnan())
+        same &= got.signbit() == want.signbit()
+        assert bool(same.all()), f"{what}: {int((~same).sum())} differ"
+    else:
+        assert torch.equal(got, want), f"{what}: {int((got != want).sum())} differ"
+
+
+def check_indexed(x, d, keepdim=False, view=lambda t: t):
+    """view: taken of x and of its device copy (strided views made on the device: .to("ocl")
+    of a sliced CPU tensor would arrive contiguous)."""
+    for name, f in indexed(d, keepdim).items():
+        try:
+            want = f(view(x))
+        except RuntimeError as e:  # argmax/argmin of bool: the same refusal
+            with pytest.raises(RuntimeError, match=str(e).split(":")[0]):
+                f(view(x.to("ocl")))
+            continue
+        with torch_ocl.strict():
+            got = f(view(x.to("ocl")))
+        what = f"{name} over dim {d} of {tuple(view(x).shape)} {x.dtype} keepdim={keepdim}"
+        if isinstance(want, torch.Tensor):
+            exact(got, want, what)
+        else:
+            exact(got.values, want.values, what + " values")
+            exact(got.indices, want.indices, what + " indices")
+
+
+def check_valued(x, d, keepdim=False, view=lambda t: t):
+    tol = TOL[x.dtype]
+    for name, f in valued(d, keepdim).items():
+        if name == "prod" and x.dtype in (torch.float16, torch.bfloat16):
+            continue  # test_prod_reduced_precision
+        want = f(view(x))
+        with torch_ocl.strict():
+            got = f(view(x.to("ocl")))
+        got = got.cpu()
+        what = f"{name} over dim {d} of {tuple(view(x).shape)} {x.dtype} keepdim={keepdim}"
+        assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, got.shape,
+                                                                     want.dtype, want.shape)
+        try:
+            torch.testing.assert_close(got, want, equal_nan=True, **tol)
+        except AssertionError as e:
+            raise AssertionError(f"{what}: {e}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-d{d}" for s, d in SHAPES])
+def test_indexed_ties_against_cpu(shape, dim, dtype):
+    check_indexed(ties(shape, dtype=dtype), dim)
+    check_indexed(randn(shape, seed=1, dtype=dtype), dim)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-d{d}" for s, d in SHAPES])
+def test_valued_against_cpu(shape, dim, dtype):
+    check_valued(randn(shape, dtype=dtype), dim)
+
+
+@pytest.mark.parametrize("dtype", INTS + [torch.bool], ids=str)
+@pytest.mark.parametrize("shape,dim", [((37, 1000), 0), ((3000, 40), 0), ((5, 300, 33), 1)],
+                         ids=["37x1000-d0", "3000x40-d0", "5x300x33-d1"])
+def test_integers_and_bool(shape, dim, dtype):
+    """The generator keeps these; indices and values exact, prod and nansum in int64."""
+    x = ties(shape, dtype=dtype, low=0 if dtype in (torch.uint8, torch.bool) else -3,
+             high=2 if dtype == torch.bool else 4)
+    check_indexed(x, dim)
+    if dtype != torch.bool:
+        for f in [lambda t: t.prod(dim), lambda t: t.nansum(dim)]:
+            small = (x % 2) if dtype != torch.uint8 else (x % 2 + 1)  # products that fit
+            want = f(small)
+            with torch_ocl.strict():
+                got = f(small.to("ocl"))
+            exact(got, want, f"prod/nansum {dtype}")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_keepdim_and_negative_dim(dtype):
+    check_indexed(ties((6, 40, 19), dtype=dtype), -2, keepdim=True)
+    check_indexed(ties((300, 35), dtype=dtype), 0, keepdim=True)
+    check_valued(randn((6, 40, 19), dtype=dtype), -2, keepdim=True)
+    check_valued(randn((300, 35), dtype=dtype), 0, keepdim=True)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("rows", [40, 700, 3000], ids=["one-group", "groups", "many-groups"])
+def test_nan_inf_and_signed_zeros(rows, dtype):
+    """The first NaN's index; ties of +-inf; -0.0 and +0.0 compare equal, so the first one's
+    index and sign come back; columns whose extremes sit in the last row group only."""
+    x = ties((rows, 48), seed=3).to(dtype)
+    nan, inf = float("nan"), float("inf")
+    x[5, 0], x[rows - 3, 0] = nan, nan  # two NaN: the first one's index
+    x[rows - 1, 1] = nan  # NaN in the last row (the last group)
+    x[:, 2] = -inf  # all -inf: index 0 for both max and min
+    x[:, 3] = inf
+    x[3, 4], x[rows - 2, 4] = inf, -inf
+    x[:, 5] = -0.0
+    x[rows // 2, 5] = 0.0  # -0.0 first: max and min give index 0 and -0.0
+    x[:, 6] = 0.0
+    x[rows // 3, 6] = -0.0
+    x[:, 7] = 0.0
+    x[0, 7] = -0.0
+    x[rows - 1, 8] = 100  # the maximum in the last row only
+    x[rows - 1, 9] = -100
+    x[: rows // 2, 10] = nan  # NaN in the first groups, then values
+    x[rows // 2 :, 11] = inf  # +inf in the last groups only
+    x[0, 12], x[1, 12] = nan, inf
+    check_indexed(x, 0)
+    # nansum skips the NaN; the norms carry it (and inf) as CPU does.
+    check_valued(x, 0)
+    # The middle dim with the same columns.
+    check_indexed(x.reshape(rows, 3, 16).transpose(0, 1).contiguous(), 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_strided_inputs(dtype):
+    """Not contiguous (transposed, sliced, made so on the device): the generator, same answers."""
+    base = ties((300, 130), dtype=dtype)
+    cube = ties((4, 50, 30), dtype=dtype)
+    for x, view, d in [(base, lambda t: t.t(), 0), (base, lambda t: t.t(), 1),
+                       (base, lambda t: t[:, ::2], 0), (base, lambda t: t[::3], 0),
+                       (base, lambda t: t[:, 1:-2], 0), (cube, lambda t: t.transpose(0, 2), 1)]:
+        assert not view(x.to("ocl")).is_contiguous()
+        check_indexed(x, d, view=view)
+        check_valued(x / 4, d, view=view)
+
+
+def test_prod_reduced_precision():
+    """CPU multiplies float16/bfloat16 in their own precision per step (over 3000 bfloat16 rows
+    it drifts by 76 %); ours (and the generator's) in float, rounded once at the end. Compared
+    with CPU's float result on the same values, and over 37 rows with CPU's own result at the
+    tolerance of its rounding."""
+    for dtype in (torch.float16, torch.bfloat16):
+        for shape, d in [((37, 1000), 0), ((3000, 40), 0), ((5, 300, 33), 1)]:
+            x = (randn(shape) / 16 + 1).to(dtype)
+            with torch_ocl.strict():
+                got = x.to("ocl").prod(d).cpu()
+            assert got.dtype == dtype
+            torch.testing.assert_close(got, x.float().prod(d).to(dtype), **TOL[dtype])
+            if shape[d] <= 37:
+                torch.testing.assert_close(got.float(), x.prod(d).float(), rtol=0.1, atol=0)
+
+
+def test_out_variants():
+    x = ties((700, 40))
+    xo = x.to("ocl")
+    cases = [
+        lambda t, dev: torch.max(t, 0, out=(torch.empty(0, device=dev),
+                                            torch.empty(0, dtype=torch.long, device=dev))),
+        lambda t, dev: torch.min(t, 0, keepdim=True, out=(
+            torch.empty(0, device=dev), torch.empty(0, dtype=torch.long, device=dev))),
+        lambda t, dev: torch.argmax(t, 0, out=torch.empty(0, dtype=torch.long, device=dev)),
+        lambda t, dev: torch.argmin(t, 0, keepdim=True,
+                                    out=torch.empty(1, 40, dtype=torch.long, device=dev)),
+        lambda t, dev: torch.prod(t / 4, 0, out=torch.empty(0, device=dev)),
+        lambda t, dev: torch.nansum(t, 0, out=torch.empty(0, device=dev)),
+        lambda t, dev: torch.linalg.vector_norm(t, 2, dim=0, out=torch.empty(0, device=dev)),
+        lambda t, dev: torch.norm(t, 1, dim=0, out=torch.empty(0, device=dev)),
+    ]
+    for i, f in enumerate(cases):
+        want = f(x, "cpu")
+        with torch_ocl.strict():
+            got = f(xo, "ocl")
+        pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
+        for g, w in pairs:
+            torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5, msg=f"case {i}")
+    # A non-contiguous out (a column of a wider tensor): the generator writes through it.
+    wide = torch.zeros(2, 40, dtype=torch.long, device="ocl")
+    with torch_ocl.strict():
+        torch.argmax(xo, 0, out=wide[0])
+    exact(wide[0], x.argmax(0), "argmax into a row of a wider out")
+    # Wrong out dtypes raise as on CPU.
+    with pytest.raises(RuntimeError):
+        torch.max(xo, 0, out=(torch.empty(0, device="ocl"), torch.empty(0, device="ocl")))
+
+
+def test_zero_size():
+    for shape, d in [((0, 40), 0), ((5, 0), 0), ((3, 0, 40), 1), ((2, 3, 0), 1)]:
+        x = torch.empty(shape)
+        for name, f in valued(d).items():
+            try:
+                want = f(x)
+            except RuntimeError:  # +-inf norms of an empty dim: no identity
+                with pytest.raises(RuntimeError, match="does not have an identity"):
+                    f(x.to("ocl"))
+                continue
+            with torch_ocl.strict():
+                got = f(x.to("ocl"))
+            assert got.shape == want.shape and got.dtype == want.dtype, name
+            torch.testing.assert_close(got.cpu(), want, msg=name)
+        for name, f in indexed(d).items():
+            try:
+                want = f(x)
+            except (IndexError, RuntimeError) as e:
+                with pytest.raises(type(e)):
+                    f(x.to("ocl"))
+                continue
+            with torch_ocl.strict():
+                got = f(x.to("ocl"))
+            pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
+            for g, w in pairs:
+                exact(g, w, f"{name} over dim {d} of {shape}")
+
+
+def test_gpu_launch_shapes():
+    """This file again with TORCH_OCL_TREE_REDUCTIONS=1: the GPU kernel shapes."""
+    if os.environ.get("TORCH_OCL_TREE_REDUCTIONS") == "1":
+        pytest.skip("already running with the GPU shapes")
+    env = dict(os.environ, TORCH_OCL_TREE_REDUCTIONS="1")
+    here = os.path.abspath(__file__)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        here, "-k", "not gpu_launch_shapes"], env=env, capture_output=True,
+                       text=True, timeout=900, cwd=os.path.dirname(here))
+    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
