@@ -78,44 +78,13 @@ void launchFinal(rt::Device& dev, cl_command_queue q, cl_program prog, const rt:
   launchItems(dev, q, f, outer * (p.innerp / vw));
 }
 
-// max/min with indices (rc_index): indices into `indices` (long), values into `values` when
-// defined (argmax/argmin write none).
-void colsIndexCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim, int64_t inner,
-                  const at::Tensor& indices, const at::Tensor& values) {
-  const c10::DeviceIndex idx = x.device().index();
-  rt::Device& dev = device(idx);
-  const c10::ScalarType t = x.scalar_type();
-  const bool dbl = t == at::kDouble;
-  const int64_t vw = dbl ? 8 : 16;
-  const Plan p = plan(dev, outer, dim, inner, vw);
-  cl_program prog = softmaxProgram(idx, t, t);
-  const at::Tensor part = partials(x, p, outer, dbl);
-  const rt::BufferRef o0 = bufferOf(indices), o1 = bufferOf(values.defined() ? values : indices),
-                      pb = bufferOf(part);
-  OCL_TRY
-  cl_command_queue q = currentQueue(idx);
-  cl_kernel k = programs(idx).kernel(prog, "rc_index");
-  cl_uint a = 0;
-  setArg(k, a, o0);
-  setArg(k, a, o1);
-  setArg(k, a, bufferOf(x));
-  setArg(k, a, pb);
-  for (int64_t v : {outer, dim, inner, p.tw, p.groups, p.grows})
-    setArg(k, a, static_cast<cl_long>(v));
-  setArg(k, a, static_cast<cl_int>(kind));
-  setArg(k, a, static_cast<cl_int>(values.defined()));
-  launchItems(dev, q, k, p.items);
-  if (p.groups > 1)
-    launchFinal(dev, q, prog, o0, o1, pb, outer, dim, inner, p, static_cast<int>(kind), dbl, 0.0,
-                values.defined(), vw, bufferOf(x));
-  OCL_CATCH
-}
-
 }  // namespace
 
+// The indexed kinds (max/min with indices, rc_index) write the indices (long) into out and the
+// values into out2 when defined (argmax/argmin write none); the others run rc_reduce.
 void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim, int64_t inner,
                    double correction, const at::Tensor& out, const at::Tensor& out2) {
-  if (isIndexed(kind)) return colsIndexCpu(kind, x, outer, dim, inner, out, out2);
+  const bool indexed = isIndexed(kind);
   const c10::DeviceIndex idx = x.device().index();
   rt::Device& dev = device(idx);
   const c10::ScalarType t = x.scalar_type();
@@ -128,7 +97,7 @@ void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim
                       pb = bufferOf(part);
   OCL_TRY
   cl_command_queue q = currentQueue(idx);
-  cl_kernel k = programs(idx).kernel(prog, "rc_reduce");
+  cl_kernel k = programs(idx).kernel(prog, indexed ? "rc_index" : "rc_reduce");
   cl_uint a = 0;
   setArg(k, a, o0);
   setArg(k, a, o1);
@@ -137,12 +106,12 @@ void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim
   for (int64_t v : {outer, dim, inner, p.tw, p.groups, p.grows})
     setArg(k, a, static_cast<cl_long>(v));
   setArg(k, a, static_cast<cl_int>(kind));
-  setCorr(k, a, dbl, correction);
+  if (!indexed) setCorr(k, a, dbl, correction);
   setArg(k, a, static_cast<cl_int>(out2.defined()));
   launchItems(dev, q, k, p.items);
   if (p.groups > 1)
     launchFinal(dev, q, prog, o0, o1, pb, outer, dim, inner, p, static_cast<int>(kind), dbl,
-                correction, out2.defined(), vw, bufferOf(x));
+                indexed ? 0.0 : correction, out2.defined(), vw, bufferOf(x));
   OCL_CATCH
 }
 
