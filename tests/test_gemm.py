@@ -220,7 +220,51 @@ def untuned():
     _C._set_gemm_tuning_enabled(was)
 
 
-def test_auto_choice_and_doctor_names_provider(untuned):
+@pytest.fixture
+def narrow_blas():
+    """A setter for the narrow-BLAS rule (-1: measured, 0 / 1: as if wide / narrower), reset
+    to the measured one afterwards."""
+    yield _C._set_host_blas_narrow_override
+    _C._set_host_blas_narrow_override(-1)
+
+
+def _shape_rule_products():
+    """The products the shape rule sorts, each with the provider that ran it."""
+    _C._set_gemm_provider("auto")
+    shapes = [((512, 512), (512, 512), False), ((200, 300), (200, 300), True),
+              ((64, 4096), (4096, 100), False), ((64, 784), (512, 784), True)]
+    ran = []
+    for sa, sb, tb in shapes:
+        b = torch.randn(*sb, device=DEV)
+        torch.mm(torch.randn(*sa, device=DEV), b.t() if tb else b)
+        ran.append(_C._last_gemm_provider())
+    return ran
+
+
+def test_narrow_host_blas_gives_float32_to_cpu_tile(untuned, narrow_blas):
+    """A host BLAS whose kernels are narrower than the device's vectors (OpenBLAS's AVX2 cores
+    where PoCL compiles for AVX-512) loses to cpu_tile on every shape: float32 products then run
+    cpu_tile; float64 stays on the BLAS."""
+    info = _C._host_blas_info()
+    if not (_is_pocl() and info["available"]):
+        pytest.skip("the narrow-BLAS rule is about host_blas on CPU drivers")
+    # The width of the BLAS's kernels from its core name (AVX-512 cores: SkylakeX and later).
+    if info["corename"]:
+        wide = info["corename"] in ("SkylakeX", "Cooperlake", "SapphireRapids")
+        assert info["vector_bits"] == (512 if wide else 256), info
+    narrow_blas(1)
+    assert _C._host_blas_narrower_than_device(0)
+    assert _shape_rule_products() == ["cpu_tile"] * 4
+    assert "narrower" in _C._gemm_shape_rule(0)
+    torch.mm(torch.randn(64, 784, device=DEV, dtype=torch.float64),
+             torch.randn(784, 512, device=DEV, dtype=torch.float64))
+    assert _C._last_gemm_provider() == "host_blas"
+    narrow_blas(0)
+    assert not _C._host_blas_narrower_than_device(0)
+    assert _shape_rule_products() == ["cpu_tile", "host_blas", "host_blas", "host_blas"]
+
+
+def test_auto_choice_and_doctor_names_provider(untuned, narrow_blas):
     provs = _C._gemm_providers(0)
     assert set(provs) >= {"Float", "Half", "BFloat16", "Int"}
     if _is_pocl():
@@ -228,8 +272,9 @@ def test_auto_choice_and_doctor_names_provider(untuned):
         assert _C._host_blas_info()["available"], _C._host_blas_info()["error"]
         assert provs["Float"] == "host_blas"
         assert provs["Half"] == "cpu_tile"
-        # The measured shape rule: large products and in-place B go to cpu_tile, the MLP's packed
-        # shapes, mid-sized ones and long K stay on the BLAS.
+        # The measured shape rule (for a BLAS as wide as the device): large products and in-place
+        # B go to cpu_tile, the MLP's packed shapes, mid-sized ones and long K stay on the BLAS.
+        narrow_blas(0)
         _C._set_gemm_provider("auto")
         torch.mm(torch.randn(512, 512, device=DEV), torch.randn(512, 512, device=DEV))
         assert _C._last_gemm_provider() == "cpu_tile"

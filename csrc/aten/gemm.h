@@ -94,7 +94,19 @@ struct HostBlasInfo {
   bool available = false;
   std::string library, config, error;
   int threads = 0;
+  // OpenBLAS's name for the kernels it picked for this CPU ("Haswell", "SkylakeX"; empty when the
+  // library does not say) and their vector width: 512 bits, 256 (at most 256: every other
+  // OpenBLAS core), 0 when unknown.
+  std::string corename;
+  int vector_bits = 0;
 };
 HostBlasInfo hostBlasInfo();
+// Whether the host BLAS's kernels are narrower than the device's own vectors (OpenBLAS's AVX2
+// kernels on an AVX-512 CPU that PoCL compiles for with 16-float vectors): float32 products then
+// run cpu_tile, which uses the device's full width (linalg/gemm.cpp, chooseProvider).
+bool hostBlasNarrowerThanDevice(c10::DeviceIndex idx);
+// -1: decide as above (initially, unless TORCH_OCL_GEMM_NARROW_BLAS is 0 or 1); 0 / 1: as if the
+// BLAS were as wide as / narrower than the device.
+void setHostBlasNarrowOverride(int mode);
 
 }  // namespace torch_ocl::aten

@@ -64,8 +64,14 @@ void bindGemm(py::module_& m) {
     d["config"] = info.config;
     d["threads"] = info.threads;
     d["error"] = info.error;
+    d["corename"] = info.corename;
+    d["vector_bits"] = info.vector_bits;
     return d;
   });
+  m.def("_host_blas_narrower_than_device", [](int index) {
+    return aten::hostBlasNarrowerThanDevice(static_cast<c10::DeviceIndex>(index));
+  });
+  m.def("_set_host_blas_narrow_override", [](int mode) { aten::setHostBlasNarrowOverride(mode); });
 }
 
 }  // namespace torch_ocl

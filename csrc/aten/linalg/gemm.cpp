@@ -104,6 +104,16 @@ struct HostBlas {
   HostBlasInfo info;
 };
 
+// The vector width of the kernels an OpenBLAS core name stands for: the cores with AVX-512 SGEMM
+// kernels, and every other one (Haswell, Zen, Sandybridge, ...: AVX2 or narrower). OpenBLAS 0.3.21
+// (Debian 12) has no AVX-512 core for AMD: on a Zen 5 EPYC it picks Haswell.
+int openblasVectorBits(const std::string& core) {
+  if (core.empty()) return 0;
+  for (const char* wide : {"SkylakeX", "Cooperlake", "SapphireRapids"})
+    if (core == wide) return 512;
+  return 256;
+}
+
 // dlopen with RTLD_LOCAL | RTLD_DEEPBIND: libtorch_cpu exports its own sgemm_ (and maybe
 // cblas_*), and the library's internal calls must bind to itself, never to those. The handle is
 // kept for the life of the process: queued native kernels may still call into it at exit.
@@ -146,6 +156,11 @@ const HostBlas& hostBlas() {
         h.info.library = where.dli_fname;
       if (auto cfg = reinterpret_cast<const char* (*)()>(dlsym(lib, "openblas_get_config")))
         h.info.config = cfg();
+      if (auto core = reinterpret_cast<const char* (*)()>(dlsym(lib, "openblas_get_corename"))) {
+        const char* name = core();
+        h.info.corename = name ? name : "";
+        h.info.vector_bits = openblasVectorBits(h.info.corename);
+      }
       // One BLAS thread per core: the call runs on one of the driver's worker threads while the
       // queue waits for it, so the driver's other workers are idle meanwhile.
       if (auto set = reinterpret_cast<void (*)(int)>(dlsym(lib, "openblas_set_num_threads"))) {
@@ -176,6 +191,34 @@ bool deviceCanHostBlas(c10::DeviceIndex idx) {
 
 bool isCpuDevice(c10::DeviceIndex idx) {
   return (device(idx).info().type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
+// -1: measured from the library and the device; 0 / 1: as if the BLAS were as wide / narrower
+// (TORCH_OCL_GEMM_NARROW_BLAS, or tests).
+std::atomic<int>& narrowBlasOverride() {
+  static std::atomic<int> v{[] {
+    const char* env = std::getenv("TORCH_OCL_GEMM_NARROW_BLAS");
+    if (env && std::string(env) == "0") return 0;
+    if (env && std::string(env) == "1") return 1;
+    return -1;
+  }()};
+  return v;
+}
+// The device's native float vector in bits (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: 16 floats on
+// PoCL with AVX-512), asked once per device.
+int deviceVectorBits(c10::DeviceIndex idx) {
+  static std::mutex mu;
+  static std::unordered_map<c10::DeviceIndex, int> bits;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto it = bits.find(idx);
+  if (it == bits.end()) {
+    cl_uint w = 0;
+    if (clGetDeviceInfo(device(idx).id(), CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(w), &w,
+                        nullptr) != CL_SUCCESS)
+      w = 0;
+    it = bits.emplace(idx, static_cast<int>(w) * 32).first;
+  }
+  return it->second;
 }
 
 // A large cpu_tile product on a CPU driver whose workers run under SCHED_BATCH (driver_threads.h)
@@ -1028,6 +1071,14 @@ GemmProvider chooseUncapturedProvider(const at::Tensor& out, const at::Tensor& a
   if (p != GemmProvider::kHostBlas || t != at::kFloat ||
       forced().load(std::memory_order_relaxed) == GemmProvider::kHostBlas || !isCpuDevice(idx))
     return p;
+  // A BLAS whose kernels are narrower than the device's vectors (OpenBLAS 0.3.21's AVX2 kernels
+  // on a Zen 5 EPYC, where PoCL compiles for AVX-512) loses to cpu_tile on every shape measured
+  // there (GFLOP/s host_blas / cpu_tile, best of 3 interleaved rounds, /work/scratch/prov_ab.py):
+  // 512^3 241/455, 1024^3 119/428, 64x784 @ 784x512 106/289, 64x784 @ (512x784)^T 100/197,
+  // (64x512)^T @ 64x784 197/259, 64x512 @ (784x512)^T 99/274, 64x36864 @ (288x36864)^T 90/231,
+  // (36864x288)^T @ 36864x64 88/176, 128x9216 @ (64x9216)^T 95/156; only a long K with B packed
+  // came out even (64x36864 @ 36864x288 94/87).
+  if (hostBlasNarrowerThanDevice(idx)) return GemmProvider::kCpuTile;
   const int64_t rows = out.size(-2), cols = out.size(-1), k = a.size(-1);
   const double work = static_cast<double>(rows) * cols * k * (out.dim() == 3 ? out.size(0) : 1);
   // Our kernel keeps a whole K x 64 panel of B per tile row and does not split K: beyond ~2048 the
@@ -1070,6 +1121,11 @@ std::string gemmShapeRule(c10::DeviceIndex idx) {
   if (gemmProviderFor(idx, at::kFloat) != GemmProvider::kHostBlas || !isCpuDevice(idx) ||
       forced().load() == GemmProvider::kHostBlas)
     return "";
+  if (hostBlasNarrowerThanDevice(idx))
+    return "float32 runs cpu_tile: the host BLAS's kernels (" +
+           (hostBlas().info.corename.empty() ? std::string("?") : hostBlas().info.corename) +
+           ") are narrower than the device's " + std::to_string(deviceVectorBits(idx)) +
+           "-bit vectors";
   return "float32 runs cpu_tile instead of host_blas when it reads B in place (unit column "
          "stride, columns a multiple of 64, or rows padded to whole panels; 16 rows or more), for "
          "batches of small products (below 203^3 multiply-adds each), and from 512^3 "
@@ -1088,6 +1144,17 @@ GemmProvider lastGemmProvider() {
 
 HostBlasInfo hostBlasInfo() {
   return hostBlas().info;
+}
+
+void setHostBlasNarrowOverride(int mode) {
+  narrowBlasOverride().store(mode < 0 ? -1 : (mode > 0 ? 1 : 0));
+}
+
+bool hostBlasNarrowerThanDevice(c10::DeviceIndex idx) {
+  if (!deviceCanHostBlas(idx) || !isCpuDevice(idx)) return false;
+  if (const int o = narrowBlasOverride().load(std::memory_order_relaxed); o >= 0) return o == 1;
+  const int blas = hostBlas().info.vector_bits;
+  return blas > 0 && deviceVectorBits(idx) > blas;
 }
 
 namespace {
