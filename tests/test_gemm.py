@@ -404,6 +404,42 @@ def test_addmm_activation_zero_sizes_and_errors(provider):
                                 torch.ones(2, 6, dtype=other, device=DEV))
 
 
+@pytest.mark.parametrize("use_gelu", [False, True], ids=["relu", "gelu"])
+@pytest.mark.parametrize("n,k,m,ta,tb,bias_shape", [
+    (33, 70, 65, False, False, (65,)), (7, 129, 128, True, False, (7, 1)),
+    (64, 13, 130, False, True, (64, 130)), (130, 300, 64, False, True, (64,)),
+    (64, 300, 130, False, True, (130,)), (64, 300, 128, True, False, (64, 1)),
+    (5, 0, 9, False, False, (9,))])
+def test_addmm_with_activation_second_output(provider, use_gelu, n, k, m, ta, tb, bias_shape):
+    """torch_ocl::addmm_with_activation: the product with its bias (the pre-activation a
+    training step keeps) and its activation, both against CPU; no launch beyond the product's own
+    where host_blas or cpu_tile runs it (they store both results in the same command), also
+    through cpu_tile's transposed (out^T) form."""
+    import torch.nn.functional as F
+    p, dt = provider
+    g = torch.Generator().manual_seed(n + k * 5 + m * 11)
+    a = _rand(k, n, dtype=dt, gen=g).t() if ta else _rand(n, k, dtype=dt, gen=g)
+    b = _rand(m, k, dtype=dt, gen=g).t() if tb else _rand(k, m, dtype=dt, gen=g)
+    bias = _rand(*bias_shape, dtype=dt, gen=g)
+    ad = a.t().contiguous().to(DEV).t() if ta else a.to(DEV)
+    bd = b.t().contiguous().to(DEV).t() if tb else b.to(DEV)
+    before = _C._kernel_launch_count()
+    pre, act = torch.ops.torch_ocl.addmm_with_activation(bias.to(DEV), ad, bd, beta=1, alpha=1,
+                                                        use_gelu=use_gelu)
+    launches = _C._kernel_launch_count() - before
+    want = torch.addmm(bias.double(), a.double(), b.double())
+    _check(pre, want, dt, p)
+    # The activation of the stored pre-activation (rounded to the dtype first, as the kernel does).
+    ref_act = F.gelu(pre.cpu().double()) if use_gelu else F.relu(pre.cpu().double())
+    torch.testing.assert_close(act.cpu().double(), ref_act, rtol=_tol(dt)[0],
+                               atol=_tol(dt)[1] * max(1.0, ref_act.abs().max().item()))
+    if p in ("host_blas", "cpu_tile") and k > 0:
+        # No launch beyond addmm's own (cpu_tile's includes packing B when it is not a panel).
+        before = _C._kernel_launch_count()
+        torch.addmm(bias.to(DEV), ad, bd)
+        assert launches == _C._kernel_launch_count() - before, launches
+
+
 def test_addmm_activation_integers():
     g = torch.Generator().manual_seed(12)
     a = torch.randint(-5, 5, (9, 13), generator=g, dtype=torch.int32)

@@ -7,7 +7,9 @@
 // thrashing of row strides that are multiples of 4 KB. Accumulation is in float for every dtype.
 // The program is built with a header that defines ST (storage type), LOAD(p, i) (element i of
 // ST* p as float) and STORE(p, i, v), and the epilogue: EPI_BIAS (1: add bias_scale * bias[m][n],
-// any strides) and gemm_epi(v) (rounding to ST and the activation, identity without one).
+// any strides) and gemm_epi(v) (rounding to ST and the activation, identity without one), and
+// EPI_ACT (1: C keeps the value before the activation and act receives gemm_epi of it, as a
+// training step that keeps the pre-activation needs).
 
 #define TM 6
 #define TN 64
@@ -42,7 +44,8 @@ __kernel void pack_b(__global char* dst, ulong dst_off, __global const char* b, 
 #define STORE_ROW(i)                                                                     \
   if (m0 + i < M) {                                                                      \
     const long base = (m0 + i) * sc_m, bbase = (m0 + i) * sbias_m;                       \
-    if (EPI_VEC && jn == TN && sc_n == 1 && (!EPI_BIAS || sbias_n <= 1)) {               \
+    if (EPI_VEC && jn == TN && sc_n == 1 && (!EPI_BIAS || sbias_n <= 1) &&                \
+        (!EPI_ACT || sact_n == 1)) {                                                     \
       __global float* cr = (__global float*)(C + base + n0);                             \
       float16 v0 = alpha * c##i##0, v1 = alpha * c##i##1, v2 = alpha * c##i##2,          \
               v3 = alpha * c##i##3;                                                      \
@@ -64,6 +67,14 @@ __kernel void pack_b(__global char* dst, ulong dst_off, __global const char* b, 
           v0 += bb, v1 += bb, v2 += bb, v3 += bb;                                        \
         }                                                                                \
       }                                                                                  \
+      if (EPI_ACT) {                                                                     \
+        __global float* ar = (__global float*)(Act + (m0 + i) * sact_m + n0);            \
+        vstore16(v0, 0, cr);                                                             \
+        vstore16(v1, 1, cr);                                                             \
+        vstore16(v2, 2, cr);                                                             \
+        vstore16(v3, 3, cr);                                                             \
+        cr = ar;                                                                         \
+      }                                                                                  \
       vstore16(gemm_epi16(v0), 0, cr);                                                   \
       vstore16(gemm_epi16(v1), 1, cr);                                                   \
       vstore16(gemm_epi16(v2), 2, cr);                                                   \
@@ -79,7 +90,12 @@ __kernel void pack_b(__global char* dst, ulong dst_off, __global const char* b, 
         float v = alpha * t[j];                                                          \
         if (beta != 0.0f) v += beta * LOAD(C, idx);                                      \
         if (EPI_BIAS) v += bias_scale * LOAD(Bias, bbase + (n0 + j) * sbias_n);          \
-        STORE(C, idx, gemm_epi(v));                                                      \
+        if (EPI_ACT) {                                                                   \
+          STORE(C, idx, v);                                                              \
+          STORE(Act, (m0 + i) * sact_m + (n0 + j) * sact_n, gemm_epi(v));                \
+        } else {                                                                         \
+          STORE(C, idx, gemm_epi(v));                                                    \
+        }                                                                                \
       }                                                                                  \
     }                                                                                    \
   }
@@ -89,13 +105,15 @@ __kernel void pack_b(__global char* dst, ulong dst_off, __global const char* b, 
       ulong c_off, long M, long N, long K, long sa_b, long sa_m, long sa_k, long sb_b,          \
       long sb_k, long sb_p, long sc_b, long sc_m, long sc_n, float alpha, float beta,           \
       __global const char *bias, ulong bias_off, long sbias_b, long sbias_m, long sbias_n,      \
-      float bias_scale
+      float bias_scale, __global char *act, ulong act_off, long sact_b, long sact_m,          \
+      long sact_n
 
 #define GEMM_POINTERS                                                                   \
   __global const ST* A = (__global const ST*)(a + a_off) + bt * sa_b;                   \
   __global const float* B = (__global const float*)(bp + bp_off) + bt * sb_b + p * sb_p; \
   __global ST* C = (__global ST*)(c + c_off) + bt * sc_b;                               \
   __global const ST* Bias = (__global const ST*)(bias + bias_off) + bt * sbias_b;       \
+  __global ST* Act = (__global ST*)(act + act_off) + bt * sact_b;                       \
   const int jn = (int)min((long)TN, N - n0)
 
 // Rows past M repeat row M - 1: computed, never stored.

@@ -785,17 +785,20 @@ void setScalarArg(cl_kernel kern, cl_uint& i, c10::ScalarType t, const c10::Scal
   }
 }
 
-// The epilogue variant of a program: bit 0 a bias, bits 1-2 the activation.
+// The epilogue variant of a program: bit 0 a bias, bits 1-2 the activation, bit 3 the activation
+// stored to act_out (cpu_tile only).
 uint64_t epilogueCode(const GemmEpilogue& e) {
-  return (e.bias.defined() ? 1u : 0u) | (static_cast<uint64_t>(e.act) << 1);
+  return (e.bias.defined() ? 1u : 0u) | (static_cast<uint64_t>(e.act) << 1) |
+         (e.act_out.defined() ? 8u : 0u);
 }
 
 std::string epilogueName(uint64_t code) {
   std::string n;
   if (code & 1) n += "+bias";
-  const auto act = static_cast<GemmActivation>(code >> 1);
+  const auto act = static_cast<GemmActivation>((code >> 1) & 3);
   if (act == GemmActivation::kRelu) n += "+relu";
   if (act == GemmActivation::kGelu) n += "+gelu";
+  if (code & 8) n += "+act_out";
   return n;
 }
 
@@ -808,8 +811,9 @@ std::string typeHeader(c10::ScalarType t, bool float_acc, uint64_t epi) {
   h += "#define LOAD(p, i) (" + loadExpr(t, "(p)", "(i)") + ")\n";
   h += "#define STORE(p, i, v) " + storeStmt(t, "(p)", "(i)", "(v)") + "\n";
   h += "#define EPI_BIAS " + std::to_string(epi & 1) + "\n";
+  h += "#define EPI_ACT " + std::to_string((epi >> 3) & 1) + "\n";
   h += "inline ACC gemm_epi(ACC v) {\n";
-  const auto act = static_cast<GemmActivation>(epi >> 1);
+  const auto act = static_cast<GemmActivation>((epi >> 1) & 3);
   if (act != GemmActivation::kNone && t == at::kHalf) h += "  v = ocl_round_to_half(v);\n";
   if (act != GemmActivation::kNone && t == at::kBFloat16) h += "  v = ocl_round_to_bf16(v);\n";
   if (act == GemmActivation::kRelu) h += "  v = v < (ACC)0 ? (ACC)0 : v;  /* NaN stays */\n";
@@ -858,6 +862,17 @@ void setBiasArgs(cl_kernel kern, cl_uint& i, const at::Tensor& out, const GemmEp
     for (int j = 0; j < 3; ++j) setArg(kern, i, static_cast<cl_long>(0));
   }
   setScalarArg(kern, i, scale_type, e.bias_scale);
+}
+
+// The act_out arguments of the cpu_tile kernels (buffer, batch/row/column strides): out's own
+// buffer and zeros without one (the kernel then never writes it).
+void setActArgs(cl_kernel kern, cl_uint& i, const at::Tensor& out, const GemmEpilogue& e) {
+  const at::Tensor& d = e.act_out.defined() ? e.act_out : out;
+  setArg(kern, i, bufferOf(d));
+  const bool on = e.act_out.defined();
+  setArg(kern, i, static_cast<cl_long>(on && d.dim() == 3 ? d.stride(0) : 0));
+  setArg(kern, i, static_cast<cl_long>(on ? d.stride(-2) : 0));
+  setArg(kern, i, static_cast<cl_long>(on ? d.stride(-1) : 0));
 }
 
 void tiledGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
@@ -935,6 +950,7 @@ bool cpuTileKBlocks(int64_t k, int64_t b_row_stride) {
 GemmEpilogue transposed(const GemmEpilogue& e) {
   GemmEpilogue t = e;
   if (t.bias.defined()) t.bias = t.bias.transpose(-1, -2);
+  if (t.act_out.defined()) t.act_out = t.act_out.transpose(-1, -2);
   return t;
 }
 
@@ -1001,6 +1017,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   setArg(kern, i, alpha.toFloat());
   setArg(kern, i, beta.toFloat());
   setBiasArgs(kern, i, out, epi, at::kFloat);
+  setActArgs(kern, i, out, epi);
   if (kblocks) {
     setArg(kern, i, static_cast<cl_long>(kKBlock));
     setArg(kern, i, static_cast<cl_int>(kRowTiles));
@@ -1238,10 +1255,11 @@ void gemm(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
   const c10::ScalarType t = out.scalar_type();
   GemmProvider p = chooseProvider(out, a, b);
   const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
-  // Only the host BLAS writes the activation to a second tensor in the same command; other
+  // The host BLAS and cpu_tile write the activation to a second tensor in the same command; other
   // providers store the product, then the activation runs as an op.
-  if (epi.act_out.defined() &&
-      (p != GemmProvider::kHostBlas || !blasWritable(out) || epi.act == GemmActivation::kNone))
+  if (epi.act_out.defined() && ((p != GemmProvider::kHostBlas && p != GemmProvider::kCpuTile) ||
+                                (p == GemmProvider::kHostBlas && !blasWritable(out)) ||
+                                epi.act == GemmActivation::kNone || epi.act_out.scalar_type() != t))
     return productThenActivation(out, a, b, alpha, beta, epi);
   switch (p) {
     case GemmProvider::kCpuTile:

@@ -286,7 +286,8 @@ at::Tensor vdotFn(const at::Tensor& a, const at::Tensor& b) {
 // torch_ocl::addmm_with_activation: (beta * self + alpha * m1 @ m2, and its relu or exact gelu),
 // both kept: a training graph saves the value before the activation for the backward, so
 // _addmm_activation (which keeps only the activation) does not apply there. One command on the
-// host BLAS (GemmEpilogue::act_out); the compiled path's post-grad pass emits it (lowering.py).
+// host BLAS or cpu_tile (GemmEpilogue::act_out); the compiled path's post-grad pass emits it
+// (lowering.py).
 std::tuple<at::Tensor, at::Tensor> addmmWithActivationFn(const at::Tensor& self,
                                                          const at::Tensor& m1, const at::Tensor& m2,
                                                          const c10::Scalar& beta,
