@@ -600,6 +600,28 @@ def test_cpu_tile_packed_b_short_and_long_k(k, dtype):
     torch.testing.assert_close(out.cpu().float(), ref, rtol=rtol, atol=atol * max(1, k ** 0.5))
 
 
+@pytest.mark.parametrize("k,n,kstep", [(16, 64, 1), (48, 130, 1), (37, 65, 1), (576, 64, 1),
+                                        (33, 70, 2), (1, 5, 1)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_cpu_tile_packs_transposed_b(k, n, kstep, dtype):
+    """cpu_tile packs a B read transposed (rows along K: x @ W^T, a weight gradient's dy^T)
+    with pack_b_t: whole and partial blocks of 16 rows of K, partial panels (zero-padded past N),
+    a K stride of 2, a batch of B and a B shared by the batch (stride 0); against CPU."""
+    g = torch.Generator().manual_seed(k * 31 + n * 7 + kstep)
+    _C._set_gemm_provider("cpu_tile")
+    try:
+        a = _rand(3, 13, k, dtype=dtype, gen=g)
+        w = _rand(3, n, k * kstep, dtype=dtype, gen=g)
+        b = w[..., ::kstep].transpose(-1, -2)  # 3 x k x n, unit stride along K when kstep is 1
+        bd = w.to(DEV)[..., ::kstep].transpose(-1, -2)
+        for shared in (False, True):
+            bc, bo = (b[:1].expand(3, k, n), bd[:1].expand(3, k, n)) if shared else (b, bd)
+            r = torch.bmm(a.to(DEV), bo)
+            _check(r, a.double() @ bc.double(), dtype, "cpu_tile")
+    finally:
+        _C._set_gemm_provider("auto")
+
+
 @pytest.mark.parametrize("cols", [1, 63, 100, 784])
 def test_cpu_tile_reads_padded_rows_in_place(cols):
     # B's rows padded to whole 64-column panels inside its storage (as a convolution's columns

@@ -807,6 +807,7 @@ std::string typeHeader(c10::ScalarType t, bool float_acc, uint64_t epi) {
   const bool reduced = t == at::kHalf || t == at::kBFloat16;
   const bool is_double = t == at::kDouble && !float_acc;
   std::string h = "typedef " + std::string(clStorageType(t)) + " ST;\n";
+  h += "#define ST_IS_FLOAT " + std::string(t == at::kFloat ? "1" : "0") + "\n";
   h += "typedef " + std::string(reduced || float_acc ? "float" : clComputeType(t)) + " ACC;\n";
   h += "#define LOAD(p, i) (" + loadExpr(t, "(p)", "(i)") + ")\n";
   h += "#define STORE(p, i, v) " + storeStmt(t, "(p)", "(i)", "(v)") + "\n";
@@ -907,6 +908,7 @@ void tiledGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
 }
 
 constexpr int64_t kTm = 6, kTn = 64;
+constexpr int64_t kPackTk = 16;  // PACK_TK in gemm_cpu.cl: rows of K per pack_b_t work item
 
 // B is already a float panel matrix: unit column stride and whole panels. A row stride that is a
 // multiple of 4 KB maps the rows of a panel onto a few cache sets: the k-blocked kernel below
@@ -987,16 +989,26 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   } else {
     const int64_t b_batches = (b.dim() == 3 && sb[0] != 0) ? batch : 1;
     panel_buf = at::empty({b_batches, panels, k, kTn}, out.options().dtype(at::kFloat));
-    cl_kernel pack = programs(idx).kernel(prog, "pack_b");
+    // B's rows along K (read transposed): pack_b_t reads down them; else one element per item.
+    const bool down_k = std::abs(sb[1]) < std::abs(sb[2]) && k > 1;
+    cl_kernel pack = programs(idx).kernel(prog, down_k ? "pack_b_t" : "pack_b");
     cl_uint i = 0;
     setArg(pack, i, bufferOf(panel_buf));
     setArg(pack, i, bufferOf(b));
     setArg(pack, i, static_cast<cl_long>(m));
     setArg(pack, i, static_cast<cl_long>(k));
     for (cl_long v : sb) setArg(pack, i, v);
-    const size_t global[3] = {static_cast<size_t>(panels * kTn), static_cast<size_t>(k),
-                              static_cast<size_t>(b_batches)};
-    launchKernel(q, pack, 3, global, nullptr);
+    if (down_k) {
+      const size_t global[3] = {static_cast<size_t>(panels),
+                                static_cast<size_t>((k + kPackTk - 1) / kPackTk),
+                                static_cast<size_t>(b_batches)};
+      const size_t local[3] = {1, 1, 1};
+      launchKernel(q, pack, 3, global, local);
+    } else {
+      const size_t global[3] = {static_cast<size_t>(panels * kTn), static_cast<size_t>(k),
+                                static_cast<size_t>(b_batches)};
+      launchKernel(q, pack, 3, global, nullptr);
+    }
     bp = bufferOf(panel_buf);
     pb_b = b_batches == 1 ? 0 : panels * k * kTn, pb_k = kTn, pb_p = k * kTn;
   }
