@@ -29,6 +29,25 @@ def launches(fn, *args):
     return out, torch_ocl._C._kernel_launch_count() - before
 
 
+def compiled_backward_launches(cpu_model, x):
+    """A copy of cpu_model on ocl, its forward compiled: the gradients of
+    ``model(x).square().sum()`` and the launches of the second forward + backward."""
+    import copy
+
+    model = copy.deepcopy(cpu_model).to("ocl")
+    fwd = torch.compile(model)
+    xo = x.to("ocl")
+
+    def step():
+        model.zero_grad(set_to_none=True)
+        fwd(xo).square().sum().backward()
+
+    step()
+    before = torch_ocl._C._kernel_launch_count()
+    step()
+    return [p.grad for p in model.parameters()], torch_ocl._C._kernel_launch_count() - before
+
+
 def with_default_grouping(fn):
     """fn run with Inductor's own combo grouping (nodes of one topological level only), with
     the compile caches off (the grouping is not part of their keys)."""
@@ -86,20 +105,7 @@ def test_backward_bias_sums_share_launches():
     expected = [p.grad.clone() for p in cpu.parameters()]
 
     def run():
-        import copy
-
-        model = copy.deepcopy(cpu).to("ocl")
-        fwd = torch.compile(model)
-        xo = x.to("ocl")
-
-        def step():
-            model.zero_grad(set_to_none=True)
-            fwd(xo).square().sum().backward()
-
-        step()
-        before = torch_ocl._C._kernel_launch_count()
-        step()
-        return [p.grad for p in model.parameters()], torch_ocl._C._kernel_launch_count() - before
+        return compiled_backward_launches(cpu, x)
 
     # (products ungrouped: the grouping of independent products is tested below)
     with torch_ocl.strict(), config.patch(small_mm_max_macs=0, group_mm_max_macs=0):
@@ -271,20 +277,7 @@ def test_backward_input_and_weight_gradients_share_a_launch():
     expected = [p.grad.clone() for p in cpu.parameters()]
 
     def run():
-        import copy
-
-        model = copy.deepcopy(cpu).to("ocl")
-        fwd = torch.compile(model)
-        xo = x.to("ocl")
-
-        def step():
-            model.zero_grad(set_to_none=True)
-            fwd(xo).square().sum().backward()
-
-        step()
-        before = torch_ocl._C._kernel_launch_count()
-        step()
-        return [p.grad for p in model.parameters()], torch_ocl._C._kernel_launch_count() - before
+        return compiled_backward_launches(cpu, x)
 
     with torch_ocl.strict():
         grads, grouped = run()

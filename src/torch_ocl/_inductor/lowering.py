@@ -264,15 +264,25 @@ def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
         if view is not None:
             fused.meta["val"] = mm.meta["val"].new_empty(mm.meta["val"].shape)
             out.meta.update(node.meta)
-        node.replace_all_uses_with(out)
-        graph.erase_node(node)
-        for d in dead:
-            graph.erase_node(d)
-        if view is not None:
-            graph.erase_node(view)
-        graph.erase_node(mm)
+        _replace_activation(graph, node, out, dead, view, mm)
         done += 1
     return done
+
+
+def _replace_activation(graph, node, out, dead, view, mm, pre=None) -> None:
+    """The end of both rewrites: the activation's users read ``out`` (the fused result, reshaped
+    back through ``view`` where there was one), and the activation, the decomposed gelu's inner
+    nodes (``dead``), the view and the addmm are erased; the addmm's remaining users (a saved
+    pre-activation) read ``pre``."""
+    node.replace_all_uses_with(out)
+    graph.erase_node(node)
+    for d in dead:
+        graph.erase_node(d)
+    if view is not None:
+        graph.erase_node(view)
+    if pre is not None:
+        mm.replace_all_uses_with(pre)
+    graph.erase_node(mm)
 
 
 def has_addmm_with_activation() -> bool:
@@ -305,14 +315,7 @@ def _keep_pre_activation(graph, node, dead, view, mm, use_gelu) -> None:
         with graph.inserting_after(act):
             out = graph.call_function(aten.reshape.default, (act, list(view.args[1])))
         out.meta.update(node.meta)
-    node.replace_all_uses_with(out)
-    graph.erase_node(node)
-    for d in dead:
-        graph.erase_node(d)
-    if view is not None:
-        graph.erase_node(view)
-    mm.replace_all_uses_with(pre)
-    graph.erase_node(mm)
+    _replace_activation(graph, node, out, dead, view, mm, pre)
 
 
 def _decomposed_exact_gelu(node: torch.fx.Node):
