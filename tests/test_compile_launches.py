@@ -424,3 +424,53 @@ def copy_to_ocl(module):
     import copy
 
     return copy.deepcopy(module).to("ocl")
+
+
+def test_arange_position_embedding_is_a_slice():
+    """A GPT's position embedding, F.embedding(arange(t), weight), compiled for training: with
+    config.arange_embedding_as_slice the forward reads weight[:t] in place (no gather kernel of
+    its own), one launch fewer than without; output and gradients (padding rows of a longer
+    table included) equal to CPU in strict mode. An arange with padding_idx keeps embedding."""
+    from torch_ocl._inductor import config
+
+    torch.manual_seed(0)
+    tok, pos = torch.randn(50, 24), torch.randn(20, 24)
+    idx = torch.randint(0, 50, (3, 13))
+
+    def f(idx, tok, pos, padding_idx=None):
+        t = idx.shape[1]
+        p = F.embedding(torch.arange(t, device=idx.device), pos, padding_idx=padding_idx)
+        return F.layer_norm(F.embedding(idx, tok) + p, (24,)).tanh()
+
+    def run(padding_idx=None):
+        leaves = [t.clone().requires_grad_() for t in (tok, pos)]
+        out = f(idx, *leaves, padding_idx)
+        out.square().sum().backward()
+        return out.detach(), [t.grad for t in leaves]
+
+    expected = run()
+    expected_padded = run(padding_idx=5)
+    counts = {}
+    with torch_ocl.strict():
+        for on in (True, False):
+            torch._dynamo.reset()
+            with config.patch(arange_embedding_as_slice=on):
+                leaves = [t.to("ocl").requires_grad_() for t in (tok, pos)]
+                g = torch.compile(f)
+                oidx = idx.to("ocl")
+                g(oidx, *leaves)
+                before = torch_ocl._C._kernel_launch_count()
+                out = g(oidx, *leaves)
+                counts[on] = torch_ocl._C._kernel_launch_count() - before
+                out.square().sum().backward()
+            assert_close(out.detach(), expected[0], atol=1e-5)
+            for a, e in zip(leaves, expected[1]):
+                assert_close(a.grad, e, atol=1e-4, rtol=1e-4)
+        torch._dynamo.reset()
+        leaves = [t.to("ocl").requires_grad_() for t in (tok, pos)]
+        out = torch.compile(f)(idx.to("ocl"), *leaves, 5)
+        out.square().sum().backward()
+    assert_close(out.detach(), expected_padded[0], atol=1e-5)
+    for a, e in zip(leaves, expected_padded[1]):
+        assert_close(a.grad, e, atol=1e-4, rtol=1e-4)
+    assert counts[True] == counts[False] - 1, counts

@@ -503,6 +503,120 @@ def register_post_grad_pass() -> None:
         inductor_config.post_grad_custom_post_pass = (current, ours)
 
 
+# ---- embedding(weight, arange(n)) -> weight[:n] (pre-grad) ---------------------------------------
+
+
+def _arange_end(node) -> int | None:
+    """n for a ``torch.arange(n)`` / ``torch.arange(0, n)`` / ``torch.arange(0, n, 1)`` node of
+    int64 values with a static n, else None."""
+    if not (isinstance(node, torch.fx.Node) and node.op == "call_function"
+            and node.target is torch.arange):
+        return None
+    args = list(node.args)
+    if set(node.kwargs) - {"device", "dtype", "requires_grad", "layout", "pin_memory"}:
+        return None
+    if node.kwargs.get("dtype") not in (None, torch.int64) or node.kwargs.get("requires_grad"):
+        return None
+    if len(args) == 1:
+        args = [0, args[0], 1]
+    elif len(args) == 2:
+        args = [*args, 1]
+    if len(args) != 3 or not all(type(a) is int for a in args):
+        return None
+    start, end, step = args
+    return end if start == 0 and step == 1 and end >= 0 else None
+
+
+def rewrite_arange_embedding(graph: torch.fx.Graph) -> int:
+    """``F.embedding(torch.arange(n), weight)`` (a GPT's position embedding) on ocl becomes
+    ``weight[:n].clone()``: the same values, with no gather kernel in the forward (the clone is
+    a pointwise op Inductor inlines into its reader) and, in the backward, a slice's gradient
+    (a sum that fuses with its neighbours) instead of a zero fill and a scatter-add of the
+    indices. Only without padding_idx, max_norm (which renormalises the weight in place),
+    scale_grad_by_freq or sparse gradients, and with n within the weight's rows (an index out
+    of range keeps embedding's error). Returns the number of rewrites."""
+    from . import config
+
+    if not config.arange_embedding_as_slice:
+        return 0
+    import torch.nn.functional as F
+
+    done = 0
+    for node in list(graph.nodes):
+        if not (node.op == "call_function" and node.target in (F.embedding, torch.embedding)):
+            continue
+        if node.target is F.embedding:
+            names = ("input", "weight", "padding_idx", "max_norm", "norm_type",
+                     "scale_grad_by_freq", "sparse")
+            defaults = (None, None, None, None, 2.0, False, False)
+        else:  # torch.embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+            names = ("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse")
+            defaults = (None, None, -1, False, False)
+        if set(node.kwargs) - set(names):
+            continue
+        bound = dict(zip(names, defaults))
+        bound.update(zip(names, node.args))
+        bound.update(node.kwargs)
+        idx = bound["input"] if node.target is F.embedding else bound["indices"]
+        weight = bound["weight"]
+        if bound["padding_idx"] not in (None, -1) or bound.get("max_norm") is not None:
+            continue
+        if bound["scale_grad_by_freq"] or bound["sparse"]:
+            continue
+        n = _arange_end(idx)
+        wval = getattr(weight, "meta", {}).get("example_value")
+        if n is None or not isinstance(wval, torch.Tensor) or wval.device.type != "ocl":
+            continue
+        if wval.dim() != 2 or not isinstance(wval.shape[0], int) or n > wval.shape[0]:
+            continue
+        with graph.inserting_before(node):
+            rows = graph.call_function(torch.narrow, (weight, 0, 0, n))
+            out = graph.call_function(torch.clone, (rows,))
+        rows.meta["example_value"] = wval.narrow(0, 0, n)
+        out.meta.update(node.meta)
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
+        if not idx.users:
+            graph.erase_node(idx)
+        done += 1
+    return done
+
+
+def _pre_grad_pass_class():
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    class OclPreGradPass(CustomGraphPass):
+        def __call__(self, graph: torch.fx.Graph) -> None:
+            rewrite_arange_embedding(graph)
+
+        def uuid(self):
+            import hashlib
+            import pathlib
+
+            from . import config
+
+            h = hashlib.sha256(pathlib.Path(__file__).read_bytes())
+            h.update(str(config.arange_embedding_as_slice).encode())
+            return h.hexdigest()
+
+    return OclPreGradPass
+
+
+@functools.cache
+def register_pre_grad_pass() -> None:
+    """Adds the pass to Inductor's pre_grad_custom_pass, next to a user's own pass."""
+    import torch._inductor.config as inductor_config
+
+    ours = _pre_grad_pass_class()()
+    current = inductor_config.pre_grad_custom_pass
+    if current is None:
+        inductor_config.pre_grad_custom_pass = ours
+    elif isinstance(current, (list, tuple)):
+        inductor_config.pre_grad_custom_pass = (*current, ours)
+    else:
+        inductor_config.pre_grad_custom_pass = (current, ours)
+
+
 # ---- avg_pool2d/3d backward with an overhanging ceil_mode window --------------------------------
 
 
