@@ -363,12 +363,16 @@ def _groupable_mm(node: torch.fx.Node):
     """The (dtype, device) of an ocl ``aten.mm`` that may join a group (static sizes, float32 or
     float64, more multiply-adds than the small-product lowering takes and at most
     config.group_mm_max_macs), else None."""
-    from . import config
-
     if not (node.op == "call_function" and node.target is torch.ops.aten.mm.default):
         return None
-    vals = [getattr(a, "meta", {}).get("val") for a in node.args[:2]]
-    if any(v is None for v in vals) or vals[0].device.type != "ocl":
+    return _groupable_key(*[getattr(a, "meta", {}).get("val") for a in node.args[:2]])
+
+
+def _groupable_key(*vals):
+    """_groupable_mm's answer for a product of tensors with these fake values."""
+    from . import config
+
+    if any(not isinstance(v, torch.Tensor) for v in vals) or vals[0].device.type != "ocl":
         return None
     if vals[0].dtype not in (torch.float32, torch.float64) or vals[1].dtype != vals[0].dtype:
         return None
@@ -410,6 +414,7 @@ def group_independent_mms(graph: torch.fx.Graph) -> int:
         return 0
     import operator
 
+    split = _split_full_addmms(graph)
     nodes = list(graph.nodes)
     pos = {n: i for i, n in enumerate(nodes)}
     cands = [(n, k) for n in nodes if (k := _groupable_mm(n)) is not None]
@@ -442,7 +447,87 @@ def group_independent_mms(graph: torch.fx.Graph) -> int:
                 m.replace_all_uses_with(item)
         for m in group:
             graph.erase_node(m)
+    grouped = {m for group in groups for m in group}
+    for mm, add, addmm, copies in split:
+        if mm not in grouped:
+            _refuse_addmm(graph, mm, add, addmm, copies)
     return len(groups)
+
+
+def _split_full_addmms(graph: torch.fx.Graph) -> list:
+    """``addmm(c, a, b)`` with a full-size ``c`` (beta = alpha = 1; Inductor's own post-grad
+    pattern makes one of ``mm + add``: tied weights' gradient, the embedding's plus the output
+    layer's) becomes ``mm(a, b)`` placed right after its operands, and ``add(c, mm)`` in the
+    addmm's place: the product may then join a group of independent products started much
+    earlier (small GPT's output-layer weight gradient with its input gradient), and the add,
+    a generated kernel, joins a neighbour's combo launch. Returns (mm, add, the addmm's args,
+    its meta) for each; group_independent_mms turns the ungrouped ones back into addmm."""
+    aten = torch.ops.aten
+    views = _view_targets()
+    pos = {n: i for i, n in enumerate(graph.nodes)}
+    out = []
+    for node in list(graph.nodes):
+        if not (node.op == "call_function" and node.target is aten.addmm.default):
+            continue
+        if node.kwargs.get("beta", 1) != 1 or node.kwargs.get("alpha", 1) != 1:
+            continue
+        c, a, b = node.args[:3]
+        val, cval = node.meta.get("val"), getattr(c, "meta", {}).get("val")
+        if (val is None or not isinstance(cval, torch.Tensor) or cval.shape != val.shape
+                or cval.dtype != val.dtype):
+            continue
+        # the operands' view chains are copied next to their bases, the product after them
+        chains, anchor = [], None
+        for x in (a, b):
+            chain = []
+            while (isinstance(x, torch.fx.Node) and x.op == "call_function"
+                   and x.target in views and isinstance(x.args[0], torch.fx.Node)
+                   and all(not isinstance(y, torch.fx.Node) for y in x.args[1:])
+                   and not x.kwargs):
+                chain.append(x)
+                x = x.args[0]
+            chains.append(chain[::-1])
+            if isinstance(x, torch.fx.Node) and (anchor is None or pos[x] > pos[anchor]):
+                anchor = x
+        if _groupable_key(*[getattr(x, "meta", {}).get("val") for x in (a, b)]) is None:
+            continue
+        if anchor is None or anchor.op == "placeholder":  # after the last placeholder
+            anchor = [n for n in graph.nodes if n.op == "placeholder"][-1]
+        operands, where, copies = [], anchor, []
+        for x, chain in zip((a, b), chains):
+            mapping = {}
+            for v in chain:
+                with graph.inserting_after(where):
+                    where = graph.node_copy(v, lambda n, m=mapping: m.get(n, n))
+                mapping[v] = where
+                copies.append(where)
+            operands.append(mapping[chain[-1]] if chain else x)
+        with graph.inserting_after(where):
+            mm = graph.call_function(aten.mm.default, tuple(operands))
+        mm.meta.update(node.meta)
+        with graph.inserting_before(node):
+            add = graph.call_function(aten.add.Tensor, (c, mm))
+        add.meta.update(node.meta)
+        args, kwargs, meta = node.args, node.kwargs, dict(node.meta)
+        node.replace_all_uses_with(add)
+        graph.erase_node(node)
+        out.append((mm, add, (args, kwargs, meta), copies))
+        pos = {n: i for i, n in enumerate(graph.nodes)}
+    return out
+
+
+def _refuse_addmm(graph, mm, add, addmm, copies) -> None:
+    """Undoes one split of _split_full_addmms whose product joined no group."""
+    args, kwargs, meta = addmm
+    with graph.inserting_before(add):
+        node = graph.call_function(torch.ops.aten.addmm.default, (args[0], *mm.args), kwargs)
+    node.meta.update(meta)
+    add.replace_all_uses_with(node)
+    graph.erase_node(add)
+    graph.erase_node(mm)
+    for v in copies[::-1]:
+        if not v.users:
+            graph.erase_node(v)
 
 
 def config_off() -> bool:
