@@ -473,8 +473,12 @@ def _split_full_addmms(graph: torch.fx.Graph) -> list:
             continue
         c, a, b = node.args[:3]
         val, cval = node.meta.get("val"), getattr(c, "meta", {}).get("val")
-        if (val is None or not isinstance(cval, torch.Tensor) or cval.shape != val.shape
-                or cval.dtype != val.dtype):
+        if val is None or not isinstance(cval, torch.Tensor) or cval.dtype != val.dtype:
+            continue
+        if _groupable_key(*[getattr(x, "meta", {}).get("val") for x in (a, b)]) is None:
+            continue
+        # static sizes only: comparing symbolic ones would add guards
+        if not all(type(x) is int for x in (*val.shape, *cval.shape)) or cval.shape != val.shape:
             continue
         # the operands' view chains are copied next to their bases, the product after them
         chains, anchor = [], None
@@ -489,8 +493,6 @@ def _split_full_addmms(graph: torch.fx.Graph) -> list:
             chains.append(chain[::-1])
             if isinstance(x, torch.fx.Node) and (anchor is None or pos[x] > pos[anchor]):
                 anchor = x
-        if _groupable_key(*[getattr(x, "meta", {}).get("val") for x in (a, b)]) is None:
-            continue
         if anchor is None or anchor.op == "placeholder":  # after the last placeholder
             anchor = [n for n in graph.nodes if n.op == "placeholder"][-1]
         operands, where, copies = [], anchor, []
