@@ -34,6 +34,10 @@ def register_dynamo() -> None:
     from .attention import register_when_inductor_loads
 
     register_when_inductor_loads()
+    # Pre-grad rewrites (arange-indexed embeddings) run on the Dynamo graph, before AOTAutograd.
+    from .lowering import register_pre_grad_pass
+
+    register_pre_grad_pass()
     # mode="reduce-overhead": compiled ocl graphs replay as captured graphs (graphs.py).
     from .graphs import install_when_inductor_loads
 

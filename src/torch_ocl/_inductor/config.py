@@ -33,6 +33,10 @@ group_mm_max_macs: int = 1 << 21
 # with its bias and the activation in one command, instead of the product and then a generated
 # bias + activation kernel (lowering.py).
 addmm_activation_pair: bool = True
+# F.embedding(torch.arange(n), weight) on ocl (a GPT's position embedding) as weight[:n] before
+# AOTAutograd traces it: no gather kernel in the forward, no zero fill and scatter-add in the
+# backward (a pre-grad pass, lowering.py).
+arange_embedding_as_slice: bool = True
 # addmm on ocl as an extern mm plus a generated bias add (which fuses into the consumer) rather
 # than our eager addmm (a bias copy kernel, then the GEMM).
 unfuse_addmm_bias: bool = True

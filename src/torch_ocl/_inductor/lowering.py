@@ -264,15 +264,25 @@ def rewrite_addmm_activation(graph: torch.fx.Graph) -> int:
         if view is not None:
             fused.meta["val"] = mm.meta["val"].new_empty(mm.meta["val"].shape)
             out.meta.update(node.meta)
-        node.replace_all_uses_with(out)
-        graph.erase_node(node)
-        for d in dead:
-            graph.erase_node(d)
-        if view is not None:
-            graph.erase_node(view)
-        graph.erase_node(mm)
+        _replace_activation(graph, node, out, dead, view, mm)
         done += 1
     return done
+
+
+def _replace_activation(graph, node, out, dead, view, mm, pre=None) -> None:
+    """The end of both rewrites: the activation's users read ``out`` (the fused result, reshaped
+    back through ``view`` where there was one), and the activation, the decomposed gelu's inner
+    nodes (``dead``), the view and the addmm are erased; the addmm's remaining users (a saved
+    pre-activation) read ``pre``."""
+    node.replace_all_uses_with(out)
+    graph.erase_node(node)
+    for d in dead:
+        graph.erase_node(d)
+    if view is not None:
+        graph.erase_node(view)
+    if pre is not None:
+        mm.replace_all_uses_with(pre)
+    graph.erase_node(mm)
 
 
 def has_addmm_with_activation() -> bool:
@@ -305,14 +315,7 @@ def _keep_pre_activation(graph, node, dead, view, mm, use_gelu) -> None:
         with graph.inserting_after(act):
             out = graph.call_function(aten.reshape.default, (act, list(view.args[1])))
         out.meta.update(node.meta)
-    node.replace_all_uses_with(out)
-    graph.erase_node(node)
-    for d in dead:
-        graph.erase_node(d)
-    if view is not None:
-        graph.erase_node(view)
-    mm.replace_all_uses_with(pre)
-    graph.erase_node(mm)
+    _replace_activation(graph, node, out, dead, view, mm, pre)
 
 
 def _decomposed_exact_gelu(node: torch.fx.Node):
@@ -360,12 +363,16 @@ def _groupable_mm(node: torch.fx.Node):
     """The (dtype, device) of an ocl ``aten.mm`` that may join a group (static sizes, float32 or
     float64, more multiply-adds than the small-product lowering takes and at most
     config.group_mm_max_macs), else None."""
-    from . import config
-
     if not (node.op == "call_function" and node.target is torch.ops.aten.mm.default):
         return None
-    vals = [getattr(a, "meta", {}).get("val") for a in node.args[:2]]
-    if any(v is None for v in vals) or vals[0].device.type != "ocl":
+    return _groupable_key(*[getattr(a, "meta", {}).get("val") for a in node.args[:2]])
+
+
+def _groupable_key(*vals):
+    """_groupable_mm's answer for a product of tensors with these fake values."""
+    from . import config
+
+    if any(not isinstance(v, torch.Tensor) for v in vals) or vals[0].device.type != "ocl":
         return None
     if vals[0].dtype not in (torch.float32, torch.float64) or vals[1].dtype != vals[0].dtype:
         return None
@@ -407,6 +414,7 @@ def group_independent_mms(graph: torch.fx.Graph) -> int:
         return 0
     import operator
 
+    split = _split_full_addmms(graph)
     nodes = list(graph.nodes)
     pos = {n: i for i, n in enumerate(nodes)}
     cands = [(n, k) for n in nodes if (k := _groupable_mm(n)) is not None]
@@ -439,7 +447,89 @@ def group_independent_mms(graph: torch.fx.Graph) -> int:
                 m.replace_all_uses_with(item)
         for m in group:
             graph.erase_node(m)
+    grouped = {m for group in groups for m in group}
+    for mm, add, addmm, copies in split:
+        if mm not in grouped:
+            _refuse_addmm(graph, mm, add, addmm, copies)
     return len(groups)
+
+
+def _split_full_addmms(graph: torch.fx.Graph) -> list:
+    """``addmm(c, a, b)`` with a full-size ``c`` (beta = alpha = 1; Inductor's own post-grad
+    pattern makes one of ``mm + add``: tied weights' gradient, the embedding's plus the output
+    layer's) becomes ``mm(a, b)`` placed right after its operands, and ``add(c, mm)`` in the
+    addmm's place: the product may then join a group of independent products started much
+    earlier (small GPT's output-layer weight gradient with its input gradient), and the add,
+    a generated kernel, joins a neighbour's combo launch. Returns (mm, add, the addmm's args,
+    its meta) for each; group_independent_mms turns the ungrouped ones back into addmm."""
+    aten = torch.ops.aten
+    views = _view_targets()
+    pos = {n: i for i, n in enumerate(graph.nodes)}
+    out = []
+    for node in list(graph.nodes):
+        if not (node.op == "call_function" and node.target is aten.addmm.default):
+            continue
+        if node.kwargs.get("beta", 1) != 1 or node.kwargs.get("alpha", 1) != 1:
+            continue
+        c, a, b = node.args[:3]
+        val, cval = node.meta.get("val"), getattr(c, "meta", {}).get("val")
+        if val is None or not isinstance(cval, torch.Tensor) or cval.dtype != val.dtype:
+            continue
+        if _groupable_key(*[getattr(x, "meta", {}).get("val") for x in (a, b)]) is None:
+            continue
+        # static sizes only: comparing symbolic ones would add guards
+        if not all(type(x) is int for x in (*val.shape, *cval.shape)) or cval.shape != val.shape:
+            continue
+        # the operands' view chains are copied next to their bases, the product after them
+        chains, anchor = [], None
+        for x in (a, b):
+            chain = []
+            while (isinstance(x, torch.fx.Node) and x.op == "call_function"
+                   and x.target in views and isinstance(x.args[0], torch.fx.Node)
+                   and all(not isinstance(y, torch.fx.Node) for y in x.args[1:])
+                   and not x.kwargs):
+                chain.append(x)
+                x = x.args[0]
+            chains.append(chain[::-1])
+            if isinstance(x, torch.fx.Node) and (anchor is None or pos[x] > pos[anchor]):
+                anchor = x
+        if anchor is None or anchor.op == "placeholder":  # after the last placeholder
+            anchor = [n for n in graph.nodes if n.op == "placeholder"][-1]
+        operands, where, copies = [], anchor, []
+        for x, chain in zip((a, b), chains):
+            mapping = {}
+            for v in chain:
+                with graph.inserting_after(where):
+                    where = graph.node_copy(v, lambda n, m=mapping: m.get(n, n))
+                mapping[v] = where
+                copies.append(where)
+            operands.append(mapping[chain[-1]] if chain else x)
+        with graph.inserting_after(where):
+            mm = graph.call_function(aten.mm.default, tuple(operands))
+        mm.meta.update(node.meta)
+        with graph.inserting_before(node):
+            add = graph.call_function(aten.add.Tensor, (c, mm))
+        add.meta.update(node.meta)
+        args, kwargs, meta = node.args, node.kwargs, dict(node.meta)
+        node.replace_all_uses_with(add)
+        graph.erase_node(node)
+        out.append((mm, add, (args, kwargs, meta), copies))
+        pos = {n: i for i, n in enumerate(graph.nodes)}
+    return out
+
+
+def _refuse_addmm(graph, mm, add, addmm, copies) -> None:
+    """Undoes one split of _split_full_addmms whose product joined no group."""
+    args, kwargs, meta = addmm
+    with graph.inserting_before(add):
+        node = graph.call_function(torch.ops.aten.addmm.default, (args[0], *mm.args), kwargs)
+    node.meta.update(meta)
+    add.replace_all_uses_with(node)
+    graph.erase_node(add)
+    graph.erase_node(mm)
+    for v in copies[::-1]:
+        if not v.users:
+            graph.erase_node(v)
 
 
 def config_off() -> bool:
@@ -498,6 +588,120 @@ def register_post_grad_pass() -> None:
         inductor_config.post_grad_custom_post_pass = (*current, ours)
     else:
         inductor_config.post_grad_custom_post_pass = (current, ours)
+
+
+# ---- embedding(weight, arange(n)) -> weight[:n] (pre-grad) ---------------------------------------
+
+
+def _arange_end(node) -> int | None:
+    """n for a ``torch.arange(n)`` / ``torch.arange(0, n)`` / ``torch.arange(0, n, 1)`` node of
+    int64 values with a static n, else None."""
+    if not (isinstance(node, torch.fx.Node) and node.op == "call_function"
+            and node.target is torch.arange):
+        return None
+    args = list(node.args)
+    if set(node.kwargs) - {"device", "dtype", "requires_grad", "layout", "pin_memory"}:
+        return None
+    if node.kwargs.get("dtype") not in (None, torch.int64) or node.kwargs.get("requires_grad"):
+        return None
+    if len(args) == 1:
+        args = [0, args[0], 1]
+    elif len(args) == 2:
+        args = [*args, 1]
+    if len(args) != 3 or not all(type(a) is int for a in args):
+        return None
+    start, end, step = args
+    return end if start == 0 and step == 1 and end >= 0 else None
+
+
+def rewrite_arange_embedding(graph: torch.fx.Graph) -> int:
+    """``F.embedding(torch.arange(n), weight)`` (a GPT's position embedding) on ocl becomes
+    ``weight[:n].clone()``: the same values, with no gather kernel in the forward (the clone is
+    a pointwise op Inductor inlines into its reader) and, in the backward, a slice's gradient
+    (a sum that fuses with its neighbours) instead of a zero fill and a scatter-add of the
+    indices. Only without padding_idx, max_norm (which renormalises the weight in place),
+    scale_grad_by_freq or sparse gradients, and with n within the weight's rows (an index out
+    of range keeps embedding's error). Returns the number of rewrites."""
+    from . import config
+
+    if not config.arange_embedding_as_slice:
+        return 0
+    import torch.nn.functional as F
+
+    done = 0
+    for node in list(graph.nodes):
+        if not (node.op == "call_function" and node.target in (F.embedding, torch.embedding)):
+            continue
+        if node.target is F.embedding:
+            names = ("input", "weight", "padding_idx", "max_norm", "norm_type",
+                     "scale_grad_by_freq", "sparse")
+            defaults = (None, None, None, None, 2.0, False, False)
+        else:  # torch.embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+            names = ("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse")
+            defaults = (None, None, -1, False, False)
+        if set(node.kwargs) - set(names):
+            continue
+        bound = dict(zip(names, defaults))
+        bound.update(zip(names, node.args))
+        bound.update(node.kwargs)
+        idx = bound["input"] if node.target is F.embedding else bound["indices"]
+        weight = bound["weight"]
+        if bound["padding_idx"] not in (None, -1) or bound.get("max_norm") is not None:
+            continue
+        if bound["scale_grad_by_freq"] or bound["sparse"]:
+            continue
+        n = _arange_end(idx)
+        wval = getattr(weight, "meta", {}).get("example_value")
+        if n is None or not isinstance(wval, torch.Tensor) or wval.device.type != "ocl":
+            continue
+        if wval.dim() != 2 or not isinstance(wval.shape[0], int) or n > wval.shape[0]:
+            continue
+        with graph.inserting_before(node):
+            rows = graph.call_function(torch.narrow, (weight, 0, 0, n))
+            out = graph.call_function(torch.clone, (rows,))
+        rows.meta["example_value"] = wval.narrow(0, 0, n)
+        out.meta.update(node.meta)
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
+        if not idx.users:
+            graph.erase_node(idx)
+        done += 1
+    return done
+
+
+def _pre_grad_pass_class():
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    class OclPreGradPass(CustomGraphPass):
+        def __call__(self, graph: torch.fx.Graph) -> None:
+            rewrite_arange_embedding(graph)
+
+        def uuid(self):
+            import hashlib
+            import pathlib
+
+            from . import config
+
+            h = hashlib.sha256(pathlib.Path(__file__).read_bytes())
+            h.update(str(config.arange_embedding_as_slice).encode())
+            return h.hexdigest()
+
+    return OclPreGradPass
+
+
+@functools.cache
+def register_pre_grad_pass() -> None:
+    """Adds the pass to Inductor's pre_grad_custom_pass, next to a user's own pass."""
+    import torch._inductor.config as inductor_config
+
+    ours = _pre_grad_pass_class()()
+    current = inductor_config.pre_grad_custom_pass
+    if current is None:
+        inductor_config.pre_grad_custom_pass = ours
+    elif isinstance(current, (list, tuple)):
+        inductor_config.pre_grad_custom_pass = (*current, ours)
+    else:
+        inductor_config.pre_grad_custom_pass = (current, ours)
 
 
 # ---- avg_pool2d/3d backward with an overhanging ceil_mode window --------------------------------
