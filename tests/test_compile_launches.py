@@ -4,7 +4,9 @@ where nothing would fuse it, and a stack of many tiny tensors fused into its rea
 
 Every numeric test runs in strict mode and compares with CPU PyTorch on the same inputs. Launch
 counts are upper bounds (or differences between two compiles in one process) of deterministic
-counts, never timings.
+counts, never timings. They are counted with the host BLAS doing float32 products as on a
+machine whose BLAS is as wide as the device: where it is narrower (OpenBLAS's AVX2 kernels on an
+AVX-512 CPU), cpu_tile runs them instead and packs a B read transposed in a launch of its own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,14 @@ import torch_ocl
 from torch._inductor.utils import run_and_get_code
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
+
+
+@pytest.fixture(autouse=True)
+def wide_blas_rule():
+    """The provider rule of a host BLAS as wide as the device, whatever this machine's is."""
+    torch_ocl._C._set_host_blas_narrow_override(0)
+    yield
+    torch_ocl._C._set_host_blas_narrow_override(-1)
 
 
 def assert_close(actual, expected, atol=1e-5, rtol=1e-5):
