@@ -254,6 +254,8 @@ def test_narrow_host_blas_gives_float32_to_cpu_tile(untuned, narrow_blas):
         assert info["vector_bits"] == (512 if wide else 256), info
     narrow_blas(1)
     assert _C._host_blas_narrower_than_device(0)
+    provs = _C._gemm_providers(0)
+    assert (provs["Float"], provs["Double"]) == ("cpu_tile", "host_blas"), provs
     assert _shape_rule_products() == ["cpu_tile"] * 4
     assert "narrower" in _C._gemm_shape_rule(0)
     torch.mm(torch.randn(64, 784, device=DEV, dtype=torch.float64),
@@ -265,6 +267,7 @@ def test_narrow_host_blas_gives_float32_to_cpu_tile(untuned, narrow_blas):
 
 
 def test_auto_choice_and_doctor_names_provider(untuned, narrow_blas):
+    narrow_blas(0)  # the rule of a host BLAS as wide as the device (the other: the test above)
     provs = _C._gemm_providers(0)
     assert set(provs) >= {"Float", "Half", "BFloat16", "Int"}
     if _is_pocl():
@@ -274,7 +277,6 @@ def test_auto_choice_and_doctor_names_provider(untuned, narrow_blas):
         assert provs["Half"] == "cpu_tile"
         # The measured shape rule (for a BLAS as wide as the device): large products and in-place
         # B go to cpu_tile, the MLP's packed shapes, mid-sized ones and long K stay on the BLAS.
-        narrow_blas(0)
         _C._set_gemm_provider("auto")
         torch.mm(torch.randn(512, 512, device=DEV), torch.randn(512, 512, device=DEV))
         assert _C._last_gemm_provider() == "cpu_tile"

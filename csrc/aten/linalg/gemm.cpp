@@ -298,6 +298,14 @@ bool supports(GemmProvider p, c10::DeviceIndex idx, c10::ScalarType t) {
 }
 
 GemmProvider autoProvider(c10::DeviceIndex idx, c10::ScalarType t) {
+  // A BLAS whose kernels are narrower than the device's vectors (OpenBLAS 0.3.21's AVX2 kernels
+  // on a Zen 5 EPYC, where PoCL compiles for AVX-512) loses to cpu_tile on every shape measured
+  // there (GFLOP/s host_blas / cpu_tile, best of 3 interleaved rounds, /work/scratch/prov_ab.py):
+  // 512^3 241/455, 1024^3 119/428, 64x784 @ 784x512 106/289, 64x784 @ (512x784)^T 100/197,
+  // (64x512)^T @ 64x784 197/259, 64x512 @ (784x512)^T 99/274, 64x36864 @ (288x36864)^T 90/231,
+  // (36864x288)^T @ 36864x64 88/176, 128x9216 @ (64x9216)^T 95/156; only a long K with B packed
+  // came out even (64x36864 @ 36864x288 94/87).
+  if (t == at::kFloat && hostBlasNarrowerThanDevice(idx)) return GemmProvider::kCpuTile;
   if (supports(GemmProvider::kHostBlas, idx, t)) return GemmProvider::kHostBlas;
   if (isCpuDevice(idx) && supports(GemmProvider::kCpuTile, idx, t)) return GemmProvider::kCpuTile;
   if (t == at::kFloat || t == at::kDouble || c10::isComplexType(t)) return GemmProvider::kClBlast;
@@ -1100,14 +1108,6 @@ GemmProvider chooseUncapturedProvider(const at::Tensor& out, const at::Tensor& a
   if (p != GemmProvider::kHostBlas || t != at::kFloat ||
       forced().load(std::memory_order_relaxed) == GemmProvider::kHostBlas || !isCpuDevice(idx))
     return p;
-  // A BLAS whose kernels are narrower than the device's vectors (OpenBLAS 0.3.21's AVX2 kernels
-  // on a Zen 5 EPYC, where PoCL compiles for AVX-512) loses to cpu_tile on every shape measured
-  // there (GFLOP/s host_blas / cpu_tile, best of 3 interleaved rounds, /work/scratch/prov_ab.py):
-  // 512^3 241/455, 1024^3 119/428, 64x784 @ 784x512 106/289, 64x784 @ (512x784)^T 100/197,
-  // (64x512)^T @ 64x784 197/259, 64x512 @ (784x512)^T 99/274, 64x36864 @ (288x36864)^T 90/231,
-  // (36864x288)^T @ 36864x64 88/176, 128x9216 @ (64x9216)^T 95/156; only a long K with B packed
-  // came out even (64x36864 @ 36864x288 94/87).
-  if (hostBlasNarrowerThanDevice(idx)) return GemmProvider::kCpuTile;
   const int64_t rows = out.size(-2), cols = out.size(-1), k = a.size(-1);
   const double work = static_cast<double>(rows) * cols * k * (out.dim() == 3 ? out.size(0) : 1);
   // Our kernel keeps a whole K x 64 panel of B per tile row and does not split K: beyond ~2048 the
@@ -1147,14 +1147,14 @@ int gemmShapeClassOf(const at::Tensor& a, const at::Tensor& b) {
 }
 
 std::string gemmShapeRule(c10::DeviceIndex idx) {
-  if (gemmProviderFor(idx, at::kFloat) != GemmProvider::kHostBlas || !isCpuDevice(idx) ||
-      forced().load() == GemmProvider::kHostBlas)
-    return "";
-  if (hostBlasNarrowerThanDevice(idx))
+  if (forced().load() == GemmProvider::kAuto && hostBlasNarrowerThanDevice(idx))
     return "float32 runs cpu_tile: the host BLAS's kernels (" +
            (hostBlas().info.corename.empty() ? std::string("?") : hostBlas().info.corename) +
            ") are narrower than the device's " + std::to_string(deviceVectorBits(idx)) +
            "-bit vectors";
+  if (gemmProviderFor(idx, at::kFloat) != GemmProvider::kHostBlas || !isCpuDevice(idx) ||
+      forced().load() == GemmProvider::kHostBlas)
+    return "";
   return "float32 runs cpu_tile instead of host_blas when it reads B in place (unit column "
          "stride, columns a multiple of 64, or rows padded to whole panels; 16 rows or more), for "
          "batches of small products (below 203^3 multiply-adds each), and from 512^3 "
