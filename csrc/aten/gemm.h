@@ -64,6 +64,9 @@ void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const
 // gathering the operands into one matrix first.
 void gemmBatchSum(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
                   const c10::Scalar& alpha, const c10::Scalar& beta);
+// Whether gemmBatchSum runs these operands on cpu_tile, which sums the products in its
+// accumulators in one launch (no products written, no separate sum).
+bool gemmBatchSumInKernel(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b);
 
 // Independent products outs[i] = a[i] @ b[i] (2-D, one dtype and device, outs fresh and
 // overlapping no operand). Where the host BLAS takes them all (float32/float64 on a device with

@@ -140,7 +140,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void pack_b_t(
       long sb_k, long sb_p, long sc_b, long sc_m, long sc_n, float alpha, float beta,           \
       __global const char *bias, ulong bias_off, long sbias_b, long sbias_m, long sbias_n,      \
       float bias_scale, __global char *act, ulong act_off, long sact_b, long sact_m,          \
-      long sact_n
+      long sact_n, long nsum
 
 #define GEMM_POINTERS                                                                   \
   __global const ST* A = (__global const ST*)(a + a_off) + bt * sa_b;                   \
@@ -180,7 +180,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void pack_b_t(
   STORE_ROW(4)     \
   STORE_ROW(5)
 
-// Global size (ceil(M / 6), ceil(N / 64), batch). B panels: element (k, j) of panel p of batch
+// Global size (ceil(M / 6), ceil(N / 64), batch; 1 when summing nsum products). B panels: element (k, j) of panel p of batch
 // bt at bp[bt * sb_b + p * sb_p + k * sb_k + j] (floats).
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void gemm_6x64(GEMM_ARGS) {
   const long mt = get_global_id(0), p = get_global_id(1), bt = get_global_id(2);
@@ -193,7 +193,12 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void gemm_6x64(GEMM_ARGS
   ACC_ROW(3);
   ACC_ROW(4);
   ACC_ROW(5);
-  K_LOOP(0, K)
+  // nsum > 1: C = the sum of nsum products (A and B advance by their batch strides), one batch.
+  for (long s = 0; s < nsum; ++s) {
+    K_LOOP(0, K)
+    A += sa_b;
+    B += sb_b;
+  }
   STORE_TILE
 }
 
@@ -202,7 +207,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void gemm_6x64(GEMM_ARGS
 // (contiguous, so it stays in the L1 cache) and runs every tile over it, keeping the partial sums
 // in local memory too. B is read once per rt tiles instead of once per tile, in place even when
 // its row stride maps a whole panel onto a few cache sets (N a multiple of 1024 floats), with no
-// packing pass. Global size (ceil(M / (6 * rt)), ceil(N / 64), batch).
+// packing pass. Global size (ceil(M / (6 * rt)), ceil(N / 64), batch); nsum is 1.
 #define RT 11
 #define KBMAX 128
 #define SAVE_ROW(i)                     \

@@ -964,12 +964,16 @@ GemmEpilogue transposed(const GemmEpilogue& e) {
   return t;
 }
 
+// nsum > 1: out (2-D) = alpha * the sum of the nsum products a[i] @ b[i] (3-D) + beta * out, in
+// the kernel's accumulators (gemmBatchSum); no epilogue then.
 void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
-                 const c10::Scalar& alpha, const c10::Scalar& beta, const GemmEpilogue& epi) {
+                 const c10::Scalar& alpha, const c10::Scalar& beta, const GemmEpilogue& epi,
+                 int64_t nsum = 1) {
   const c10::ScalarType t = out.scalar_type();
   const c10::DeviceIndex idx = out.device().index();
   const int64_t n = out.size(-2), m = out.size(-1), k = a.size(-1);
   const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
+  const int64_t b_count = nsum > 1 ? nsum : batch;  // B's matrices
   const int64_t panels = (m + kTn - 1) / kTn;
   const auto sa = elemStrides(a), sb = elemStrides(b), sc = elemStrides(out);
   const bool direct = cpuTileReadsBInPlace(b, m, n);
@@ -981,11 +985,11 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   // 189 swapped, 145 unswapped.
   if (!direct && n < m && k >= kSwapMinK)
     return cpuTileGemm(out.transpose(-1, -2), b.transpose(-1, -2), a.transpose(-1, -2), alpha, beta,
-                       transposed(epi));
+                       transposed(epi), nsum);
   cl_program prog = cpuTileProgram(idx, t, epilogueCode(epi));
   OCL_TRY
   cl_command_queue q = currentQueue(idx);
-  const WorkersNormalScope workers(idx, q, static_cast<double>(n) * m * k * batch);
+  const WorkersNormalScope workers(idx, q, static_cast<double>(n) * m * k * batch * nsum);
   // B as float panels: itself when it already is one (float32, unit column stride, whole panels,
   // a row stride that is not a multiple of 4 KB), else a packed copy.
   at::Tensor panel_buf;
@@ -995,7 +999,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
     bp = bufferOf(b);
     pb_b = sb[0], pb_k = sb[1], pb_p = kTn;
   } else {
-    const int64_t b_batches = (b.dim() == 3 && sb[0] != 0) ? batch : 1;
+    const int64_t b_batches = (b.dim() == 3 && sb[0] != 0) ? b_count : 1;
     panel_buf = at::empty({b_batches, panels, k, kTn}, out.options().dtype(at::kFloat));
     // B's rows along K (read transposed): pack_b_t reads down them; else one element per item.
     const bool down_k = std::abs(sb[1]) < std::abs(sb[2]) && k > 1;
@@ -1020,7 +1024,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
     bp = bufferOf(panel_buf);
     pb_b = b_batches == 1 ? 0 : panels * k * kTn, pb_k = kTn, pb_p = k * kTn;
   }
-  const bool kblocks = direct && cpuTileKBlocks(k, sb[1]);
+  const bool kblocks = direct && nsum <= 1 && cpuTileKBlocks(k, sb[1]);
   cl_kernel kern = programs(idx).kernel(prog, kblocks ? "gemm_6x64_kblocks" : "gemm_6x64");
   cl_uint i = 0;
   setArg(kern, i, bufferOf(a));
@@ -1038,6 +1042,7 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   setArg(kern, i, beta.toFloat());
   setBiasArgs(kern, i, out, epi, at::kFloat);
   setActArgs(kern, i, out, epi);
+  setArg(kern, i, static_cast<cl_long>(std::max<int64_t>(nsum, 1)));
   if (kblocks) {
     setArg(kern, i, static_cast<cl_long>(kKBlock));
     setArg(kern, i, static_cast<cl_int>(kRowTiles));
@@ -1374,6 +1379,23 @@ bool gemmGroup(at::TensorList outs, at::TensorList a, at::TensorList b) {
   return true;
 }
 
+namespace {
+GemmProvider gemmBatchSumProvider(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  const GemmProvider p = chooseProvider(out, a, b);
+  const c10::DeviceIndex idx = out.device().index();
+  if (forced().load(std::memory_order_relaxed) == GemmProvider::kAuto &&
+      supports(GemmProvider::kHostBlas, idx, out.scalar_type()) &&
+      !(p == GemmProvider::kCpuTile && out.scalar_type() == at::kFloat &&
+        hostBlasNarrowerThanDevice(idx)))
+    return GemmProvider::kHostBlas;
+  return p;
+}
+}  // namespace
+
+bool gemmBatchSumInKernel(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  return gemmBatchSumProvider(out, a, b) == GemmProvider::kCpuTile;
+}
+
 void gemmBatchSum(const at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in,
                   const c10::Scalar& alpha, const c10::Scalar& beta) {
   const at::Tensor a = a_in.resolve_conj(), b = b_in.resolve_conj();
@@ -1390,12 +1412,15 @@ void gemmBatchSum(const at::Tensor& out, const at::Tensor& a_in, const at::Tenso
   }
   if (nbatch == 1) return gemm(out, a.select(0, 0), b.select(0, 0), alpha, beta);
   const c10::Scalar beta_eff = beta_zero ? c10::Scalar(0) : beta;
-  // The host BLAS adds the products up in place; the other providers write them all first and
-  // then sum them. Unless forced otherwise, a device with the host BLAS keeps it here.
-  GemmProvider p = chooseProvider(out, a, b);
-  if (forced().load(std::memory_order_relaxed) == GemmProvider::kAuto &&
-      supports(GemmProvider::kHostBlas, out.device().index(), out.scalar_type()))
-    p = GemmProvider::kHostBlas;
+  // The host BLAS adds the products up in place, cpu_tile in its accumulators; the other
+  // providers write them all first and then sum them. Unless forced otherwise, a device with the
+  // host BLAS keeps it here, unless its kernels are narrower than the device's (float32 then
+  // runs cpu_tile).
+  GemmProvider p = gemmBatchSumProvider(out, a, b);
+  if (p == GemmProvider::kCpuTile) {
+    t_last = p;
+    return cpuTileGemm(out, a, b, alpha, beta_eff, {}, nbatch);
+  }
   if (p == GemmProvider::kHostBlas && blasWritable(out) && fitsInt({nbatch})) {
     const BlasOperand A = blasOperand(a), B = blasOperand(b);
     if (hostBlasShapeOk(out, A, B)) {
