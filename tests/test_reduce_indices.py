@@ -12,29 +12,19 @@ index of its first NaN. test_gpu_launch_shapes reruns this file with TORCH_OCL_T
 (the GPU shapes).
 """
 
-import os
-import subprocess
-import sys
-
 import pytest
 import torch
 
 import torch_ocl
+from test_kernels_fast import rerun_with_gpu_shapes  # beside this file
+from test_reduce_cols import FLOATS, STRIDED_VIEWS, TILE_SHAPES, rand
 
-FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-9, atol=1e-9),
        torch.float16: dict(rtol=1e-2, atol=1e-2), torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}
 
-# (shape, dim): inner = the product of the sizes after dim.
-SHAPES = [
-    ((37, 1000), 0),  # one tile, a partial last vector (1000 = 62 * 16 + 8), one group
-    ((3000, 40), 0),  # few columns: rows in 11 groups, merged by rc_final
-    ((600, 1030), 0),  # two tiles, 2 row groups
-    ((5, 300, 33), 1),  # middle dim, inner 33 (one lane in the last vector)
-    ((2, 1100, 40), 1),  # middle dim, 4 row groups per outer slice
-    ((3, 17, 1000), 0),  # dim 0 of a 3-D tensor: inner 17000, 17 tiles
-    ((4, 1, 70), 1),  # a reduced dim of size 1
+# (shape, dim): test_reduce_cols.py's column tile shapes, then the generator's.
+SHAPES = TILE_SHAPES + [
     ((2500, 17), 0),  # narrow lines (inner < 32): the generator
     ((3, 17, 5), 1),
     ((300, 64), 1),  # the last dim: the generator
@@ -45,10 +35,6 @@ def ties(shape, seed=0, dtype=torch.float32, low=-3, high=4):
     """Small integers: every line holds many ties of its maximum and minimum."""
     g = torch.Generator().manual_seed(seed)
     return torch.randint(low, high, shape, generator=g).to(dtype)
-
-
-def randn(shape, seed=0, dtype=torch.float32):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
 
 
 def indexed(d, keepdim=False):
@@ -130,13 +116,13 @@ def check_valued(x, d, keepdim=False, view=lambda t: t):
 @pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-d{d}" for s, d in SHAPES])
 def test_indexed_ties_against_cpu(shape, dim, dtype):
     check_indexed(ties(shape, dtype=dtype), dim)
-    check_indexed(randn(shape, seed=1, dtype=dtype), dim)
+    check_indexed(rand(*shape, seed=1, dtype=dtype), dim)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-d{d}" for s, d in SHAPES])
 def test_valued_against_cpu(shape, dim, dtype):
-    check_valued(randn(shape, dtype=dtype), dim)
+    check_valued(rand(*shape, dtype=dtype), dim)
 
 
 @pytest.mark.parametrize("dtype", INTS + [torch.bool], ids=str)
@@ -160,8 +146,8 @@ def test_integers_and_bool(shape, dim, dtype):
 def test_keepdim_and_negative_dim(dtype):
     check_indexed(ties((6, 40, 19), dtype=dtype), -2, keepdim=True)
     check_indexed(ties((300, 35), dtype=dtype), 0, keepdim=True)
-    check_valued(randn((6, 40, 19), dtype=dtype), -2, keepdim=True)
-    check_valued(randn((300, 35), dtype=dtype), 0, keepdim=True)
+    check_valued(rand(6, 40, 19, dtype=dtype), -2, keepdim=True)
+    check_valued(rand(300, 35, dtype=dtype), 0, keepdim=True)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -197,11 +183,8 @@ def test_nan_inf_and_signed_zeros(rows, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_strided_inputs(dtype):
     """Not contiguous (transposed, sliced, made so on the device): the generator, same answers."""
-    base = ties((300, 130), dtype=dtype)
-    cube = ties((4, 50, 30), dtype=dtype)
-    for x, view, d in [(base, lambda t: t.t(), 0), (base, lambda t: t.t(), 1),
-                       (base, lambda t: t[:, ::2], 0), (base, lambda t: t[::3], 0),
-                       (base, lambda t: t[:, 1:-2], 0), (cube, lambda t: t.transpose(0, 2), 1)]:
+    for shape, view, d in STRIDED_VIEWS:
+        x = ties(shape, dtype=dtype)
         assert not view(x.to("ocl")).is_contiguous()
         check_indexed(x, d, view=view)
         check_valued(x / 4, d, view=view)
@@ -214,7 +197,7 @@ def test_prod_reduced_precision():
     tolerance of its rounding."""
     for dtype in (torch.float16, torch.bfloat16):
         for shape, d in [((37, 1000), 0), ((3000, 40), 0), ((5, 300, 33), 1)]:
-            x = (randn(shape) / 16 + 1).to(dtype)
+            x = (rand(*shape) / 16 + 1).to(dtype)
             with torch_ocl.strict():
                 got = x.to("ocl").prod(d).cpu()
             assert got.dtype == dtype
@@ -286,11 +269,4 @@ def test_zero_size():
 
 def test_gpu_launch_shapes():
     """This file again with TORCH_OCL_TREE_REDUCTIONS=1: the GPU kernel shapes."""
-    if os.environ.get("TORCH_OCL_TREE_REDUCTIONS") == "1":
-        pytest.skip("already running with the GPU shapes")
-    env = dict(os.environ, TORCH_OCL_TREE_REDUCTIONS="1")
-    here = os.path.abspath(__file__)
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                        here, "-k", "not gpu_launch_shapes"], env=env, capture_output=True,
-                       text=True, timeout=900, cwd=os.path.dirname(here))
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+    rerun_with_gpu_shapes(__file__)
