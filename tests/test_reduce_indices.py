@@ -1,15 +1,16 @@
 """max/min with indices, argmax/argmin, prod, nansum and vector norms over one dim against CPU
-PyTorch, in strict mode.
+PyTorch, in strict mode; and sum, prod, amax/amin and the indexed ops of integer and bool inputs.
 
 On CPU drivers (PoCL), a non-last dim of a contiguous float/double/half/bfloat16 tensor whose
 lines are at least 32 elements wide (inner, the product of the sizes after the reduced dim) runs
 in the column tiles of kernels/reduce_cols.cl (rc_index for the indexed ops, rc_reduce for prod,
 nansum and the norms of orders 2, 1, 0 and +-inf), with row groups merged by rc_final when there
-are too few tiles for the cores; everything else (integers, bool, narrow lines, the last dim,
-non-contiguous inputs, other norm orders) takes the reduction generator. Indices must equal
-CPU's exactly: the first occurrence of the maximum (minimum), and where a line holds NaN the
-index of its first NaN. test_gpu_launch_shapes reruns this file with TORCH_OCL_TREE_REDUCTIONS=1
-(the GPU shapes).
+are too few tiles for the cores. Integer and bool inputs take the same tiles (reduce_cols.cpp's
+RC_INT program) for sum/nansum and prod (in int64), amax/amin and max/min with indices and
+argmax/argmin. Everything else (narrow lines, the last dim, non-contiguous inputs, other norm
+orders) takes the reduction generator. Indices must equal CPU's exactly: the first occurrence of
+the maximum (minimum), and where a line holds NaN the index of its first NaN.
+test_gpu_launch_shapes reruns this file with TORCH_OCL_TREE_REDUCTIONS=1 (the GPU shapes).
 """
 
 import pytest
@@ -125,21 +126,141 @@ def test_valued_against_cpu(shape, dim, dtype):
     check_valued(rand(*shape, dtype=dtype), dim)
 
 
+# ---- integer and bool inputs ----
+# The tiles' shapes, then the generator's (narrow lines, the last dim).
+INT_SHAPES = TILE_SHAPES + [((2500, 17), 0), ((300, 64), 1)]
+
+
+def int_ties(shape, dtype, seed=0):
+    """Few distinct values: many ties of every line's maximum and minimum."""
+    if dtype == torch.bool:
+        return ties(shape, seed, low=0, high=2).bool()
+    return ties(shape, seed, dtype=torch.int64, low=-3 if dtype != torch.uint8 else 0,
+                high=4).to(dtype)
+
+
+def int_ops(d, keepdim=False):
+    """The integer reductions that run on the tiles (argmax/argmin of bool: CPU refuses)."""
+    return {
+        "sum": lambda t: t.sum(d, keepdim=keepdim),
+        "nansum": lambda t: t.nansum(d, keepdim=keepdim),
+        "prod": lambda t: t.prod(d, keepdim=keepdim),
+        "amax": lambda t: t.amax(d, keepdim=keepdim),
+        "amin": lambda t: t.amin(d, keepdim=keepdim),
+        **indexed(d, keepdim),
+    }
+
+
+def check_ints(x, d, keepdim=False, view=lambda t: t, ops=None):
+    """Every op of int_ops (or those named in ops) exactly as CPU: dtypes, values, indices.
+    view: taken of x and of its device copy."""
+    for name, f in int_ops(d, keepdim).items():
+        if ops is not None and name not in ops:
+            continue
+        what = f"{name} over dim {d} of {tuple(view(x).shape)} {x.dtype} keepdim={keepdim}"
+        try:
+            want = f(view(x))
+        except (RuntimeError, IndexError) as e:  # the same refusal
+            with pytest.raises(type(e)):
+                f(view(x.to("ocl")))
+            continue
+        with torch_ocl.strict():
+            got = f(view(x.to("ocl")))
+        if isinstance(want, torch.Tensor):
+            exact(got, want, what)
+        else:
+            exact(got.values, want.values, what + " values")
+            exact(got.indices, want.indices, what + " indices")
+
+
 @pytest.mark.parametrize("dtype", INTS + [torch.bool], ids=str)
-@pytest.mark.parametrize("shape,dim", [((37, 1000), 0), ((3000, 40), 0), ((5, 300, 33), 1)],
-                         ids=["37x1000-d0", "3000x40-d0", "5x300x33-d1"])
+@pytest.mark.parametrize("shape,dim", INT_SHAPES, ids=[f"{s}-d{d}" for s, d in INT_SHAPES])
 def test_integers_and_bool(shape, dim, dtype):
-    """The generator keeps these; indices and values exact, prod and nansum in int64."""
-    x = ties(shape, dtype=dtype, low=0 if dtype in (torch.uint8, torch.bool) else -3,
-             high=2 if dtype == torch.bool else 4)
-    check_indexed(x, dim)
+    """Ties, then products of +-1 with a few 2s and 3s (they grow, but exactly: integer products
+    wrap the same way in any order)."""
+    x = int_ties(shape, dtype)
+    check_ints(x, dim)
     if dtype != torch.bool:
-        for f in [lambda t: t.prod(dim), lambda t: t.nansum(dim)]:
-            small = (x % 2) if dtype != torch.uint8 else (x % 2 + 1)  # products that fit
-            want = f(small)
-            with torch_ocl.strict():
-                got = f(small.to("ocl"))
-            exact(got, want, f"prod/nansum {dtype}")
+        g = torch.Generator().manual_seed(5)
+        pm = torch.where(torch.rand(shape, generator=g) < 0.5, -1, 1)
+        few = torch.where(torch.rand(shape, generator=g) < 0.01, 3 - (pm < 0).long(), pm)
+        check_ints((few.abs() if dtype == torch.uint8 else few).to(dtype), dim, ops=["prod"])
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=str)
+@pytest.mark.parametrize("rows", [40, 700, 3000], ids=["one-group", "groups", "many-groups"])
+def test_integer_extremes(rows, dtype):
+    """The type's limits: columns all at the minimum or the maximum (argmax/argmin: index 0;
+    amax of an int64 at its limits), both limits in one column, the extreme in the last row (the
+    last group) only; int32 sums that overflow int32 but not int64."""
+    lo, hi = torch.iinfo(dtype).min, torch.iinfo(dtype).max
+    x = int_ties((rows, 48), dtype, seed=4)
+    x[:, 0] = lo
+    x[:, 1] = hi
+    x[3, 2], x[rows - 2, 2] = hi, lo
+    x[rows - 1, 3], x[rows - 1, 4] = hi, lo
+    x[:, 5] = hi
+    x[rows // 2, 5] = hi - 1
+    x[:, 6] = lo
+    x[rows - 1, 6] = lo + 1
+    x[0, 7], x[rows - 1, 7] = lo, lo  # the first of two minima
+    check_ints(x, 0, ops=["sum", "amax", "amin", "max", "min", "argmax", "argmin"])
+    check_ints(x.reshape(rows, 3, 16).transpose(0, 1).contiguous(), 1,
+               ops=["sum", "amax", "amin", "max", "min"])
+    if dtype == torch.int32:  # near 2^31 - 1 in every row: sums up to rows * 2^31
+        big = (hi - int_ties((rows, 40), torch.int64, seed=6).abs()).to(dtype)
+        want = big.sum(0)
+        assert int(want.max()) > hi  # the test's point: past int32, within int64
+        with torch_ocl.strict():
+            exact(big.to("ocl").sum(0), want, "int32 sum past 2^31")
+            exact(big.to("ocl").sum(0, dtype=torch.int32), big.sum(0, dtype=torch.int32),
+                  "int32 sum into int32 (wraps as CPU)")
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int64, torch.bool], ids=str)
+def test_integer_strided_keepdim_zero_size(dtype):
+    for shape, view, d in STRIDED_VIEWS:
+        x = int_ties(shape, dtype)
+        assert not view(x.to("ocl")).is_contiguous()
+        check_ints(x, d, view=view)
+    check_ints(int_ties((6, 40, 19), dtype), -2, keepdim=True)
+    check_ints(int_ties((300, 35), dtype), 0, keepdim=True)
+    for shape, d in [((0, 40), 0), ((5, 0), 0), ((3, 0, 40), 1), ((2, 3, 0), 1)]:
+        check_ints(torch.empty(shape, dtype=dtype), d)
+
+
+def test_integer_out_variants():
+    x = int_ties((700, 40), torch.int32)
+    xo = x.to("ocl")
+    L = torch.long
+    cases = [
+        lambda t, dev: torch.sum(t, 0, out=torch.empty(0, dtype=L, device=dev)),
+        lambda t, dev: torch.sum(t, 0, dtype=torch.int16, out=torch.empty(0, dtype=torch.int16,
+                                                                          device=dev)),
+        lambda t, dev: torch.sum(t, 0, dtype=torch.float32),  # a float result: the generator
+        lambda t, dev: torch.prod(t.clamp(-1, 1), 0, out=torch.empty(0, dtype=L, device=dev)),
+        lambda t, dev: torch.nansum(t, 0, out=torch.empty(0, dtype=L, device=dev)),
+        lambda t, dev: torch.amax(t, 0, out=torch.empty(0, dtype=torch.int32, device=dev)),
+        lambda t, dev: torch.amin(t, 0, keepdim=True, out=torch.empty(0, dtype=torch.int32,
+                                                                      device=dev)),
+        lambda t, dev: torch.max(t, 0, out=(torch.empty(0, dtype=torch.int32, device=dev),
+                                            torch.empty(0, dtype=L, device=dev))),
+        lambda t, dev: torch.argmin(t, 0, out=torch.empty(0, dtype=L, device=dev)),
+    ]
+    for i, f in enumerate(cases):
+        want = f(x, "cpu")
+        with torch_ocl.strict():
+            got = f(xo, "ocl")
+        pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
+        for g, w in pairs:
+            exact(g, w, f"case {i}")
+    # A non-contiguous out (a row of a wider tensor): the generator writes through it.
+    wide = torch.zeros(2, 40, dtype=L, device="ocl")
+    with torch_ocl.strict():
+        torch.sum(xo, 0, out=wide[1])
+    exact(wide[1], x.sum(0), "sum into a row of a wider out")
+    with pytest.raises(RuntimeError):
+        torch.amax(xo, 0, out=torch.empty(0, dtype=L, device="ocl"))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)

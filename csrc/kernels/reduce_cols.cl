@@ -1,6 +1,7 @@
 // ---- CPU drivers: reductions and softmax over a non-last dimension, in column tiles ----------
 // Compiled after softmax.cl in the same program (ACC, ACCV, VW, XT, YT, LOAD_*/STORE_*,
-// VLOAD_*/VSTORE_*, v_exp and SM_MAX come from there and from the host's header).
+// VLOAD_*/VSTORE_*, v_exp and SM_MAX come from there and from the host's header), or alone for
+// integer inputs (RC_INT: the host's header gives the same names).
 //
 // The input is a contiguous (outer, dim, inner) view, inner > 1. Work item (o, g, t) owns the
 // columns [t * tw, t * tw + tw) of outer slice o (up to RC_MAXV vectors: 4 KB of float or
@@ -17,6 +18,10 @@
 //
 // The same tiles and groups serve prod, nansum and the vector norms of orders 2, 1, 0 and +-inf
 // (rc_reduce, kinds 9-15), and max/min with their indices, argmax and argmin (rc_index).
+//
+// Integer and bool inputs (RC_INT, reduce_cols.cpp's own program, without softmax.cl) take sum and
+// prod (ACC long), amax/amin and max/min with indices (ACC int, or long for int64) on the same
+// tiles; the float-only kinds and kernels are left out of that program.
 //
 // Lanes past the end of a tile's last vector are loaded (from the elements that follow, or as 0
 // at the end of the tensor), computed, and never stored.
@@ -41,6 +46,12 @@
 #define RC_NORM0 15
 #define RC_MAXI 16
 #define RC_MINI 17
+
+// The start values of maxima and minima: +-inf, or an integer program's (RC_INT) type limits.
+#ifndef RC_LOWEST
+#define RC_LOWEST ((ACC)(-INFINITY))
+#define RC_HIGHEST ((ACC)INFINITY)
+#endif
 
 // The row index that goes with each lane of an indexed kind (RC_MAXI, RC_MINI), in the integer
 // vector type that comparisons of ACCV give (so that select() takes it as a mask and a value).
@@ -94,7 +105,7 @@ RC_ACCESS(y, Y, YT)
 // amax/amin (rc_max_nan, rc_min_nan): any NaN makes the result NaN. max/min with indices
 // (rc_take_max, rc_take_min): x (at rows r) replaces the running (m, i) where it is strictly
 // greater (smaller), so that ties keep the first occurrence, or where it is NaN and m is not, so
-// that the first NaN wins and stays, as on CPU.
+// that the first NaN wins and stays, as on CPU. For integers x != x is false and folds away.
 #define RC_EXTREMUM(name, OP)                                          \
   inline ACCV rc_##name##_nan(ACCV a, ACCV x) {                        \
     return select(a, x, (x OP a) | (x != x));                          \
@@ -107,6 +118,7 @@ RC_ACCESS(y, Y, YT)
 RC_EXTREMUM(max, >)
 RC_EXTREMUM(min, <)
 
+#ifndef RC_INT
 // The shift of a maximum: an infinite one shifts by 0, so that inf stays inf and all -inf gives
 // -inf (logsumexp); softmax replaces those columns' sums by NaN, as CPU's exp(inf - inf) does.
 inline ACCV rc_shift(ACCV m) {
@@ -133,11 +145,12 @@ inline void rc_var_merge(ACCV* mean, ACCV* m2, long n, ACCV mean2, ACCV m22, lon
   *m2 += m22 + d * d * ((ACC)n * f);
 }
 
+#endif  // RC_INT
 
 inline void rc_init(int kind, int nv, ACCV* a, ACCV* b) {
   const ACC a0 =
-      kind == RC_LSE || kind == RC_AMAX || kind == RC_SOFTMAX || kind == RC_MAXI ? (ACC)(-INFINITY)
-      : kind == RC_AMIN || kind == RC_MINI || kind == RC_NORMNEGINF               ? (ACC)INFINITY
+      kind == RC_LSE || kind == RC_AMAX || kind == RC_SOFTMAX || kind == RC_MAXI ? RC_LOWEST
+      : kind == RC_AMIN || kind == RC_MINI || kind == RC_NORMNEGINF               ? RC_HIGHEST
       : kind == RC_PROD                                                           ? (ACC)1
                                                                                   : (ACC)0;
   for (int v = 0; v < nv; ++v) {
@@ -202,7 +215,9 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
       RC_FOLD_ROWS(RC_F_AMIN)
     } else if (kind == RC_PROD) {
       RC_FOLD_ROWS(RC_F_PROD)
-    } else if (kind == RC_NANSUM) {
+    }
+#ifndef RC_INT
+    else if (kind == RC_NANSUM) {
       RC_FOLD_ROWS(RC_F_NANSUM)
     } else if (kind == RC_NORM2) {
       RC_FOLD_ROWS(RC_F_NORM2)
@@ -253,6 +268,7 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
         a[v] = c[v];
       }
     }
+#endif  // RC_INT
   }
 }
 
@@ -260,6 +276,7 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
 inline void rc_out(int kind, __global YT* o0, __global YT* o1, int lanes, ACCV a, ACCV b,
                    long dim, ACC corr, int has_o1) {
   ACCV r = a;
+#ifndef RC_INT
   if (kind == RC_LSE) {
     r = rc_shift(a) + log(b);
   } else if (kind == RC_VAR || kind == RC_STD) {
@@ -271,6 +288,7 @@ inline void rc_out(int kind, __global YT* o0, __global YT* o1, int lanes, ACCV a
   } else if (kind == RC_NORM2) {
     r = sqrt(a);
   }
+#endif
   rc_sty(o0, lanes, r);
 }
 
@@ -349,7 +367,7 @@ __kernel void rc_index(__global char* o0b, ulong o0off, __global char* o1b, ulon
   RC_IV ix[RC_MAXV];
   const int k = nv - 1;
   for (int v = 0; v < nv; ++v) {
-    m[v] = kind == RC_MAXI ? (ACCV)(-INFINITY) : (ACCV)INFINITY;
+    m[v] = kind == RC_MAXI ? (ACCV)RC_LOWEST : (ACCV)RC_HIGHEST;
     ix[v] = (RC_IV)((RC_I)r0);
   }
 #define RC_INDEX_ROWS(TAKE)                                                      \
@@ -415,11 +433,14 @@ __kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulon
       a += a2;
     } else if (kind >= RC_SUM && kind != RC_SOFTMAX) {  // the elementwise kinds
       a = rc_merge(kind, a, a2);
-    } else if (kind == RC_VAR || kind == RC_STD) {
+    }
+#ifndef RC_INT
+    else if (kind == RC_VAR || kind == RC_STD) {
       rc_var_merge(&a, &b, n, a2, b2, ng);
     } else {
       rc_lse_merge(&a, &b, a2, b2);
     }
+#endif
     n += ng;
   }
   if (kind == RC_SOFTMAX || kind == RC_SOFTMAX_BWD) {
@@ -428,14 +449,17 @@ __kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulon
     return;
   }
   const int lanes = (int)min((long)VW, inner - col);
+#ifndef RC_INT
   if (kind == RC_VAR || kind == RC_STD) {  // the groups' means are relative to the first row
     __global const XT* x0 = (__global const XT*)(xb + xoff);
     a += rc_ldx_end(x0 + o * dim * inner + col, lanes, x0 + outer * dim * inner);
   }
+#endif
   rc_out(kind, (__global YT*)(o0b + o0off) + o * inner + col,
          (__global YT*)(o1b + o1off) + o * inner + col, lanes, a, b, dim, corr, has_o1);
 }
 
+#ifndef RC_INT
 // softmax / log_softmax forward, y (YT) from x (XT). Phase 0: the statistics (and, with one
 // group, the writes); phase 1: the writes from the merged statistics in group 0's slots.
 __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
@@ -533,3 +557,4 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
     }
   }
 }
+#endif  // RC_INT
