@@ -19,8 +19,8 @@ and of (side^2 / 64) x 64, and dim 1 of 64 x (side / 4) x 256 (each the same num
 about). prod reads 1 + randn / 1000, so that its products stay normal numbers (a product of
 thousands of randn values underflows, and denormal arithmetic would time the FPU, not the walk).
 The same non-last dims of int32, int8, int64 and bool tensors (values in [-100, 100), or random
-bits): sum (into int64), amax, max with its indices, argmax, argmin (not for bool: CPU refuses),
-their byte counts those of the integer tensor.
+bits): sum (into int64), amax, max with its indices, argmax and argmin (not for bool: CPU
+refuses), any and all (bool only), their byte counts those of the integer tensor.
 """
 
 from __future__ import annotations
@@ -170,6 +170,8 @@ def main() -> int:
                    ("max+indices", lambda t: t.max(d))]
             if dt != torch.bool:
                 ops += [("argmax", lambda t: t.argmax(d)), ("argmin", lambda t: t.argmin(d))]
+            else:
+                ops += [("any", lambda t: t.any(d)), ("all", lambda t: t.all(d))]
             for name, f in ops:
                 row(f"{name}({d}) {tname}, {shape}", nbi, lambda: f(mi), lambda: f(hi), ">= 0.5")
             del mi, hi

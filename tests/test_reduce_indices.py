@@ -140,13 +140,16 @@ def int_ties(shape, dtype, seed=0):
 
 
 def int_ops(d, keepdim=False):
-    """The integer reductions that run on the tiles (argmax/argmin of bool: CPU refuses)."""
+    """The integer reductions that run on the tiles (any/all only of bool; argmax/argmin of bool:
+    CPU refuses)."""
     return {
         "sum": lambda t: t.sum(d, keepdim=keepdim),
         "nansum": lambda t: t.nansum(d, keepdim=keepdim),
         "prod": lambda t: t.prod(d, keepdim=keepdim),
         "amax": lambda t: t.amax(d, keepdim=keepdim),
         "amin": lambda t: t.amin(d, keepdim=keepdim),
+        "any": lambda t: t.any(d, keepdim=keepdim),  # of bool: amax's tiles
+        "all": lambda t: t.all(d, keepdim=keepdim),
         **indexed(d, keepdim),
     }
 
@@ -246,6 +249,9 @@ def test_integer_out_variants():
         lambda t, dev: torch.max(t, 0, out=(torch.empty(0, dtype=torch.int32, device=dev),
                                             torch.empty(0, dtype=L, device=dev))),
         lambda t, dev: torch.argmin(t, 0, out=torch.empty(0, dtype=L, device=dev)),
+        lambda t, dev: torch.any(t > 0, 0, out=torch.empty(0, dtype=torch.bool, device=dev)),
+        lambda t, dev: torch.all(t > -3, 0, keepdim=True,
+                                 out=torch.empty(0, dtype=torch.bool, device=dev)),
     ]
     for i, f in enumerate(cases):
         want = f(x, "cpu")
