@@ -220,6 +220,22 @@ def test_integer_extremes(rows, dtype):
                   "int32 sum into int32 (wraps as CPU)")
 
 
+@pytest.mark.parametrize("rows", [65535, 65537], ids=["int-lanes", "long-lanes"])
+def test_int16_sums_at_the_int32_bound(rows):
+    """Sums of bool, uint8, int8 and int16 accumulate in int lanes while rows times the type's
+    largest magnitude stays below 2^31 (int16: up to 65535 rows), else in long: at the type's
+    limits, one row more must leave int32 exactly as CPU's int64 does."""
+    x = torch.full((rows, 33), -32768, dtype=torch.int16)
+    x[:, 1] = 32767
+    x[: rows // 2, 2] = 32767
+    x[1::7, 3] = 5
+    want = x.sum(0)
+    if rows > 65535:
+        assert int(want[0]) < -(2**31)
+    with torch_ocl.strict():
+        exact(x.to("ocl").sum(0), want, f"int16 sum over {rows} rows")
+
+
 @pytest.mark.parametrize("dtype", [torch.int8, torch.int64, torch.bool], ids=str)
 def test_integer_strided_keepdim_zero_size(dtype):
     for shape, view, d in STRIDED_VIEWS:

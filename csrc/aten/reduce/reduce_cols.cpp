@@ -10,6 +10,7 @@
 #include "aten/reduce/row_stats.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace torch_ocl::aten {
@@ -49,6 +50,18 @@ cl_program intProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarType y
                                      c10::toString(y) + "," + c10::toString(acc) + ">",
                                  withPrelude(h + kernels::source("reduce_cols.cl")), ""};
       });
+}
+
+// Whether a sum of dim elements of integer type t stays inside int32 whatever the values and
+// the order (dim times the type's largest magnitude below 2^31): then it accumulates exactly in
+// int lanes, twice as many as long's (bool, uint8 and int8 up to 8M rows, int16 to 65535).
+bool intSumFits(c10::ScalarType t, int64_t dim) {
+  const int64_t mag = t == at::kBool    ? 1
+                      : t == at::kByte  ? 255
+                      : t == at::kChar  ? 128
+                      : t == at::kShort ? 32768
+                                        : 0;
+  return mag > 0 && dim <= std::numeric_limits<int32_t>::max() / mag;
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) {
@@ -125,7 +138,8 @@ void launchFinal(rt::Device& dev, cl_command_queue q, cl_program prog, const rt:
 // The indexed kinds (max/min with indices, rc_index) write the indices (long) into out and the
 // values into out2 when defined (argmax/argmin write none); the others run rc_reduce.
 // Floating x: accumulation in float (double for double); integer and bool x: sums and products
-// in long, comparisons in int (long for int64), outputs of out's dtype.
+// in long (sums of narrow types that cannot leave int32: int), comparisons in int (long for
+// int64), outputs of out's dtype.
 void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim, int64_t inner,
                    double correction, const at::Tensor& out, const at::Tensor& out2) {
   const bool indexed = isIndexed(kind);
@@ -135,8 +149,9 @@ void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim
   const bool integer = c10::isIntegralType(t, /*includeBool=*/true);
   const bool sums = kind == RowStat::kSum || kind == RowStat::kProd;
   const c10::ScalarType acc = !integer ? (t == at::kDouble ? at::kDouble : at::kFloat)
-                              : sums || t == at::kLong ? at::kLong
-                                                       : at::kInt;
+                              : sums && !(kind == RowStat::kSum && intSumFits(t, dim)) ? at::kLong
+                              : t == at::kLong                                         ? at::kLong
+                                                                                       : at::kInt;
   const int64_t vw = acc == at::kDouble || acc == at::kLong ? 8 : 16;
   const Plan p = plan(dev, outer, dim, inner, vw);
   cl_program prog = integer ? intProgram(idx, t, indexed ? t : out.scalar_type(), acc)
