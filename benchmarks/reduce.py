@@ -18,6 +18,9 @@ indices, argmax, argmin, prod, nansum, the 2-norm): dim 0 of side x side, of sid
 and of (side^2 / 64) x 64, and dim 1 of 64 x (side / 4) x 256 (each the same number of elements,
 about). prod reads 1 + randn / 1000, so that its products stay normal numbers (a product of
 thousands of randn values underflows, and denormal arithmetic would time the FPU, not the walk).
+The same non-last dims of int32, int8, int64 and bool tensors (values in [-100, 100), or random
+bits): sum (into int64), amax, max with its indices, argmax and argmin (not for bool: CPU
+refuses), any and all (bool only), their byte counts those of the integer tensor.
 """
 
 from __future__ import annotations
@@ -157,6 +160,21 @@ def main() -> int:
             lambda: lbwd(gy, ly, d, torch.float32), lambda: lbwd(hgy, hly, d, torch.float32),
             ">= 0.5")
         del m, hm, y, ly, gy, hy, hly, hgy
+        for dt in (torch.int32, torch.int8, torch.int64, torch.bool):
+            hi = (torch.rand(*shp) < 0.5 if dt == torch.bool
+                  else torch.randint(-100, 100, shp, dtype=dt))
+            mi = hi.to(dev)
+            nbi = hi.numel() * hi.element_size()
+            tname = str(dt).removeprefix("torch.")
+            ops = [("sum", lambda t: t.sum(d)), ("amax", lambda t: t.amax(d)),
+                   ("max+indices", lambda t: t.max(d))]
+            if dt != torch.bool:
+                ops += [("argmax", lambda t: t.argmax(d)), ("argmin", lambda t: t.argmin(d))]
+            else:
+                ops += [("any", lambda t: t.any(d)), ("all", lambda t: t.all(d))]
+            for name, f in ops:
+                row(f"{name}({d}) {tname}, {shape}", nbi, lambda: f(mi), lambda: f(hi), ">= 0.5")
+            del mi, hi
 
     print(f"torch-ocl reduction benchmark on ocl:{args.device}: {results['device']}")
     print(f"{results['date']}, median of {args.reps}\n")

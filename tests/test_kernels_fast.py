@@ -344,14 +344,20 @@ def test_fused_sgd_and_amp_unscale_across_blocks():
 
 
 
-def test_gpu_launch_shapes_forced_on_this_device():
-    """The same tests with the GPU shapes (work-group trees, 256-item foreach blocks)."""
+def rerun_with_gpu_shapes(path, select="not gpu_launch_shapes"):
+    """Runs the tests of the file at path that match select (pytest -k) again in a fresh process
+    with TORCH_OCL_TREE_REDUCTIONS=1 (the GPU shapes); skips when this process already has it
+    (test_reduce_indices.py uses it too)."""
     if os.environ.get("TORCH_OCL_TREE_REDUCTIONS") == "1":
         pytest.skip("already running with the GPU shapes")
     env = dict(os.environ, TORCH_OCL_TREE_REDUCTIONS="1")
-    here = os.path.abspath(__file__)
+    here = os.path.abspath(path)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                        here, "-k", "not gpu_launch_shapes and not accuracy_against_double"],
-                       env=env, capture_output=True, text=True, timeout=900,
-                       cwd=os.path.dirname(here))
+                        here, "-k", select], env=env, capture_output=True, text=True,
+                       timeout=900, cwd=os.path.dirname(here))
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+
+
+def test_gpu_launch_shapes_forced_on_this_device():
+    """The same tests with the GPU shapes (work-group trees, 256-item foreach blocks)."""
+    rerun_with_gpu_shapes(__file__, "not gpu_launch_shapes and not accuracy_against_double")

@@ -20,15 +20,18 @@ FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-9, atol=1e-9),
        torch.float16: dict(rtol=1e-2, atol=1e-2), torch.bfloat16: dict(rtol=4e-2, atol=4e-2)}
 
-# (shape, dim): inner = the product of the sizes after dim.
-SHAPES = [
+# (shape, dim): inner = the product of the sizes after dim. The column tiles' shapes
+# (test_reduce_indices.py takes them too), then narrower lines.
+TILE_SHAPES = [
     ((37, 1000), 0),  # one tile with a partial last vector, one group
     ((3000, 40), 0),  # few columns: rows split into 11 groups, merged by rc_final
     ((600, 1030), 0),  # two tiles, 2 row groups
-    ((5, 300, 33), 1),  # middle dim
+    ((5, 300, 33), 1),  # middle dim, inner 33 (one lane in the last vector)
     ((2, 1100, 40), 1),  # middle dim, 4 row groups per outer slice
     ((3, 17, 1000), 0),  # dim 0 of a 3-D tensor: inner 17000, 17 tiles
     ((4, 1, 70), 1),  # a reduced dim of size 1
+]
+SHAPES = TILE_SHAPES + [
     ((3000, 17), 0),  # narrow lines (inner < 32): _vcols kernels and the generator
     ((3, 17, 3), 1),
     ((4, 1, 7), 1),
@@ -37,6 +40,19 @@ SHAPES = [
 
 def rand(*shape, seed=0, dtype=torch.float32):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+# Non-contiguous inputs as (base shape, view, dim): the views are to be taken on the device
+# (.to("ocl") of a sliced CPU tensor would arrive contiguous). Transposed, sliced with a step, a
+# slice of rows with a step, an inner slice, a 3-D transpose (test_reduce_indices.py too).
+STRIDED_VIEWS = [
+    ((300, 130), lambda t: t.t(), 0),
+    ((300, 130), lambda t: t.t(), 1),
+    ((300, 130), lambda t: t[:, ::2], 0),
+    ((300, 130), lambda t: t[::3], 0),
+    ((300, 130), lambda t: t[:, 1:-2], 0),
+    ((4, 50, 30), lambda t: t.transpose(0, 2), 1),
+]
 
 
 def same(got, want, tol):
@@ -79,12 +95,15 @@ def softmaxes(d, dtype):
     }
 
 
-def check_all(x, d, dtype, keepdim=False):
+def check_all(x, d, dtype, keepdim=False, view=lambda t: t):
+    """view: taken of x and of its device copy (STRIDED_VIEWS)."""
     tol = TOL[dtype]
+    xd = x.to("ocl")
+    x, xd = view(x), view(xd)
     for name, f in reductions(d, keepdim).items():
         want = f(x)
         with torch_ocl.strict():
-            got = f(x.to("ocl"))
+            got = f(xd)
         pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
         for g, w in pairs:
             try:
@@ -95,7 +114,7 @@ def check_all(x, d, dtype, keepdim=False):
     for name, f in softmaxes(d, dtype).items():
         want = f(x, gy)
         with torch_ocl.strict():
-            got = f(x.to("ocl"), gy.to("ocl"))
+            got = f(xd, gy.to("ocl"))
         try:
             same(got, want, tol)
         except AssertionError as e:
@@ -129,12 +148,11 @@ def test_infinities_and_nan(rows):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_strided_inputs(dtype):
-    # Not contiguous: the reduction generator and contiguous copies for softmax.
-    base = rand(300, 130, dtype=dtype)
-    check_all(base.t(), 0, dtype)
-    check_all(base.t(), 1, dtype)
-    check_all(base[:, ::2], 0, dtype)
-    check_all(rand(4, 50, 30, dtype=dtype).transpose(0, 2), 1, dtype)
+    # Not contiguous on the device: the reduction generator and contiguous copies for softmax.
+    for shape, view, d in STRIDED_VIEWS:
+        x = rand(*shape, dtype=dtype)
+        assert not view(x.to("ocl")).is_contiguous()
+        check_all(x, d, dtype, view=view)
 
 
 def test_out_and_mixed_dtypes():

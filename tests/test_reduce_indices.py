@@ -1,40 +1,31 @@
 """max/min with indices, argmax/argmin, prod, nansum and vector norms over one dim against CPU
-PyTorch, in strict mode.
+PyTorch, in strict mode; and sum, prod, amax/amin and the indexed ops of integer and bool inputs.
 
 On CPU drivers (PoCL), a non-last dim of a contiguous float/double/half/bfloat16 tensor whose
 lines are at least 32 elements wide (inner, the product of the sizes after the reduced dim) runs
 in the column tiles of kernels/reduce_cols.cl (rc_index for the indexed ops, rc_reduce for prod,
 nansum and the norms of orders 2, 1, 0 and +-inf), with row groups merged by rc_final when there
-are too few tiles for the cores; everything else (integers, bool, narrow lines, the last dim,
-non-contiguous inputs, other norm orders) takes the reduction generator. Indices must equal
-CPU's exactly: the first occurrence of the maximum (minimum), and where a line holds NaN the
-index of its first NaN. test_gpu_launch_shapes reruns this file with TORCH_OCL_TREE_REDUCTIONS=1
-(the GPU shapes).
+are too few tiles for the cores. Integer and bool inputs take the same tiles (reduce_cols.cpp's
+RC_INT program) for sum/nansum and prod (in int64), amax/amin and max/min with indices and
+argmax/argmin. Everything else (narrow lines, the last dim, non-contiguous inputs, other norm
+orders) takes the reduction generator. Indices must equal CPU's exactly: the first occurrence of
+the maximum (minimum), and where a line holds NaN the index of its first NaN.
+test_gpu_launch_shapes reruns this file with TORCH_OCL_TREE_REDUCTIONS=1 (the GPU shapes).
 """
-
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
 
 import torch_ocl
+from test_kernels_fast import rerun_with_gpu_shapes  # beside this file
+from test_reduce_cols import FLOATS, STRIDED_VIEWS, TILE_SHAPES, rand
 
-FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-9, atol=1e-9),
        torch.float16: dict(rtol=1e-2, atol=1e-2), torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}
 
-# (shape, dim): inner = the product of the sizes after dim.
-SHAPES = [
-    ((37, 1000), 0),  # one tile, a partial last vector (1000 = 62 * 16 + 8), one group
-    ((3000, 40), 0),  # few columns: rows in 11 groups, merged by rc_final
-    ((600, 1030), 0),  # two tiles, 2 row groups
-    ((5, 300, 33), 1),  # middle dim, inner 33 (one lane in the last vector)
-    ((2, 1100, 40), 1),  # middle dim, 4 row groups per outer slice
-    ((3, 17, 1000), 0),  # dim 0 of a 3-D tensor: inner 17000, 17 tiles
-    ((4, 1, 70), 1),  # a reduced dim of size 1
+# (shape, dim): test_reduce_cols.py's column tile shapes, then the generator's.
+SHAPES = TILE_SHAPES + [
     ((2500, 17), 0),  # narrow lines (inner < 32): the generator
     ((3, 17, 5), 1),
     ((300, 64), 1),  # the last dim: the generator
@@ -45,10 +36,6 @@ def ties(shape, seed=0, dtype=torch.float32, low=-3, high=4):
     """Small integers: every line holds many ties of its maximum and minimum."""
     g = torch.Generator().manual_seed(seed)
     return torch.randint(low, high, shape, generator=g).to(dtype)
-
-
-def randn(shape, seed=0, dtype=torch.float32):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
 
 
 def indexed(d, keepdim=False):
@@ -130,38 +117,180 @@ def check_valued(x, d, keepdim=False, view=lambda t: t):
 @pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-d{d}" for s, d in SHAPES])
 def test_indexed_ties_against_cpu(shape, dim, dtype):
     check_indexed(ties(shape, dtype=dtype), dim)
-    check_indexed(randn(shape, seed=1, dtype=dtype), dim)
+    check_indexed(rand(*shape, seed=1, dtype=dtype), dim)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-d{d}" for s, d in SHAPES])
 def test_valued_against_cpu(shape, dim, dtype):
-    check_valued(randn(shape, dtype=dtype), dim)
+    check_valued(rand(*shape, dtype=dtype), dim)
+
+
+# ---- integer and bool inputs ----
+# The tiles' shapes, then the generator's (narrow lines, the last dim).
+INT_SHAPES = TILE_SHAPES + [((2500, 17), 0), ((300, 64), 1)]
+
+
+def int_ties(shape, dtype, seed=0):
+    """Few distinct values: many ties of every line's maximum and minimum."""
+    if dtype == torch.bool:
+        return ties(shape, seed, low=0, high=2).bool()
+    return ties(shape, seed, dtype=torch.int64, low=-3 if dtype != torch.uint8 else 0,
+                high=4).to(dtype)
+
+
+def int_ops(d, keepdim=False):
+    """The integer reductions that run on the tiles (any/all only of bool; argmax/argmin of bool:
+    CPU refuses)."""
+    return {
+        "sum": lambda t: t.sum(d, keepdim=keepdim),
+        "nansum": lambda t: t.nansum(d, keepdim=keepdim),
+        "prod": lambda t: t.prod(d, keepdim=keepdim),
+        "amax": lambda t: t.amax(d, keepdim=keepdim),
+        "amin": lambda t: t.amin(d, keepdim=keepdim),
+        "any": lambda t: t.any(d, keepdim=keepdim),  # of bool: amax's tiles
+        "all": lambda t: t.all(d, keepdim=keepdim),
+        **indexed(d, keepdim),
+    }
+
+
+def check_ints(x, d, keepdim=False, view=lambda t: t, ops=None):
+    """Every op of int_ops (or those named in ops) exactly as CPU: dtypes, values, indices.
+    view: taken of x and of its device copy."""
+    for name, f in int_ops(d, keepdim).items():
+        if ops is not None and name not in ops:
+            continue
+        what = f"{name} over dim {d} of {tuple(view(x).shape)} {x.dtype} keepdim={keepdim}"
+        try:
+            want = f(view(x))
+        except (RuntimeError, IndexError) as e:  # the same refusal
+            with pytest.raises(type(e)):
+                f(view(x.to("ocl")))
+            continue
+        with torch_ocl.strict():
+            got = f(view(x.to("ocl")))
+        if isinstance(want, torch.Tensor):
+            exact(got, want, what)
+        else:
+            exact(got.values, want.values, what + " values")
+            exact(got.indices, want.indices, what + " indices")
 
 
 @pytest.mark.parametrize("dtype", INTS + [torch.bool], ids=str)
-@pytest.mark.parametrize("shape,dim", [((37, 1000), 0), ((3000, 40), 0), ((5, 300, 33), 1)],
-                         ids=["37x1000-d0", "3000x40-d0", "5x300x33-d1"])
+@pytest.mark.parametrize("shape,dim", INT_SHAPES, ids=[f"{s}-d{d}" for s, d in INT_SHAPES])
 def test_integers_and_bool(shape, dim, dtype):
-    """The generator keeps these; indices and values exact, prod and nansum in int64."""
-    x = ties(shape, dtype=dtype, low=0 if dtype in (torch.uint8, torch.bool) else -3,
-             high=2 if dtype == torch.bool else 4)
-    check_indexed(x, dim)
+    """Ties, then products of +-1 with a few 2s and 3s (they grow, but exactly: integer products
+    wrap the same way in any order)."""
+    x = int_ties(shape, dtype)
+    check_ints(x, dim)
     if dtype != torch.bool:
-        for f in [lambda t: t.prod(dim), lambda t: t.nansum(dim)]:
-            small = (x % 2) if dtype != torch.uint8 else (x % 2 + 1)  # products that fit
-            want = f(small)
-            with torch_ocl.strict():
-                got = f(small.to("ocl"))
-            exact(got, want, f"prod/nansum {dtype}")
+        g = torch.Generator().manual_seed(5)
+        pm = torch.where(torch.rand(shape, generator=g) < 0.5, -1, 1)
+        few = torch.where(torch.rand(shape, generator=g) < 0.01, 3 - (pm < 0).long(), pm)
+        check_ints((few.abs() if dtype == torch.uint8 else few).to(dtype), dim, ops=["prod"])
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=str)
+@pytest.mark.parametrize("rows", [40, 700, 3000], ids=["one-group", "groups", "many-groups"])
+def test_integer_extremes(rows, dtype):
+    """The type's limits: columns all at the minimum or the maximum (argmax/argmin: index 0;
+    amax of an int64 at its limits), both limits in one column, the extreme in the last row (the
+    last group) only; int32 sums that overflow int32 but not int64."""
+    lo, hi = torch.iinfo(dtype).min, torch.iinfo(dtype).max
+    x = int_ties((rows, 48), dtype, seed=4)
+    x[:, 0] = lo
+    x[:, 1] = hi
+    x[3, 2], x[rows - 2, 2] = hi, lo
+    x[rows - 1, 3], x[rows - 1, 4] = hi, lo
+    x[:, 5] = hi
+    x[rows // 2, 5] = hi - 1
+    x[:, 6] = lo
+    x[rows - 1, 6] = lo + 1
+    x[0, 7], x[rows - 1, 7] = lo, lo  # the first of two minima
+    check_ints(x, 0, ops=["sum", "amax", "amin", "max", "min", "argmax", "argmin"])
+    check_ints(x.reshape(rows, 3, 16).transpose(0, 1).contiguous(), 1,
+               ops=["sum", "amax", "amin", "max", "min"])
+    if dtype == torch.int32:  # near 2^31 - 1 in every row: sums up to rows * 2^31
+        big = (hi - int_ties((rows, 40), torch.int64, seed=6).abs()).to(dtype)
+        want = big.sum(0)
+        assert int(want.max()) > hi  # the test's point: past int32, within int64
+        with torch_ocl.strict():
+            exact(big.to("ocl").sum(0), want, "int32 sum past 2^31")
+            exact(big.to("ocl").sum(0, dtype=torch.int32), big.sum(0, dtype=torch.int32),
+                  "int32 sum into int32 (wraps as CPU)")
+
+
+@pytest.mark.parametrize("rows", [65535, 65537], ids=["int-lanes", "long-lanes"])
+def test_int16_sums_at_the_int32_bound(rows):
+    """Sums of bool, uint8, int8 and int16 accumulate in int lanes while rows times the type's
+    largest magnitude stays below 2^31 (int16: up to 65535 rows), else in long: at the type's
+    limits, one row more must leave int32 exactly as CPU's int64 does."""
+    x = torch.full((rows, 33), -32768, dtype=torch.int16)
+    x[:, 1] = 32767
+    x[: rows // 2, 2] = 32767
+    x[1::7, 3] = 5
+    want = x.sum(0)
+    if rows > 65535:
+        assert int(want[0]) < -(2**31)
+    with torch_ocl.strict():
+        exact(x.to("ocl").sum(0), want, f"int16 sum over {rows} rows")
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int64, torch.bool], ids=str)
+def test_integer_strided_keepdim_zero_size(dtype):
+    for shape, view, d in STRIDED_VIEWS:
+        x = int_ties(shape, dtype)
+        assert not view(x.to("ocl")).is_contiguous()
+        check_ints(x, d, view=view)
+    check_ints(int_ties((6, 40, 19), dtype), -2, keepdim=True)
+    check_ints(int_ties((300, 35), dtype), 0, keepdim=True)
+    for shape, d in [((0, 40), 0), ((5, 0), 0), ((3, 0, 40), 1), ((2, 3, 0), 1)]:
+        check_ints(torch.empty(shape, dtype=dtype), d)
+
+
+def test_integer_out_variants():
+    x = int_ties((700, 40), torch.int32)
+    xo = x.to("ocl")
+    L = torch.long
+    cases = [
+        lambda t, dev: torch.sum(t, 0, out=torch.empty(0, dtype=L, device=dev)),
+        lambda t, dev: torch.sum(t, 0, dtype=torch.int16, out=torch.empty(0, dtype=torch.int16,
+                                                                          device=dev)),
+        lambda t, dev: torch.sum(t, 0, dtype=torch.float32),  # a float result: the generator
+        lambda t, dev: torch.prod(t.clamp(-1, 1), 0, out=torch.empty(0, dtype=L, device=dev)),
+        lambda t, dev: torch.nansum(t, 0, out=torch.empty(0, dtype=L, device=dev)),
+        lambda t, dev: torch.amax(t, 0, out=torch.empty(0, dtype=torch.int32, device=dev)),
+        lambda t, dev: torch.amin(t, 0, keepdim=True, out=torch.empty(0, dtype=torch.int32,
+                                                                      device=dev)),
+        lambda t, dev: torch.max(t, 0, out=(torch.empty(0, dtype=torch.int32, device=dev),
+                                            torch.empty(0, dtype=L, device=dev))),
+        lambda t, dev: torch.argmin(t, 0, out=torch.empty(0, dtype=L, device=dev)),
+        lambda t, dev: torch.any(t > 0, 0, out=torch.empty(0, dtype=torch.bool, device=dev)),
+        lambda t, dev: torch.all(t > -3, 0, keepdim=True,
+                                 out=torch.empty(0, dtype=torch.bool, device=dev)),
+    ]
+    for i, f in enumerate(cases):
+        want = f(x, "cpu")
+        with torch_ocl.strict():
+            got = f(xo, "ocl")
+        pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
+        for g, w in pairs:
+            exact(g, w, f"case {i}")
+    # A non-contiguous out (a row of a wider tensor): the generator writes through it.
+    wide = torch.zeros(2, 40, dtype=L, device="ocl")
+    with torch_ocl.strict():
+        torch.sum(xo, 0, out=wide[1])
+    exact(wide[1], x.sum(0), "sum into a row of a wider out")
+    with pytest.raises(RuntimeError):
+        torch.amax(xo, 0, out=torch.empty(0, dtype=L, device="ocl"))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
 def test_keepdim_and_negative_dim(dtype):
     check_indexed(ties((6, 40, 19), dtype=dtype), -2, keepdim=True)
     check_indexed(ties((300, 35), dtype=dtype), 0, keepdim=True)
-    check_valued(randn((6, 40, 19), dtype=dtype), -2, keepdim=True)
-    check_valued(randn((300, 35), dtype=dtype), 0, keepdim=True)
+    check_valued(rand(6, 40, 19, dtype=dtype), -2, keepdim=True)
+    check_valued(rand(300, 35, dtype=dtype), 0, keepdim=True)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -197,11 +326,8 @@ def test_nan_inf_and_signed_zeros(rows, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_strided_inputs(dtype):
     """Not contiguous (transposed, sliced, made so on the device): the generator, same answers."""
-    base = ties((300, 130), dtype=dtype)
-    cube = ties((4, 50, 30), dtype=dtype)
-    for x, view, d in [(base, lambda t: t.t(), 0), (base, lambda t: t.t(), 1),
-                       (base, lambda t: t[:, ::2], 0), (base, lambda t: t[::3], 0),
-                       (base, lambda t: t[:, 1:-2], 0), (cube, lambda t: t.transpose(0, 2), 1)]:
+    for shape, view, d in STRIDED_VIEWS:
+        x = ties(shape, dtype=dtype)
         assert not view(x.to("ocl")).is_contiguous()
         check_indexed(x, d, view=view)
         check_valued(x / 4, d, view=view)
@@ -214,7 +340,7 @@ def test_prod_reduced_precision():
     tolerance of its rounding."""
     for dtype in (torch.float16, torch.bfloat16):
         for shape, d in [((37, 1000), 0), ((3000, 40), 0), ((5, 300, 33), 1)]:
-            x = (randn(shape) / 16 + 1).to(dtype)
+            x = (rand(*shape) / 16 + 1).to(dtype)
             with torch_ocl.strict():
                 got = x.to("ocl").prod(d).cpu()
             assert got.dtype == dtype
@@ -286,11 +412,4 @@ def test_zero_size():
 
 def test_gpu_launch_shapes():
     """This file again with TORCH_OCL_TREE_REDUCTIONS=1: the GPU kernel shapes."""
-    if os.environ.get("TORCH_OCL_TREE_REDUCTIONS") == "1":
-        pytest.skip("already running with the GPU shapes")
-    env = dict(os.environ, TORCH_OCL_TREE_REDUCTIONS="1")
-    here = os.path.abspath(__file__)
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                        here, "-k", "not gpu_launch_shapes"], env=env, capture_output=True,
-                       text=True, timeout=900, cwd=os.path.dirname(here))
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+    rerun_with_gpu_shapes(__file__)

@@ -1,6 +1,7 @@
 // ---- CPU drivers: reductions and softmax over a non-last dimension, in column tiles ----------
 // Compiled after softmax.cl in the same program (ACC, ACCV, VW, XT, YT, LOAD_*/STORE_*,
-// VLOAD_*/VSTORE_*, v_exp and SM_MAX come from there and from the host's header).
+// VLOAD_*/VSTORE_*, v_exp and SM_MAX come from there and from the host's header), or alone for
+// integer inputs (RC_INT: the host's header gives the same names).
 //
 // The input is a contiguous (outer, dim, inner) view, inner > 1. Work item (o, g, t) owns the
 // columns [t * tw, t * tw + tw) of outer slice o (up to RC_MAXV vectors: 4 KB of float or
@@ -17,6 +18,10 @@
 //
 // The same tiles and groups serve prod, nansum and the vector norms of orders 2, 1, 0 and +-inf
 // (rc_reduce, kinds 9-15), and max/min with their indices, argmax and argmin (rc_index).
+//
+// Integer and bool inputs (RC_INT, reduce_cols.cpp's own program, without softmax.cl) take sum and
+// prod (ACC long), amax/amin and max/min with indices (ACC int, or long for int64) on the same
+// tiles; the float-only kinds and kernels are left out of that program.
 //
 // Lanes past the end of a tile's last vector are loaded (from the elements that follow, or as 0
 // at the end of the tensor), computed, and never stored.
@@ -42,6 +47,12 @@
 #define RC_MAXI 16
 #define RC_MINI 17
 
+// The start values of maxima and minima: +-inf, or an integer program's (RC_INT) type limits.
+#ifndef RC_LOWEST
+#define RC_LOWEST ((ACC)(-INFINITY))
+#define RC_HIGHEST ((ACC)INFINITY)
+#endif
+
 // The row index that goes with each lane of an indexed kind (RC_MAXI, RC_MINI), in the integer
 // vector type that comparisons of ACCV give (so that select() takes it as a mask and a value).
 #if VW == 16
@@ -64,70 +75,54 @@ typedef long8 RC_LV;
 #define RC_VSTOREP(v, p) vstore8(v, 0, p)
 #endif
 
-// The n (1..VW) elements at p as a vector; stores of the first n lanes.
-inline ACCV rc_ldx(__global const XT* p, int n) {
-  if (n == VW) return VLOAD_X(p, 0);
-  ACC t[VW];
-  for (int i = 0; i < VW; ++i) t[i] = i < n ? LOAD_X(p, i) : (ACC)0;
-  return RC_VLOADP(t);
-}
-inline ACCV rc_ldy(__global const YT* p, int n) {
-  if (n == VW) return VLOAD_Y(p, 0);
-  ACC t[VW];
-  for (int i = 0; i < VW; ++i) t[i] = i < n ? LOAD_Y(p, i) : (ACC)0;
-  return RC_VLOADP(t);
-}
-// The last vector of a tile row: a full load when it stays inside the tensor (end: one past its
-// last element; the extra lanes read other elements and are never stored), else lane by lane.
-inline ACCV rc_ldx_end(__global const XT* p, int n, __global const XT* end) {
-  return p + VW <= end ? VLOAD_X(p, 0) : rc_ldx(p, n);
-}
-inline ACCV rc_ldy_end(__global const YT* p, int n, __global const YT* end) {
-  return p + VW <= end ? VLOAD_Y(p, 0) : rc_ldy(p, n);
-}
-inline void rc_stx(__global XT* p, int n, ACCV v) {
-  if (n == VW) {
-    VSTORE_X(p, 0, v);
-    return;
+// rc_ld<n>(p, k): the k (1..VW) elements at p as a vector; rc_ld<n>_end(p, k, end): the last
+// vector of a tile row, a full load when it stays inside the tensor (end: one past its last
+// element; the extra lanes read other elements and are never stored), else lane by lane;
+// rc_st<n>(p, k, v): stores of the first k lanes. One set per storage type: n = x (XT through
+// LOAD_X/VLOAD_X...) and n = y (YT).
+#define RC_ACCESS(n, N, T)                                                  \
+  inline ACCV rc_ld##n(__global const T* p, int k) {                        \
+    if (k == VW) return VLOAD_##N(p, 0);                                    \
+    ACC t[VW];                                                              \
+    for (int i = 0; i < VW; ++i) t[i] = i < k ? LOAD_##N(p, i) : (ACC)0;    \
+    return RC_VLOADP(t);                                                    \
+  }                                                                         \
+  inline ACCV rc_ld##n##_end(__global const T* p, int k, __global const T* end) { \
+    return p + VW <= end ? VLOAD_##N(p, 0) : rc_ld##n(p, k);                \
+  }                                                                         \
+  inline void rc_st##n(__global T* p, int k, ACCV v) {                      \
+    if (k == VW) {                                                          \
+      VSTORE_##N(p, 0, v);                                                  \
+      return;                                                               \
+    }                                                                       \
+    ACC t[VW];                                                              \
+    RC_VSTOREP(v, t);                                                       \
+    for (int i = 0; i < k; ++i) STORE_##N(p, i, t[i]);                      \
   }
-  ACC t[VW];
-  RC_VSTOREP(v, t);
-  for (int i = 0; i < n; ++i) STORE_X(p, i, t[i]);
-}
-inline void rc_sty(__global YT* p, int n, ACCV v) {
-  if (n == VW) {
-    VSTORE_Y(p, 0, v);
-    return;
-  }
-  ACC t[VW];
-  RC_VSTOREP(v, t);
-  for (int i = 0; i < n; ++i) STORE_Y(p, i, t[i]);
-}
+RC_ACCESS(x, X, XT)
+RC_ACCESS(y, Y, YT)
 
+// amax/amin (rc_max_nan, rc_min_nan): any NaN makes the result NaN. max/min with indices
+// (rc_take_max, rc_take_min): x (at rows r) replaces the running (m, i) where it is strictly
+// greater (smaller), so that ties keep the first occurrence, or where it is NaN and m is not, so
+// that the first NaN wins and stays, as on CPU. For integers x != x is false and folds away.
+#define RC_EXTREMUM(name, OP)                                          \
+  inline ACCV rc_##name##_nan(ACCV a, ACCV x) {                        \
+    return select(a, x, (x OP a) | (x != x));                          \
+  }                                                                    \
+  inline void rc_take_##name(ACCV* m, RC_IV* i, ACCV x, RC_IV r) {     \
+    const RC_IV t = (x OP *m) | ((x != x) & (*m == *m));              \
+    *m = select(*m, x, t);                                             \
+    *i = select(*i, r, t);                                             \
+  }
+RC_EXTREMUM(max, >)
+RC_EXTREMUM(min, <)
+
+#ifndef RC_INT
 // The shift of a maximum: an infinite one shifts by 0, so that inf stays inf and all -inf gives
 // -inf (logsumexp); softmax replaces those columns' sums by NaN, as CPU's exp(inf - inf) does.
 inline ACCV rc_shift(ACCV m) {
   return select(m, (ACCV)0, fabs(m) == (ACCV)INFINITY);
-}
-// amax/amin: any NaN makes the result NaN.
-inline ACCV rc_max_nan(ACCV a, ACCV x) {
-  return select(a, x, (x > a) | (x != x));
-}
-inline ACCV rc_min_nan(ACCV a, ACCV x) {
-  return select(a, x, (x < a) | (x != x));
-}
-// max/min with indices: x (at rows r) replaces the running (m, i) where it is strictly greater
-// (smaller), so that ties keep the first occurrence, or where it is NaN and m is not, so that the
-// first NaN wins and stays, as on CPU.
-inline void rc_take_max(ACCV* m, RC_IV* i, ACCV x, RC_IV r) {
-  const RC_IV t = (x > *m) | ((x != x) & (*m == *m));
-  *m = select(*m, x, t);
-  *i = select(*i, r, t);
-}
-inline void rc_take_min(ACCV* m, RC_IV* i, ACCV x, RC_IV r) {
-  const RC_IV t = (x < *m) | ((x != x) & (*m == *m));
-  *m = select(*m, x, t);
-  *i = select(*i, r, t);
 }
 // (m, s), s = sum of exp(x - rc_shift(m)) (m skips NaN, which s carries), merged with (m2, s2).
 inline void rc_lse_merge(ACCV* m, ACCV* s, ACCV m2, ACCV s2) {
@@ -150,10 +145,12 @@ inline void rc_var_merge(ACCV* mean, ACCV* m2, long n, ACCV mean2, ACCV m22, lon
   *m2 += m22 + d * d * ((ACC)n * f);
 }
 
+#endif  // RC_INT
+
 inline void rc_init(int kind, int nv, ACCV* a, ACCV* b) {
   const ACC a0 =
-      kind == RC_LSE || kind == RC_AMAX || kind == RC_SOFTMAX || kind == RC_MAXI ? (ACC)(-INFINITY)
-      : kind == RC_AMIN || kind == RC_MINI || kind == RC_NORMNEGINF               ? (ACC)INFINITY
+      kind == RC_LSE || kind == RC_AMAX || kind == RC_SOFTMAX || kind == RC_MAXI ? RC_LOWEST
+      : kind == RC_AMIN || kind == RC_MINI || kind == RC_NORMNEGINF               ? RC_HIGHEST
       : kind == RC_PROD                                                           ? (ACC)1
                                                                                   : (ACC)0;
   for (int v = 0; v < nv; ++v) {
@@ -167,6 +164,10 @@ inline void rc_init(int kind, int nv, ACCV* a, ACCV* b) {
 // element). Other orders p stay with the reduction generator: here PoCL 3.1's double8 pow gave
 // 2^-3 for pow(2, 3) in some lanes when the other lanes held 0, -0.0, +-1 and +-2 (wrong norms
 // of order 3 for a third of the columns; the generator's scalar pow is right).
+#define RC_F_SUM(a, x) ((a) + (x))
+#define RC_F_PROD(a, x) ((a) * (x))
+#define RC_F_AMAX(a, x) rc_max_nan((a), (x))
+#define RC_F_AMIN(a, x) rc_min_nan((a), (x))
 #define RC_F_NANSUM(a, x) ((a) + select((x), (ACCV)0, (x) != (x)))
 #define RC_F_NORM2(a, x) ((a) + (x) * (x))
 #define RC_F_NORM1(a, x) ((a) + fabs(x))
@@ -207,30 +208,16 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
     const long re = min(rb + (long)RC_RB, r1);
     const int cnt = (int)(re - rb);
     if (kind == RC_SUM || kind == RC_MEAN) {
-      for (long r = rb; r < re; ++r) {
-        __global const XT* p = x + r * inner;
-        for (int v = 0; v < nv - 1; ++v) a[v] += VLOAD_X(p, v * VW);
-        a[nv - 1] += rc_ldx_end(p + (nv - 1) * VW, wl, xend);
-      }
+      RC_FOLD_ROWS(RC_F_SUM)
     } else if (kind == RC_AMAX) {
-      for (long r = rb; r < re; ++r) {
-        __global const XT* p = x + r * inner;
-        for (int v = 0; v < nv - 1; ++v) a[v] = rc_max_nan(a[v], VLOAD_X(p, v * VW));
-        a[nv - 1] = rc_max_nan(a[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
-      }
+      RC_FOLD_ROWS(RC_F_AMAX)
     } else if (kind == RC_AMIN) {
-      for (long r = rb; r < re; ++r) {
-        __global const XT* p = x + r * inner;
-        for (int v = 0; v < nv - 1; ++v) a[v] = rc_min_nan(a[v], VLOAD_X(p, v * VW));
-        a[nv - 1] = rc_min_nan(a[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
-      }
+      RC_FOLD_ROWS(RC_F_AMIN)
     } else if (kind == RC_PROD) {
-      for (long r = rb; r < re; ++r) {
-        __global const XT* p = x + r * inner;
-        for (int v = 0; v < nv - 1; ++v) a[v] *= VLOAD_X(p, v * VW);
-        a[nv - 1] *= rc_ldx_end(p + (nv - 1) * VW, wl, xend);
-      }
-    } else if (kind == RC_NANSUM) {
+      RC_FOLD_ROWS(RC_F_PROD)
+    }
+#ifndef RC_INT
+    else if (kind == RC_NANSUM) {
       RC_FOLD_ROWS(RC_F_NANSUM)
     } else if (kind == RC_NORM2) {
       RC_FOLD_ROWS(RC_F_NORM2)
@@ -281,6 +268,7 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
         a[v] = c[v];
       }
     }
+#endif  // RC_INT
   }
 }
 
@@ -288,6 +276,7 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
 inline void rc_out(int kind, __global YT* o0, __global YT* o1, int lanes, ACCV a, ACCV b,
                    long dim, ACC corr, int has_o1) {
   ACCV r = a;
+#ifndef RC_INT
   if (kind == RC_LSE) {
     r = rc_shift(a) + log(b);
   } else if (kind == RC_VAR || kind == RC_STD) {
@@ -299,6 +288,7 @@ inline void rc_out(int kind, __global YT* o0, __global YT* o1, int lanes, ACCV a
   } else if (kind == RC_NORM2) {
     r = sqrt(a);
   }
+#endif
   rc_sty(o0, lanes, r);
 }
 
@@ -377,24 +367,22 @@ __kernel void rc_index(__global char* o0b, ulong o0off, __global char* o1b, ulon
   RC_IV ix[RC_MAXV];
   const int k = nv - 1;
   for (int v = 0; v < nv; ++v) {
-    m[v] = kind == RC_MAXI ? (ACCV)(-INFINITY) : (ACCV)INFINITY;
+    m[v] = kind == RC_MAXI ? (ACCV)RC_LOWEST : (ACCV)RC_HIGHEST;
     ix[v] = (RC_IV)((RC_I)r0);
   }
-  if (kind == RC_MAXI) {
-    for (long r = r0; r < r1; ++r) {
-      __global const XT* p = x + r * inner;
-      const RC_IV rv = (RC_IV)((RC_I)r);
-      for (int v = 0; v < k; ++v) rc_take_max(&m[v], &ix[v], VLOAD_X(p, v * VW), rv);
-      rc_take_max(&m[k], &ix[k], rc_ldx_end(p + k * VW, wl, xend), rv);
-    }
-  } else {
-    for (long r = r0; r < r1; ++r) {
-      __global const XT* p = x + r * inner;
-      const RC_IV rv = (RC_IV)((RC_I)r);
-      for (int v = 0; v < k; ++v) rc_take_min(&m[v], &ix[v], VLOAD_X(p, v * VW), rv);
-      rc_take_min(&m[k], &ix[k], rc_ldx_end(p + k * VW, wl, xend), rv);
-    }
+#define RC_INDEX_ROWS(TAKE)                                                      \
+  for (long r = r0; r < r1; ++r) {                                               \
+    __global const XT* p = x + r * inner;                                        \
+    const RC_IV rv = (RC_IV)((RC_I)r);                                           \
+    for (int v = 0; v < k; ++v) TAKE(&m[v], &ix[v], VLOAD_X(p, v * VW), rv);    \
+    TAKE(&m[k], &ix[k], rc_ldx_end(p + k * VW, wl, xend), rv);                   \
   }
+  if (kind == RC_MAXI) {
+    RC_INDEX_ROWS(rc_take_max)
+  } else {
+    RC_INDEX_ROWS(rc_take_min)
+  }
+#undef RC_INDEX_ROWS
   if (groups > 1) {
     for (int v = 0; v < nv; ++v) {
       RC_VSTOREP(m[v], part + v * VW);
@@ -445,11 +433,14 @@ __kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulon
       a += a2;
     } else if (kind >= RC_SUM && kind != RC_SOFTMAX) {  // the elementwise kinds
       a = rc_merge(kind, a, a2);
-    } else if (kind == RC_VAR || kind == RC_STD) {
+    }
+#ifndef RC_INT
+    else if (kind == RC_VAR || kind == RC_STD) {
       rc_var_merge(&a, &b, n, a2, b2, ng);
     } else {
       rc_lse_merge(&a, &b, a2, b2);
     }
+#endif
     n += ng;
   }
   if (kind == RC_SOFTMAX || kind == RC_SOFTMAX_BWD) {
@@ -458,14 +449,17 @@ __kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulon
     return;
   }
   const int lanes = (int)min((long)VW, inner - col);
+#ifndef RC_INT
   if (kind == RC_VAR || kind == RC_STD) {  // the groups' means are relative to the first row
     __global const XT* x0 = (__global const XT*)(xb + xoff);
     a += rc_ldx_end(x0 + o * dim * inner + col, lanes, x0 + outer * dim * inner);
   }
+#endif
   rc_out(kind, (__global YT*)(o0b + o0off) + o * inner + col,
          (__global YT*)(o1b + o1off) + o * inner + col, lanes, a, b, dim, corr, has_o1);
 }
 
+#ifndef RC_INT
 // softmax / log_softmax forward, y (YT) from x (XT). Phase 0: the statistics (and, with one
 // group, the writes); phase 1: the writes from the merged statistics in group 0's slots.
 __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
@@ -563,3 +557,4 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
     }
   }
 }
+#endif  // RC_INT

@@ -6,7 +6,8 @@
 // vector norms and logsumexp are composed from native ops exactly as CPU composes them.
 // On CPU drivers, one contiguous reduced dim goes to the explicit-vector kernels of row_stats.h
 // first where they cover the op (sum, mean, nansum, prod, amax/amin, max/min with indices,
-// argmax/argmin, var/std, norms of orders 2, 1, 0 and +-inf, logsumexp).
+// argmax/argmin, var/std, norms of orders 2, 1, 0 and +-inf, logsumexp; of integer and bool
+// inputs sum, prod, amax/amin, max/min with indices, argmax/argmin, and any/all of bool).
 #include <ATen/ATen.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
@@ -510,6 +511,12 @@ at::Tensor& boolReduce(const ReduceOp& op, Mode mode, at::Tensor* out, at::Tenso
   Structured<Meta> s(mode, out);
   s.meta(self, meta_args...);
   result = s.output();
+  // Bool over one dim: any is amax and all is amin (the column tiles on CPU drivers).
+  if (self.scalar_type() == c10::kBool && result.scalar_type() == c10::kBool) {
+    checkSameDevice({self, result});
+    if (rowStatsCpu(&op == &kAny ? RowStat::kAmax : RowStat::kAmin, self, dims, 0, result, {}))
+      return result;
+  }
   // Complex: truth is "not zero"; ne decides itself whether it runs natively.
   const at::Tensor in = isComplex(self) ? self.ne(0) : self;
   reduce(op, in, result, {}, dims, keepdim, c10::kBool);

@@ -1,13 +1,17 @@
 // Host side of kernels/reduce_cols.cl: reductions and softmax over a non-last dimension of a
 // contiguous (outer, dim, inner) tensor on CPU drivers, in column tiles of up to 4 KB per row
 // (one work item each, walking the reduced dim row by row), with the rows split into groups and
-// a merging pass (rc_final) when there are too few tiles to fill the cores.
+// a merging pass (rc_final) when there are too few tiles to fill the cores. Integer and bool
+// inputs run the same kernels from a program of their own (RC_INT: exact integer accumulation).
 #include <ATen/ATen.h>
 
+#include "aten/cl_types.h"
 #include "aten/launch.h"
 #include "aten/reduce/row_stats.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 namespace torch_ocl::aten {
 namespace {
@@ -15,6 +19,50 @@ namespace {
 constexpr int64_t kMaxVectors = 64;  // RC_MAXV in reduce_cols.cl
 constexpr int kSoftmaxKind = 7;      // RC_SOFTMAX
 constexpr int kSoftmaxBwdKind = 8;   // RC_SOFTMAX_BWD
+char kIntFamily;
+
+// reduce_cols.cl alone (RC_INT) for integer or bool input x, output y (the values of the
+// indexed kinds, the result of the others) and accumulation type acc (int or long), in VW lanes
+// of acc: one AVX-512 register (16 ints or 8 longs).
+cl_program intProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarType y,
+                      c10::ScalarType acc) {
+  return programs(idx).get(
+      {&kIntFamily, dtypeCode(x) | (dtypeCode(y) << 6) | (dtypeCode(acc) << 12)}, [&] {
+        const bool lng = acc == at::kLong;
+        const std::string a = lng ? "long" : "int", w = lng ? "8" : "16";
+        std::string h = "#define RC_INT 1\ntypedef " + a + " ACC;\ntypedef " + a + w +
+                        " ACCV;\n#define VW " + w + "\n";
+        h += lng ? "#define RC_LOWEST ((ACC)(-0x7fffffffffffffffL - 1))\n"
+                   "#define RC_HIGHEST ((ACC)0x7fffffffffffffffL)\n"
+                 : "#define RC_LOWEST ((ACC)(-0x7fffffff - 1))\n"
+                   "#define RC_HIGHEST ((ACC)0x7fffffff)\n";
+        for (auto [name, t] : {std::pair<const char*, c10::ScalarType>{"X", x}, {"Y", y}}) {
+          const std::string n = name, st = clStorageType(t);
+          h += "typedef " + st + " " + n + "T;\n";
+          h += "#define LOAD_" + n + "(p, i) ((ACC)(p)[i])\n";
+          h += "#define STORE_" + n + "(p, i, v) (p)[i] = (" + st + ")(v)\n";
+          h +=
+              "#define VLOAD_" + n + "(p, i) convert_" + a + w + "(vload" + w + "(0, (p) + (i)))\n";
+          h += "#define VSTORE_" + n + "(p, i, v) vstore" + w + "(convert_" + st + w +
+               "(v), 0, (p) + (i))\n";
+        }
+        return rt::ProgramSource{std::string("reduce_cols<") + c10::toString(x) + "->" +
+                                     c10::toString(y) + "," + c10::toString(acc) + ">",
+                                 withPrelude(h + kernels::source("reduce_cols.cl")), ""};
+      });
+}
+
+// Whether a sum of dim elements of integer type t stays inside int32 whatever the values and
+// the order (dim times the type's largest magnitude below 2^31): then it accumulates exactly in
+// int lanes, twice as many as long's (bool, uint8 and int8 up to 8M rows, int16 to 65535).
+bool intSumFits(c10::ScalarType t, int64_t dim) {
+  const int64_t mag = t == at::kBool    ? 1
+                      : t == at::kByte  ? 255
+                      : t == at::kChar  ? 128
+                      : t == at::kShort ? 32768
+                                        : 0;
+  return mag > 0 && dim <= std::numeric_limits<int32_t>::max() / mag;
+}
 
 int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -48,23 +96,30 @@ void launchItems(rt::Device& dev, cl_command_queue q, cl_kernel k, int64_t items
 }
 
 // Scratch for the groups' statistics: [outer][groups][2][innerp] of the accumulation type.
-at::Tensor partials(const at::Tensor& like, const Plan& p, int64_t outer, bool dbl) {
+at::Tensor partials(const at::Tensor& like, const Plan& p, int64_t outer, c10::ScalarType acc) {
   const int64_t n = p.groups > 1 ? outer * p.groups * 2 * p.innerp : 1;
-  return at::empty({n}, like.options().dtype(dbl ? at::kDouble : at::kFloat));
+  return at::empty({n}, like.options().dtype(acc));
 }
 
-void setCorr(cl_kernel k, cl_uint& a, bool dbl, double corr) {
-  if (dbl)
-    setArg(k, a, static_cast<cl_double>(corr));
-  else
-    setArg(k, a, static_cast<cl_float>(corr));
+// The kernels' ACC-typed correction argument.
+void setCorr(cl_kernel k, cl_uint& a, c10::ScalarType acc, double corr) {
+  switch (acc) {
+    case at::kDouble:
+      return setArg(k, a, static_cast<cl_double>(corr));
+    case at::kLong:
+      return setArg(k, a, static_cast<cl_long>(corr));
+    case at::kInt:
+      return setArg(k, a, static_cast<cl_int>(corr));
+    default:
+      return setArg(k, a, static_cast<cl_float>(corr));
+  }
 }
 
 // rc_final over outer x (innerp / VW) vectors.
 void launchFinal(rt::Device& dev, cl_command_queue q, cl_program prog, const rt::BufferRef& o0,
                  const rt::BufferRef& o1, const rt::BufferRef& part, int64_t outer, int64_t dim,
-                 int64_t inner, const Plan& p, int kind, bool dbl, double corr, bool has_o1,
-                 int64_t vw, const rt::BufferRef& x) {
+                 int64_t inner, const Plan& p, int kind, c10::ScalarType acc, double corr,
+                 bool has_o1, int64_t vw, const rt::BufferRef& x) {
   cl_kernel f = programs(dev.index()).kernel(prog, "rc_final");
   cl_uint a = 0;
   setArg(f, a, o0);
@@ -72,7 +127,7 @@ void launchFinal(rt::Device& dev, cl_command_queue q, cl_program prog, const rt:
   setArg(f, a, part);
   for (int64_t v : {outer, dim, inner, p.groups, p.grows}) setArg(f, a, static_cast<cl_long>(v));
   setArg(f, a, static_cast<cl_int>(kind));
-  setCorr(f, a, dbl, corr);
+  setCorr(f, a, acc, corr);
   setArg(f, a, static_cast<cl_int>(has_o1));
   setArg(f, a, x);  // var/std: the first row, which the groups' means are relative to
   launchItems(dev, q, f, outer * (p.innerp / vw));
@@ -82,17 +137,26 @@ void launchFinal(rt::Device& dev, cl_command_queue q, cl_program prog, const rt:
 
 // The indexed kinds (max/min with indices, rc_index) write the indices (long) into out and the
 // values into out2 when defined (argmax/argmin write none); the others run rc_reduce.
+// Floating x: accumulation in float (double for double); integer and bool x: sums and products
+// in long (sums of narrow types that cannot leave int32: int), comparisons in int (long for
+// int64), outputs of out's dtype.
 void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim, int64_t inner,
                    double correction, const at::Tensor& out, const at::Tensor& out2) {
   const bool indexed = isIndexed(kind);
   const c10::DeviceIndex idx = x.device().index();
   rt::Device& dev = device(idx);
   const c10::ScalarType t = x.scalar_type();
-  const bool dbl = t == at::kDouble;
-  const int64_t vw = dbl ? 8 : 16;
+  const bool integer = c10::isIntegralType(t, /*includeBool=*/true);
+  const bool sums = kind == RowStat::kSum || kind == RowStat::kProd;
+  const c10::ScalarType acc = !integer ? (t == at::kDouble ? at::kDouble : at::kFloat)
+                              : sums && !(kind == RowStat::kSum && intSumFits(t, dim)) ? at::kLong
+                              : t == at::kLong                                         ? at::kLong
+                                                                                       : at::kInt;
+  const int64_t vw = acc == at::kDouble || acc == at::kLong ? 8 : 16;
   const Plan p = plan(dev, outer, dim, inner, vw);
-  cl_program prog = softmaxProgram(idx, t, t);
-  const at::Tensor part = partials(x, p, outer, dbl);
+  cl_program prog = integer ? intProgram(idx, t, indexed ? t : out.scalar_type(), acc)
+                            : softmaxProgram(idx, t, t);
+  const at::Tensor part = partials(x, p, outer, acc);
   const rt::BufferRef o0 = bufferOf(out), o1 = bufferOf(out2.defined() ? out2 : out),
                       pb = bufferOf(part);
   OCL_TRY
@@ -106,11 +170,11 @@ void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim
   for (int64_t v : {outer, dim, inner, p.tw, p.groups, p.grows})
     setArg(k, a, static_cast<cl_long>(v));
   setArg(k, a, static_cast<cl_int>(kind));
-  if (!indexed) setCorr(k, a, dbl, correction);
+  if (!indexed) setCorr(k, a, acc, correction);
   setArg(k, a, static_cast<cl_int>(out2.defined()));
   launchItems(dev, q, k, p.items);
   if (p.groups > 1)
-    launchFinal(dev, q, prog, o0, o1, pb, outer, dim, inner, p, static_cast<int>(kind), dbl,
+    launchFinal(dev, q, prog, o0, o1, pb, outer, dim, inner, p, static_cast<int>(kind), acc,
                 indexed ? 0.0 : correction, out2.defined(), vw, bufferOf(x));
   OCL_CATCH
 }
@@ -121,11 +185,11 @@ void colsSoftmaxCpu(bool backward, bool log, int64_t outer, int64_t dim, int64_t
   const at::Tensor& anchor = *tensors.begin();
   const c10::DeviceIndex idx = anchor.device().index();
   rt::Device& dev = device(idx);
-  const bool dbl = xt == at::kDouble || yt == at::kDouble;
-  const int64_t vw = dbl ? 8 : 16;
+  const c10::ScalarType acc = xt == at::kDouble || yt == at::kDouble ? at::kDouble : at::kFloat;
+  const int64_t vw = acc == at::kDouble ? 8 : 16;
   const Plan p = plan(dev, outer, dim, inner, vw);
   cl_program prog = softmaxProgram(idx, xt, yt);
-  const at::Tensor part = partials(anchor, p, outer, dbl);
+  const at::Tensor part = partials(anchor, p, outer, acc);
   const rt::BufferRef pb = bufferOf(part);
   OCL_TRY
   cl_command_queue q = currentQueue(idx);
@@ -143,7 +207,7 @@ void colsSoftmaxCpu(bool backward, bool log, int64_t outer, int64_t dim, int64_t
   run(0);
   if (p.groups > 1) {
     launchFinal(dev, q, prog, pb, pb, pb, outer, dim, inner, p,
-                backward ? kSoftmaxBwdKind : kSoftmaxKind, dbl, 0.0, false, vw, pb);
+                backward ? kSoftmaxBwdKind : kSoftmaxKind, acc, 0.0, false, vw, pb);
     run(1);
   }
   OCL_CATCH

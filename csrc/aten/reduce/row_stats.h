@@ -60,7 +60,9 @@ inline bool isIndexed(RowStat k) {
 // returns true, when the case is one these kernels cover: a CPU driver, one reduced dimension of
 // a contiguous, non-empty float/double/half/bfloat16 tensor, contiguous outputs of self's dtype
 // (indices: long). Kinds after kAmin only over a non-last dim of at least 32-element lines.
-// Returns false (nothing launched) otherwise.
+// Integer and bool tensors (int8/uint8/int16/int32/int64/bool) for sum/nansum and prod (outputs
+// of any integer dtype, accumulated in long), amax/amin and max/min with indices, only over a
+// non-last dim of at least 32-element lines. Returns false (nothing launched) otherwise.
 bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef dims,
                  double correction, const at::Tensor& out, const at::Tensor& out2);
 
@@ -69,7 +71,7 @@ cl_program softmaxProgram(c10::DeviceIndex idx, c10::ScalarType x, c10::ScalarTy
 
 // Over a non-last dim (inner > 1) of contiguous tensors on a CPU driver (reduce_cols.cpp):
 // kind over dim of x (outer, dim, inner) into out (and out2), outputs contiguous of x's dtype
-// (indexed kinds: out long).
+// (indexed kinds: out long; integer sums and products: any integer dtype).
 void colsReduceCpu(RowStat kind, const at::Tensor& x, int64_t outer, int64_t dim, int64_t inner,
                    double correction, const at::Tensor& out, const at::Tensor& out2);
 // softmax / log_softmax forward (tensors {y, x}) or backward ({gx, gy, y}), all contiguous;

@@ -65,6 +65,19 @@ bool native(c10::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
 
+// Integer and bool inputs the column tiles take (reduce_cols.cpp's RC_INT program).
+bool tileInteger(c10::ScalarType t) {
+  return t == at::kBool || t == at::kByte || t == at::kChar || t == at::kShort || t == at::kInt ||
+         t == at::kLong;
+}
+
+// The kinds that make sense on integers: sum (nansum is the same) and prod into an integer
+// dtype, amax/amin, max/min with indices.
+bool integerKind(RowStat k) {
+  return k == RowStat::kSum || k == RowStat::kNanSum || k == RowStat::kProd ||
+         k == RowStat::kAmax || k == RowStat::kAmin || isIndexed(k);
+}
+
 // The items of a CPU launch (a whole row or line each); small groups keep both cores busy.
 void launchItems(rt::Device& dev, c10::DeviceIndex idx, cl_kernel k, int64_t items) {
   const size_t local = items >= 1024 ? 16 : 1;
@@ -310,21 +323,31 @@ using Bwd = at::meta::structured__softmax_backward_data;
 bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef dims,
                  double correction, const at::Tensor& out, const at::Tensor& out2) {
   if (!self.defined() || self.dim() == 0 || !dims || dims->size() != 1) return false;
-  if (!native(self.scalar_type()) || !self.is_contiguous() || self.numel() == 0) return false;
+  const bool integer = tileInteger(self.scalar_type()) && integerKind(kind);
+  if (!(native(self.scalar_type()) || integer) || !self.is_contiguous() || self.numel() == 0)
+    return false;
   const c10::DeviceIndex idx = self.device().index();
   rt::Device& dev = device(idx);
   if (!codegen::preferItemReductions(dev.info())) return false;
   const Lines g = linesOf(self, (*dims)[0]);
   const bool indexed = isIndexed(kind);
+  if (integer && kind == RowStat::kNanSum) kind = RowStat::kSum;  // no NaN in integers
+  // Integer sums and products accumulate in long and store into any integer dtype (PyTorch's
+  // default: long).
+  const bool int_sum = integer && (kind == RowStat::kSum || kind == RowStat::kProd);
   for (const at::Tensor* o : {&out, &out2}) {
     if (!o->defined()) continue;
     const c10::ScalarType want = indexed && o == &out ? at::kLong : self.scalar_type();
-    if (o->device() != self.device() || o->scalar_type() != want || !o->is_contiguous() ||
+    const bool type_ok = int_sum ? tileInteger(o->scalar_type()) && o->scalar_type() != at::kBool
+                                 : o->scalar_type() == want;
+    if (o->device() != self.device() || !type_ok || !o->is_contiguous() ||
         o->numel() != g.outer * g.inner)
       return false;
   }
-  // Float tiles count rows in int lanes.
+  // Float and int tiles count rows in int lanes.
   if (indexed && g.len > std::numeric_limits<int32_t>::max()) return false;
+  // Integers only in the column tiles; the generator keeps the rows and narrow lines.
+  if (integer && (g.inner == 1 || g.inner < kColsMinInner)) return false;
   if (g.inner != 1) {
     if (g.inner >= kColsMinInner) {
       colsReduceCpu(kind, self, g.outer, g.len, g.inner, correction, out, out2);
