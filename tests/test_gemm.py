@@ -711,3 +711,28 @@ def test_tuning_classes_by_transposition(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         _C._gemm_tuning_reload()
+
+
+@pytest.mark.parametrize("narrow", [0, 1])
+@pytest.mark.parametrize("n,ci,co,h,w,pad", [(3, 5, 7, 70, 66, 1), (2, 3, 64, 50, 47, 0),
+                                             (5, 16, 8, 9, 9, 1), (2, 32, 64, 26, 26, 0)])
+def test_conv_weight_gradient_batch_sum(narrow_blas, narrow, n, ci, co, h, w, pad):
+    """The ungrouped convolution weight gradient, summed over the samples by gemmBatchSum: in
+    cpu_tile's accumulators where float32 runs cpu_tile (narrow BLAS; pieces of K <= 2048 when
+    the output has more pixels: 70 x 66), else the BLAS's in-place sum or batched products and
+    their sum; against CPU."""
+    if not (_is_pocl() and _C._host_blas_info()["available"]):
+        pytest.skip("the providers of the weight-gradient sum on CPU drivers")
+    narrow_blas(narrow)
+    g = torch.Generator().manual_seed(n * 100 + ci * 10 + co)
+    x = torch.randn(n, ci, h, w, generator=g)
+    wt = torch.randn(co, ci, 3, 3, generator=g)
+    gy = torch.randn(n, co, h + 2 * pad - 2, w + 2 * pad - 2, generator=g)
+    args = ([1, 1], [pad, pad], [1, 1], False, [0, 0], 1, [False, True, False])
+    want = torch.ops.aten.convolution_backward(gy.double(), x.double(), wt.double(), None,
+                                               *args)[1]
+    got = torch.ops.aten.convolution_backward(gy.to(DEV), x.to(DEV), wt.to(DEV), None, *args)[1]
+    if narrow:
+        assert _C._last_gemm_provider() == "cpu_tile"
+    torch.testing.assert_close(got.cpu().double(), want, rtol=1e-4,
+                               atol=1e-4 * want.abs().max().item())
