@@ -561,17 +561,44 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
   const int k = nv - 1;
   if (phase == 0) {
     for (int v = 0; v < nv; ++v) a[v] = 0;
-    for (long r = r0; r < r1; ++r) {
-      __global const YT* pg = gy + r * inner;
-      __global const YT* py = y + r * inner;
-      if (log_) {
-        for (int v = 0; v < k; ++v) a[v] += VLOAD_Y(pg, v * VW);
-        a[k] += rc_ldy_end(pg + k * VW, wl, gyend);
-      } else {
-        for (int v = 0; v < k; ++v) a[v] += VLOAD_Y(pg, v * VW) * VLOAD_Y(py, v * VW);
-        a[k] += rc_ldy_end(pg + k * VW, wl, gyend) * rc_ldy_end(py + k * VW, wl, yend);
-      }
+    // The sums in sub-chunks of RC_RB rows and strips of RC_S vectors in registers (as
+    // RC_STRIP_ROWS); LP: the product to add, from a strip's offset j (VW elements) of row r.
+#define RC_B_LD(j, A) ACCV t##j = a[v + j];
+#define RC_B_STEP(j, LP) t##j += LP(j * VW);
+#define RC_B_ST(j, A) a[v + j] = t##j;
+#define RC_B_LOG(i) VLOAD_Y(pg, i)
+#define RC_B_SM(i) (VLOAD_Y(pg, i) * VLOAD_Y(py, i))
+#define RC_BWD_ROWS(LP, LAST)                                                    \
+  for (long rb = r0; rb < r1; rb += RC_RB) {                                     \
+    const long re = min(rb + (long)RC_RB, r1);                                   \
+    int v = 0;                                                                   \
+    for (; v + RC_S <= nfull; v += RC_S) {                                       \
+      RC_REP(RC_B_LD, 0)                                                         \
+      for (long r = rb; r < re; ++r) {                                           \
+        __global const YT* pg = gy + r * inner + v * VW;                         \
+        __global const YT* py = y + r * inner + v * VW;                          \
+        RC_REP(RC_B_STEP, LP)                                                    \
+      }                                                                          \
+      RC_REP(RC_B_ST, 0)                                                         \
+    }                                                                            \
+    for (; v < nv; ++v) {                                                        \
+      const int lanes = v == k ? wl : VW;                                        \
+      ACCV t0 = a[v];                                                            \
+      for (long r = rb; r < re; ++r) {                                           \
+        __global const YT* pg = gy + r * inner + v * VW;                         \
+        __global const YT* py = y + r * inner + v * VW;                          \
+        t0 += LAST;                                                              \
+      }                                                                          \
+      a[v] = t0;                                                                 \
+    }                                                                            \
+  }
+    const int nfull = wl == VW ? nv : nv - 1;
+    if (log_) {
+      RC_BWD_ROWS(RC_B_LOG, rc_ldy_end(pg, lanes, gyend))
+    } else {
+      RC_BWD_ROWS(RC_B_SM, rc_ldy_end(pg, lanes, gyend) * rc_ldy_end(py, lanes, yend))
     }
+#undef RC_BWD_ROWS
     if (groups > 1) {
       rc_store_part(part, innerp, nv, a, a);
       return;
