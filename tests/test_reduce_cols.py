@@ -134,15 +134,19 @@ def test_keepdim_and_negative_dim(dtype):
 
 
 @pytest.mark.parametrize("rows", [40, 700], ids=["one-group", "groups"])
-def test_infinities_and_nan(rows):
-    x = rand(rows, 40)
-    x[:, 0] = -float("inf")  # a column of -inf
-    x[5, 1] = float("inf")  # one +inf
-    x[rows - 1, 2] = float("nan")  # one NaN (the last row: the last group)
-    x[3, 3], x[rows - 2, 3] = float("inf"), -float("inf")
-    x[: rows // 2, 4] = -float("inf")  # -inf in the first groups only
-    x[:, 5] = 1e4  # large and equal
-    x[rows // 2 :, 6] = float("inf")  # +inf in the last groups only
+@pytest.mark.parametrize("cols,at", [(40, [0]), (1000, [300, 993])], ids=["narrow", "strips"])
+def test_infinities_and_nan(rows, cols, at):
+    """cols 1000: one tile whose whole vectors go in register strips of 8, the rest one at a
+    time; the special columns in a strip and in the last (partial) vectors."""
+    x = rand(rows, cols)
+    for c in at:
+        x[:, c + 0] = -float("inf")  # a column of -inf
+        x[5, c + 1] = float("inf")  # one +inf
+        x[rows - 1, c + 2] = float("nan")  # one NaN (the last row: the last group)
+        x[3, c + 3], x[rows - 2, c + 3] = float("inf"), -float("inf")
+        x[: rows // 2, c + 4] = -float("inf")  # -inf in the first groups only
+        x[:, c + 5] = 1e4  # large and equal
+        x[rows // 2 :, c + 6] = float("inf")  # +inf in the last groups only
     check_all(x, 0, torch.float32)
 
 

@@ -293,34 +293,53 @@ def test_keepdim_and_negative_dim(dtype):
     check_valued(rand(300, 35, dtype=dtype), 0, keepdim=True)
 
 
+def put_specials(x, c0=0):
+    """test_nan_inf_and_signed_zeros's special columns, at columns c0 to c0 + 12 of x."""
+    rows = x.shape[0]
+    nan, inf = float("nan"), float("inf")
+    x[5, c0 + 0], x[rows - 3, c0 + 0] = nan, nan  # two NaN: the first one's index
+    x[rows - 1, c0 + 1] = nan  # NaN in the last row (the last group)
+    x[:, c0 + 2] = -inf  # all -inf: index 0 for both max and min
+    x[:, c0 + 3] = inf
+    x[3, c0 + 4], x[rows - 2, c0 + 4] = inf, -inf
+    x[:, c0 + 5] = -0.0
+    x[rows // 2, c0 + 5] = 0.0  # -0.0 first: max and min give index 0 and -0.0
+    x[:, c0 + 6] = 0.0
+    x[rows // 3, c0 + 6] = -0.0
+    x[:, c0 + 7] = 0.0
+    x[0, c0 + 7] = -0.0
+    x[rows - 1, c0 + 8] = 100  # the maximum in the last row only
+    x[rows - 1, c0 + 9] = -100
+    x[: rows // 2, c0 + 10] = nan  # NaN in the first groups, then values
+    x[rows // 2 :, c0 + 11] = inf  # +inf in the last groups only
+    x[0, c0 + 12], x[1, c0 + 12] = nan, inf
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("rows", [40, 700, 3000], ids=["one-group", "groups", "many-groups"])
 def test_nan_inf_and_signed_zeros(rows, dtype):
     """The first NaN's index; ties of +-inf; -0.0 and +0.0 compare equal, so the first one's
     index and sign come back; columns whose extremes sit in the last row group only."""
     x = ties((rows, 48), seed=3).to(dtype)
-    nan, inf = float("nan"), float("inf")
-    x[5, 0], x[rows - 3, 0] = nan, nan  # two NaN: the first one's index
-    x[rows - 1, 1] = nan  # NaN in the last row (the last group)
-    x[:, 2] = -inf  # all -inf: index 0 for both max and min
-    x[:, 3] = inf
-    x[3, 4], x[rows - 2, 4] = inf, -inf
-    x[:, 5] = -0.0
-    x[rows // 2, 5] = 0.0  # -0.0 first: max and min give index 0 and -0.0
-    x[:, 6] = 0.0
-    x[rows // 3, 6] = -0.0
-    x[:, 7] = 0.0
-    x[0, 7] = -0.0
-    x[rows - 1, 8] = 100  # the maximum in the last row only
-    x[rows - 1, 9] = -100
-    x[: rows // 2, 10] = nan  # NaN in the first groups, then values
-    x[rows // 2 :, 11] = inf  # +inf in the last groups only
-    x[0, 12], x[1, 12] = nan, inf
+    put_specials(x)
     check_indexed(x, 0)
     # nansum skips the NaN; the norms carry it (and inf) as CPU does.
     check_valued(x, 0)
     # The middle dim with the same columns.
     check_indexed(x.reshape(rows, 3, 16).transpose(0, 1).contiguous(), 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("rows", [40, 700], ids=["one-group", "groups"])
+def test_nan_inf_in_register_strips(rows, dtype):
+    """1000 columns, one tile: its whole vectors are walked in strips of 8 held in registers, the
+    rest (float: 7 vectors, the last partial; double: 5) one at a time. The special columns sit
+    in both parts, with ties everywhere else."""
+    x = ties((rows, 1000), seed=8).to(dtype)
+    put_specials(x, 300)
+    put_specials(x, 987)  # to the last column
+    check_indexed(x, 0)
+    check_valued(x, 0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)

@@ -164,22 +164,50 @@ inline void rc_init(int kind, int nv, ACCV* a, ACCV* b) {
 // element). Other orders p stay with the reduction generator: here PoCL 3.1's double8 pow gave
 // 2^-3 for pow(2, 3) in some lanes when the other lanes held 0, -0.0, +-1 and +-2 (wrong norms
 // of order 3 for a third of the columns; the generator's scalar pow is right).
-#define RC_F_SUM(a, x) ((a) + (x))
-#define RC_F_PROD(a, x) ((a) * (x))
-#define RC_F_AMAX(a, x) rc_max_nan((a), (x))
-#define RC_F_AMIN(a, x) rc_min_nan((a), (x))
-#define RC_F_NANSUM(a, x) ((a) + select((x), (ACCV)0, (x) != (x)))
-#define RC_F_NORM2(a, x) ((a) + (x) * (x))
-#define RC_F_NORM1(a, x) ((a) + fabs(x))
-#define RC_F_NORMINF(a, x) rc_max_nan((a), fabs(x))
-#define RC_F_NORMNEGINF(a, x) rc_min_nan((a), fabs(x))
-#define RC_F_NORM0(a, x) ((a) + select((ACCV)0, (ACCV)1, (x) != (ACCV)0))
-#define RC_FOLD_ROWS(F)                                                        \
-  for (long r = rb; r < re; ++r) {                                             \
-    __global const XT* p = x + r * inner;                                      \
-    for (int v = 0; v < nv - 1; ++v) a[v] = F(a[v], VLOAD_X(p, v * VW));       \
-    a[nv - 1] = F(a[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));         \
+#define RC_F_SUM(a, x, i) ((a) + (x))
+#define RC_F_PROD(a, x, i) ((a) * (x))
+#define RC_F_AMAX(a, x, i) rc_max_nan((a), (x))
+#define RC_F_AMIN(a, x, i) rc_min_nan((a), (x))
+#define RC_F_NANSUM(a, x, i) ((a) + select((x), (ACCV)0, (x) != (x)))
+#define RC_F_NORM2(a, x, i) ((a) + (x) * (x))
+#define RC_F_NORM1(a, x, i) ((a) + fabs(x))
+#define RC_F_NORMINF(a, x, i) rc_max_nan((a), fabs(x))
+#define RC_F_NORMNEGINF(a, x, i) rc_min_nan((a), fabs(x))
+#define RC_F_NORM0(a, x, i) ((a) + select((ACCV)0, (ACCV)1, (x) != (ACCV)0))
+#define RC_F_VAR1(a, x, i) ((a) + ((x) - k[i]))
+#define RC_F_SMMAX(a, x, i) SM_MAX((a), (x))
+// The column vectors of a sub-chunk's rows [rb, re) in strips of RC_S, each strip's running
+// values in RC_S vector variables (registers) over the strip's rows, from S[v] and back into
+// D[v] once per strip and sub-chunk: with the private arrays indexed in the row loop, PoCL's LLVM
+// loaded and stored every accumulator on every row. The strips take the vectors that load whole
+// (all but a tile's partial last one); the rest go one vector at a time, in a register too. Each
+// column still sees its rows in order, so the results are the same as row by row.
+#define RC_S 8
+#define RC_REP(M, A) M(0, A) M(1, A) M(2, A) M(3, A) M(4, A) M(5, A) M(6, A) M(7, A)
+#define RC_T_LD(j, S) ACCV t##j = (S)[v + j];
+#define RC_T_STEP(j, F) t##j = F(t##j, VLOAD_X(p, j * VW), v + j);
+#define RC_T_ST(j, D) (D)[v + j] = t##j;
+#define RC_STRIP_ROWS(D, S, F)                                                   \
+  {                                                                              \
+    const int nfull = wl == VW ? nv : nv - 1;                                    \
+    int v = 0;                                                                   \
+    for (; v + RC_S <= nfull; v += RC_S) {                                       \
+      RC_REP(RC_T_LD, S)                                                         \
+      for (long r = rb; r < re; ++r) {                                           \
+        __global const XT* p = x + r * inner + v * VW;                           \
+        RC_REP(RC_T_STEP, F)                                                     \
+      }                                                                          \
+      RC_REP(RC_T_ST, D)                                                         \
+    }                                                                            \
+    for (; v < nv; ++v) {                                                        \
+      const int lanes = v == nv - 1 ? wl : VW;                                   \
+      ACCV t0 = (S)[v];                                                          \
+      for (long r = rb; r < re; ++r)                                             \
+        t0 = F(t0, rc_ldx_end(x + r * inner + v * VW, lanes, xend), v);          \
+      (D)[v] = t0;                                                               \
+    }                                                                            \
   }
+#define RC_FOLD_ROWS(F) RC_STRIP_ROWS(a, a, F)
 // Two partial values of the elementwise kinds (kinds 3-6 and 9-15) merged.
 inline ACCV rc_merge(int kind, ACCV a, ACCV a2) {
   switch (kind) {
@@ -231,11 +259,7 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
       RC_FOLD_ROWS(RC_F_NORM0)
     } else if (kind == RC_VAR || kind == RC_STD) {
       for (int v = 0; v < nv; ++v) c[v] = 0;
-      for (long r = rb; r < re; ++r) {
-        __global const XT* p = x + r * inner;
-        for (int v = 0; v < nv - 1; ++v) c[v] += VLOAD_X(p, v * VW) - k[v];
-        c[nv - 1] += rc_ldx_end(p + (nv - 1) * VW, wl, xend) - k[nv - 1];
-      }
+      RC_STRIP_ROWS(c, c, RC_F_VAR1)
       // Corrected two-pass over the sub-chunk (the rounding of its mean taken back out with u).
       for (int v = 0; v < nv; ++v) {
         const int lanes = v == nv - 1 ? wl : VW;
@@ -251,12 +275,7 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
       }
       n += cnt;
     } else {  // RC_LSE, RC_SOFTMAX
-      for (int v = 0; v < nv; ++v) c[v] = a[v];
-      for (long r = rb; r < re; ++r) {
-        __global const XT* p = x + r * inner;
-        for (int v = 0; v < nv - 1; ++v) c[v] = SM_MAX(c[v], VLOAD_X(p, v * VW));
-        c[nv - 1] = SM_MAX(c[nv - 1], rc_ldx_end(p + (nv - 1) * VW, wl, xend));
-      }
+      RC_STRIP_ROWS(c, a, RC_F_SMMAX)
       for (int v = 0; v < nv; ++v) {
         const int lanes = v == nv - 1 ? wl : VW;
         const ACCV sh = rc_shift(c[v]);
@@ -370,13 +389,34 @@ __kernel void rc_index(__global char* o0b, ulong o0off, __global char* o1b, ulon
     m[v] = kind == RC_MAXI ? (ACCV)RC_LOWEST : (ACCV)RC_HIGHEST;
     ix[v] = (RC_IV)((RC_I)r0);
   }
+  // In sub-chunks of RC_RB rows, strips of RC_S vectors in registers (as RC_STRIP_ROWS).
+#define RC_I_LD(j, A) ACCV t##j = m[v + j]; RC_IV i##j = ix[v + j];
+#define RC_I_STEP(j, TAKE) TAKE(&t##j, &i##j, VLOAD_X(p, j * VW), rv);
+#define RC_I_ST(j, A) m[v + j] = t##j; ix[v + j] = i##j;
 #define RC_INDEX_ROWS(TAKE)                                                      \
-  for (long r = r0; r < r1; ++r) {                                               \
-    __global const XT* p = x + r * inner;                                        \
-    const RC_IV rv = (RC_IV)((RC_I)r);                                           \
-    for (int v = 0; v < k; ++v) TAKE(&m[v], &ix[v], VLOAD_X(p, v * VW), rv);    \
-    TAKE(&m[k], &ix[k], rc_ldx_end(p + k * VW, wl, xend), rv);                   \
+  for (long rb = r0; rb < r1; rb += RC_RB) {                                     \
+    const long re = min(rb + (long)RC_RB, r1);                                   \
+    int v = 0;                                                                   \
+    for (; v + RC_S <= nfull; v += RC_S) {                                       \
+      RC_REP(RC_I_LD, 0)                                                         \
+      for (long r = rb; r < re; ++r) {                                           \
+        __global const XT* p = x + r * inner + v * VW;                           \
+        const RC_IV rv = (RC_IV)((RC_I)r);                                       \
+        RC_REP(RC_I_STEP, TAKE)                                                  \
+      }                                                                          \
+      RC_REP(RC_I_ST, 0)                                                         \
+    }                                                                            \
+    for (; v < nv; ++v) {                                                        \
+      const int lanes = v == k ? wl : VW;                                        \
+      ACCV t0 = m[v];                                                            \
+      RC_IV i0 = ix[v];                                                          \
+      for (long r = rb; r < re; ++r)                                             \
+        TAKE(&t0, &i0, rc_ldx_end(x + r * inner + v * VW, lanes, xend), (RC_IV)((RC_I)r)); \
+      m[v] = t0;                                                                 \
+      ix[v] = i0;                                                                \
+    }                                                                            \
   }
+  const int nfull = wl == VW ? nv : nv - 1;
   if (kind == RC_MAXI) {
     RC_INDEX_ROWS(rc_take_max)
   } else {
@@ -521,17 +561,44 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
   const int k = nv - 1;
   if (phase == 0) {
     for (int v = 0; v < nv; ++v) a[v] = 0;
-    for (long r = r0; r < r1; ++r) {
-      __global const YT* pg = gy + r * inner;
-      __global const YT* py = y + r * inner;
-      if (log_) {
-        for (int v = 0; v < k; ++v) a[v] += VLOAD_Y(pg, v * VW);
-        a[k] += rc_ldy_end(pg + k * VW, wl, gyend);
-      } else {
-        for (int v = 0; v < k; ++v) a[v] += VLOAD_Y(pg, v * VW) * VLOAD_Y(py, v * VW);
-        a[k] += rc_ldy_end(pg + k * VW, wl, gyend) * rc_ldy_end(py + k * VW, wl, yend);
-      }
+    // The sums in sub-chunks of RC_RB rows and strips of RC_S vectors in registers (as
+    // RC_STRIP_ROWS); LP: the product to add, from a strip's offset j (VW elements) of row r.
+#define RC_B_LD(j, A) ACCV t##j = a[v + j];
+#define RC_B_STEP(j, LP) t##j += LP(j * VW);
+#define RC_B_ST(j, A) a[v + j] = t##j;
+#define RC_B_LOG(i) VLOAD_Y(pg, i)
+#define RC_B_SM(i) (VLOAD_Y(pg, i) * VLOAD_Y(py, i))
+#define RC_BWD_ROWS(LP, LAST)                                                    \
+  for (long rb = r0; rb < r1; rb += RC_RB) {                                     \
+    const long re = min(rb + (long)RC_RB, r1);                                   \
+    int v = 0;                                                                   \
+    for (; v + RC_S <= nfull; v += RC_S) {                                       \
+      RC_REP(RC_B_LD, 0)                                                         \
+      for (long r = rb; r < re; ++r) {                                           \
+        __global const YT* pg = gy + r * inner + v * VW;                         \
+        __global const YT* py = y + r * inner + v * VW;                          \
+        RC_REP(RC_B_STEP, LP)                                                    \
+      }                                                                          \
+      RC_REP(RC_B_ST, 0)                                                         \
+    }                                                                            \
+    for (; v < nv; ++v) {                                                        \
+      const int lanes = v == k ? wl : VW;                                        \
+      ACCV t0 = a[v];                                                            \
+      for (long r = rb; r < re; ++r) {                                           \
+        __global const YT* pg = gy + r * inner + v * VW;                         \
+        __global const YT* py = y + r * inner + v * VW;                          \
+        t0 += LAST;                                                              \
+      }                                                                          \
+      a[v] = t0;                                                                 \
+    }                                                                            \
+  }
+    const int nfull = wl == VW ? nv : nv - 1;
+    if (log_) {
+      RC_BWD_ROWS(RC_B_LOG, rc_ldy_end(pg, lanes, gyend))
+    } else {
+      RC_BWD_ROWS(RC_B_SM, rc_ldy_end(pg, lanes, gyend) * rc_ldy_end(py, lanes, yend))
     }
+#undef RC_BWD_ROWS
     if (groups > 1) {
       rc_store_part(part, innerp, nv, a, a);
       return;
