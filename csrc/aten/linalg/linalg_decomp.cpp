@@ -183,7 +183,9 @@ at::Tensor householderProduct(const at::Tensor& input, const at::Tensor& tau) {
   if (!qrNative(input) || !qrNative(tau))
     return runFallback("aten::linalg_householder_product", "", {input, tau})[0].toTensor();
   householderCheck(input, tau);
-  return formQ(input, tau, input.size(-1));
+  // A batch of column-major matrices, as CPU (LAPACK's orgqr) and PyTorch's meta function return
+  // it: compiled graphs assert these strides.
+  return at::native::cloneBatchedColumnMajor(formQ(input, tau, input.size(-1)));
 }
 
 at::Tensor& householderProductOut(const at::Tensor& input, const at::Tensor& tau, at::Tensor& out) {
