@@ -275,3 +275,70 @@ def test_harness_uninitialised_compares_strides():
     with pytest.raises(AssertionError, match="strides"):
         conformance.compare(a, e, 0, 0, values=False)
     conformance.compare(a, torch.empty_strided((3, 4), (1, 3)), 0, 0, values=False)
+
+
+# ---- spectral ops: the meta functions' (_exec_fft's) output layouts ------------------------------
+
+FFT_CASES = [
+    # (op, input shape, permutation of the input, dims, extra args)
+    ("c2c", (5, 6, 7), (0, 1, 2), [1, 0], (0, True)),
+    ("c2c", (5, 6, 7), (2, 0, 1), [2, 1], (2, False)),
+    ("c2c", (2, 3, 4, 5), (0, 1, 2, 3), [0, 2, 3], (1, True)),
+    ("r2c", (5, 6, 7), (0, 1, 2), [2, 0], (0, True)),
+    ("r2c", (5, 6, 7), (1, 2, 0), [0, 1], (1, False)),
+    ("r2c", (2, 3, 4, 5), (0, 1, 2, 3), [3, 1, 2], (0, True)),
+    ("c2r", (5, 6, 7), (1, 2, 0), [2], (0, 0)),  # fft.hfft2's last pass (dim=(0, -1))
+    ("c2r", (5, 6, 7), (0, 1, 2), [1, 0, 2], (2, 1)),
+    ("c2r", (2, 3, 4, 5), (3, 2, 1, 0), [1, 0], (0, 0)),
+    ("c2r", (5, 6, 7), (0, 1, 2), [0, 2], (0, 0)),
+    ("c2c", (0, 3, 4), (0, 1, 2), [1, 2], (0, True)),
+]
+
+
+@pytest.mark.parametrize("case", FFT_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}-{c[3]}")
+def test_fft_output_strides_match_cpu_and_meta(case):
+    kind, shape, perm, dims, extra = case
+    g = torch.Generator().manual_seed(1)
+    dtype = torch.float32 if kind == "r2c" else torch.complex64
+    x = torch.randn(shape, dtype=dtype, generator=g).permute(perm)
+    if kind == "c2r":  # (normalization, odd): an output length CPU accepts for this input
+        extra = (extra[0], 2 * (x.shape[dims[-1]] - 1) + extra[1])
+    fn = {"c2c": torch.ops.aten._fft_c2c, "r2c": torch.ops.aten._fft_r2c,
+          "c2r": torch.ops.aten._fft_c2r}[kind]
+    with torch_ocl.strict():
+        got = fn(x.to("ocl"), dims, *extra)
+    assert [big_strides(got)] == fake_strides(lambda t: fn(t, dims, *extra), x.to("ocl"))
+    if x.numel() == 0:
+        return  # CPU's MKL refuses empty transforms
+    want = fn(x, dims, *extra)
+    assert big_strides(got) == big_strides(want)
+    torch.testing.assert_close(got.cpu(), want, atol=1e-4, rtol=1e-4)
+
+
+def test_fft_irfft2_compiled_matches_cpu():
+    # _fft_c2r over (0, 2): the meta function's layout is not row-major; the compiled graph
+    # asserts it on our eager kernel's result.
+    x = torch.randn(5, 6, 7, dtype=torch.complex64)
+    fn = torch.compile(lambda t: torch.fft.irfft2(t, dim=(0, -1)) + 1)
+    with torch_ocl.strict():
+        got = fn(x.to("ocl"))
+    want = torch.fft.irfft2(x, dim=(0, -1)) + 1
+    torch.testing.assert_close(got.cpu(), want, atol=1e-4, rtol=1e-4)
+
+
+def test_fft_plan_keeps_the_process_locale():
+    # VkFFT's kernel generator left LC_ALL at "C": Python's open() then read ASCII, and
+    # torch.compile's first Inductor import after an ocl FFT failed on a UTF-8 template.
+    import locale
+
+    saved = locale.setlocale(locale.LC_ALL)
+    try:
+        before = locale.setlocale(locale.LC_ALL, "C.UTF-8")
+    except locale.Error:
+        pytest.skip("no C.UTF-8 locale")
+    try:
+        torch.fft.fft(torch.randn(2, 37, dtype=torch.complex64).to("ocl"))  # new plan sizes
+        torch.fft.irfft(torch.randn(3, 41, dtype=torch.complex64).to("ocl"), n=79)
+        assert locale.setlocale(locale.LC_ALL) == before
+    finally:
+        locale.setlocale(locale.LC_ALL, saved)
