@@ -302,7 +302,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNorm(const at::Tensor& input
     save_mean = mean, save_invstd = rstd;
   }
   apply(out, x, mean, rstd, accOf(weight, acc), accOf(bias, acc), {sh.hw, sh.c}, {sh.hw, sh.c});
-  return {out, save_mean, save_invstd};
+  // In the input's suggested memory format, as CPU and the meta function return it
+  // (channels_last stays channels_last).
+  return {out.contiguous(input.suggest_memory_format()), save_mean, save_invstd};
 }
 
 // batch_norm_update_stats (SyncBatchNorm-style code): the batch mean and biased variance per
@@ -365,6 +367,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNormBackward(
     gi = at::empty_like(x, at::MemoryFormat::Contiguous);
     backwardApply(gi, go, x, mean, rstd, sums, w, {sh.hw, sh.c}, {sh.hw, sh.c}, false, train,
                   sh.n * sh.hw);
+    gi = gi.contiguous(input.suggest_memory_format());  // CPU's layout, as in the forward
   }
   const auto pdt = weight.defined() ? weight.scalar_type() : x.scalar_type();
   if (mask[1]) gw = sums[1].to(pdt);
