@@ -214,6 +214,29 @@ def test_batch_norm_module_forward_backward_equal_cpu(module, train, compiled):
     torch.testing.assert_close(dev.running_var.cpu(), cpu.running_var)
 
 
+@pytest.mark.parametrize("fmt", [torch.channels_last, torch.channels_last_3d])
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_channels_last_layout_matches_cpu_and_meta(fmt, training):
+    shape = (2, 3, 4, 5) if fmt == torch.channels_last else (2, 3, 2, 4, 5)
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(shape, generator=g).contiguous(memory_format=fmt)
+    go = torch.randn(shape, generator=g).contiguous(memory_format=fmt)
+    w, rm, rv = torch.randn(3, generator=g), torch.zeros(3), torch.ones(3)
+    fwd, bwd = torch.ops.aten.native_batch_norm, torch.ops.aten.native_batch_norm_backward
+    ref = fwd(x, w, w, rm.clone(), rv.clone(), training, 0.1, 1e-5)
+    ref_gi = bwd(go, x, w, rm, rv, ref[1], ref[2], training, 1e-5, [True, True, True])[0]
+    o = [t.to("ocl") for t in (x, w, rm, rv, go)]
+    with torch_ocl.strict():
+        out = fwd(o[0], o[1], o[1], o[2], o[3], training, 0.1, 1e-5)
+        gi = bwd(o[4], o[0], o[1], o[2], o[3], out[1], out[2], training, 1e-5,
+                 [True, True, True])[0]
+    assert out[0].stride() == ref[0].stride() and gi.stride() == ref_gi.stride()
+    assert [big_strides(out[0])] == fake_strides(
+        lambda *t: fwd(*t, training, 0.1, 1e-5)[0], o[0], o[1], o[1], o[2], o[3])
+    torch.testing.assert_close(out[0].cpu(), ref[0], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(gi.cpu(), ref_gi, atol=1e-5, rtol=1e-5)
+
+
 # ---- RNG state inside a compiled function -------------------------------------------------------
 
 def test_compiled_freeze_rng_state_around_factory():
