@@ -66,6 +66,20 @@ UNINITIALISED_OPS = re.compile(
     r"^(empty|empty_like|empty_strided|empty_permuted|new_empty|new_empty_strided)(\.|$)")
 
 
+# Tensor arguments that PyTorch requires on the CPU (by position in SampleInput.args): the harness
+# leaves them there instead of moving them to ocl with the rest.
+CPU_TENSOR_ARGS = {"tensor_split": (0,)}  # tensor_indices_or_sections
+
+# Batch norm's saved statistics (outputs 1 and 2). PyTorch gives every non-CPU device CUDA's
+# convention (batch_norm_cuda; the decomposition that fake tensors and Inductor trace with, so
+# the meta function says the same): (C,) tensors in the accumulation dtype (float for
+# half/bfloat16), in evaluation mode a copy of running_mean and 1 / sqrt(running_var + eps). CPU
+# returns the parameters' dtype and, in evaluation mode, empty tensors (PyTorch's own
+# test_compare_cpu is an expected failure for these ops, pytorch/pytorch#85960). ocl follows the
+# device convention: bn_device_convention checks it, then the rest is compared with CPU.
+BN_SAVE_OPS = {"native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"}
+
+
 def op_key(op) -> str:
     return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
 
@@ -148,6 +162,48 @@ def to_device(value, device: str):
     return tree_map(move, value)
 
 
+def ocl_inputs(op, inputs):
+    """to_device(inputs, "ocl") for (input, args, kwargs), but CPU_TENSOR_ARGS stay CPU tensors."""
+    i, a, k = to_device(inputs, "ocl")
+    keep = CPU_TENSOR_ARGS.get(op.name, ())
+    a = tuple(inputs[1][n] if n in keep and n < len(a) else x for n, x in enumerate(a))
+    return i, a, k
+
+
+def bn_device_convention(op, sample, actual, expected):
+    """For BN_SAVE_OPS: raises AssertionError unless ocl's saved statistics follow the non-CPU
+    convention (see BN_SAVE_OPS); returns `actual` with them made comparable with CPU's: cast to
+    CPU's dtype, and in evaluation mode (after checking their values) replaced by CPU's empty
+    tensors."""
+    torch = _torch()
+    args, x = sample.args, sample.input
+    if op.name == "_batch_norm_with_update":
+        training, rm, rv, eps = True, None, None, None
+    elif len(args) == 7:  # (weight, bias, running_mean, running_var, training, momentum, eps)
+        training, rm, rv, eps = args[4], args[2], args[3], args[6]
+    else:  # _native_batch_norm_legit.no_stats: (weight, bias, training, momentum, eps)
+        training, rm, rv, eps = args[2], None, None, args[4]
+    if not training and rm is None:
+        return actual  # no running statistics in evaluation mode: CPU's and ours both raise
+    acc = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    out = list(actual)
+    for n in (1, 2):
+        a = out[n]
+        if tuple(a.shape) != (x.shape[1],) or a.dtype != acc:
+            raise AssertionError(f"saved statistic {n}: {a.dtype}{tuple(a.shape)}, expected "
+                                 f"{acc}{(x.shape[1],)} (PyTorch's non-CPU convention)")
+        if training:
+            out[n] = a.to(expected[n].dtype)
+    if not training:
+        want = (rm.detach().to(acc), (rv.detach().to(acc) + eps).rsqrt())
+        atol, rtol = base_tolerance(acc)
+        for n in (1, 2):
+            torch.testing.assert_close(out[n].detach().cpu(), want[n - 1], atol=atol, rtol=rtol,
+                                       equal_nan=True)
+            out[n] = expected[n]
+    return type(actual)(out) if isinstance(actual, tuple) else out
+
+
 def leaves(tree):
     from torch.utils._pytree import tree_leaves
 
@@ -166,9 +222,12 @@ def compare(actual, expected, atol, rtol, values=True):
                 raise AssertionError(f"got {type(a).__name__}, expected a tensor")
             if a.device.type == "cpu" and e.numel() > 0:
                 raise AssertionError("output is a CPU tensor, expected an ocl tensor")
-            if not values:
+            if not values:  # uninitialised memory: the metadata only, strides included
                 if a.shape != e.shape or a.dtype != e.dtype:
                     raise AssertionError(f"{a.dtype}{tuple(a.shape)} != {e.dtype}{tuple(e.shape)}")
+                if [s for s, n in zip(a.stride(), a.shape) if n > 1] != \
+                        [s for s, n in zip(e.stride(), e.shape) if n > 1]:
+                    raise AssertionError(f"strides {a.stride()} != {e.stride()}")
                 continue
             # An integer input may give a floating result (sin of int64 is float32): the result's
             # dtype sets the floor of the tolerance.
@@ -282,9 +341,12 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
                     e_outs, e_ins, _grad_outputs(e_outs, 7), allow_unused=True)
     except Exception:
         return None
-    ocl_input, ocl_args, ocl_kwargs = to_device(
-        (cpu_sample.input, cpu_sample.args, cpu_sample.kwargs), "ocl")
+    ocl_input, ocl_args, ocl_kwargs = ocl_inputs(
+        op, (cpu_sample.input, cpu_sample.args, cpu_sample.kwargs))
     actual = _ocl_callable(op)(ocl_input, *ocl_args, **ocl_kwargs)
+    ocl_result = actual  # the gradients come from the raw result
+    if op.name in BN_SAVE_OPS:
+        actual = bn_device_convention(op, cpu_sample, actual, expected)
     ocl_operand = any(isinstance(t, torch.Tensor) and t.device.type == "ocl" and t.dim() > 0
                       for t in leaves((ocl_input, ocl_args, ocl_kwargs)))
     if not ocl_operand and any(isinstance(t, torch.Tensor) and t.device.type == "cpu"
@@ -299,7 +361,7 @@ def run_sample(op, cpu_sample, dtype, grads: bool, atol, rtol, values=True):
     else:
         compare(actual, expected, atol, rtol, values)
     if grads:
-        a_outs = _diff_outputs(cpu_sample.output_process_fn_grad(actual))
+        a_outs = _diff_outputs(cpu_sample.output_process_fn_grad(ocl_result))
         a_ins = [t for t in leaves((ocl_input, ocl_args, ocl_kwargs))
                  if isinstance(t, torch.Tensor) and t.requires_grad]
         go = [g.to("ocl") if g is not None else None for g in _grad_outputs(e_outs, 7)]
@@ -352,11 +414,15 @@ def as_accurate_as_cpu(op, cpu_sample, dtype, grads: bool) -> bool:
         wide = torch.complex128 if dtype.is_complex else torch.float64
         for name, inputs in (("f64", tree_map(lambda x: fresh(x, wide), args)),
                              ("cpu", tree_map(fresh, args)),
-                             ("ocl", to_device(tree_map(fresh, args), "ocl"))):
+                             ("ocl", ocl_inputs(op, tree_map(fresh, args)))):
             i, a, k = inputs
             with torch_ocl_strict(name == "ocl"):
                 out = op(i, *a, **k)
                 result = [out]
+                if name == "cpu":
+                    cpu_out = out
+                elif name == "ocl" and op.name in BN_SAVE_OPS:
+                    result = [bn_device_convention(op, cpu_sample, out, cpu_out)]
                 if grads:
                     outs = _diff_outputs(cpu_sample.output_process_fn_grad(out))
                     ins = [t for t in leaves(inputs)

@@ -304,11 +304,17 @@ def initial_seed() -> int:
     return _generator().initial_seed()
 
 
+# Not traced by Dynamo (as torch.cuda's, which live under torch/, are not): a compiled function that
+# saves and restores the RNG state (torch.testing's freeze_rng_state, around every
+# wrapper_set_seed OpInfo) would otherwise resume tracing inside these under no_dispatch(), which
+# fake tensors refuse (an AssertionError at compile time).
+@torch._disable_dynamo
 def get_rng_state(device: _DeviceLike = "ocl") -> torch.Tensor:
     """16 bytes: the Philox seed and offset."""
     return _generator(device).get_state()
 
 
+@torch._disable_dynamo
 def set_rng_state(new_state: torch.Tensor, device: _DeviceLike = "ocl") -> None:
     _generator(device).set_state(new_state.clone())
 

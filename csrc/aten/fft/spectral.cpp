@@ -119,6 +119,77 @@ at::Tensor complexify(const at::Tensor& x) {
   return z;
 }
 
+// The output strides of PyTorch's _exec_fft (torch/_meta_registrations.py; aten's
+// mkl/SpectralOps.cpp) for a transform over `dims` (in this order) of an input with `in_strides`:
+// the batch dims outermost, ordered by the input's strides (largest first), then `dims`, dense.
+std::vector<int64_t> execFftStrides(at::IntArrayRef in_strides, at::IntArrayRef out_sizes,
+                                    const Dims& dims) {
+  const int64_t ndim = static_cast<int64_t>(out_sizes.size());
+  Dims perm;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) perm.push_back(d);
+  const size_t batch_dims = perm.size();
+  std::stable_sort(perm.begin(), perm.end(),
+                   [&](int64_t a, int64_t b) { return in_strides[a] > in_strides[b]; });
+  std::vector<int64_t> strides(ndim);
+  int64_t m = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[dims[i]] = m;
+    m *= std::max<int64_t>(out_sizes[dims[i]], 1);
+  }
+  int64_t batch_numel = 1;
+  for (size_t i = batch_dims; i-- > 0;) {
+    strides[perm[i]] = batch_numel * m;
+    batch_numel *= out_sizes[perm[i]];
+  }
+  return strides;
+}
+
+// The first `count` of dims sorted by `strides`, largest first (stable: _sort_dims).
+Dims sortedByStride(Dims dims, at::IntArrayRef strides, size_t count) {
+  std::stable_sort(dims.begin(), dims.begin() + count,
+                   [&](int64_t a, int64_t b) { return strides[a] > strides[b]; });
+  return dims;
+}
+
+// The output strides of the spectral ops as PyTorch's meta functions give them for a non-CUDA
+// device (with MKL, as CPU PyTorch's x86 builds have it; also CPU's own layouts). Compiled graphs
+// assert them on our results. c2c: all dims in the input's stride order.
+std::vector<int64_t> c2cMetaStrides(const at::Tensor& self, const Dims& dims) {
+  return execFftStrides(self.strides(), self.sizes(),
+                        sortedByStride(dims, self.strides(), dims.size()));
+}
+
+// r2c: all but the last dim in the input's stride order, the last one last.
+std::vector<int64_t> r2cMetaStrides(const at::Tensor& self, const Dims& dims,
+                                    at::IntArrayRef out_sizes) {
+  return execFftStrides(self.strides(), out_sizes,
+                        sortedByStride(dims, self.strides(), dims.size() - 1));
+}
+
+// c2r: the c2c transform over all but the last dim first, then the c2r transform over the last.
+std::vector<int64_t> c2rMetaStrides(const at::Tensor& self, const Dims& dims,
+                                    at::IntArrayRef out_sizes) {
+  std::vector<int64_t> in_strides = self.strides().vec();
+  if (dims.size() > 1) {
+    const Dims c2c(dims.begin(), dims.end() - 1);
+    in_strides =
+        execFftStrides(in_strides, self.sizes(), sortedByStride(c2c, in_strides, c2c.size()));
+  }
+  return execFftStrides(in_strides, out_sizes, {dims.back()});
+}
+
+// t itself when its strides (of the dims longer than 1) are `strides`, else a copy with them.
+at::Tensor withStrides(const at::Tensor& t, const std::vector<int64_t>& strides) {
+  bool same = true;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1 && t.stride(d) != strides[d]) same = false;
+  if (same) return t;
+  at::Tensor r = at::empty_strided(t.sizes(), strides, t.options());
+  r.copy_(t);
+  return r;
+}
+
 // x with its lazy conjugate / negative bits applied, as dense memory (hfft passes x.conj()); the
 // bits are applied to the real view, so this stays on the device whatever complex ops exist.
 at::Tensor resolveBits(const at::Tensor& x, bool& owned) {
@@ -164,7 +235,10 @@ at::Tensor fftC2C(const at::Tensor& self, c10::SymIntArrayRef dim_sym, int64_t n
   checkDtypeSupported(self.scalar_type(), self.device().index());
   const Dims dims = wrapDims(C10_AS_INTARRAYREF_SLOW(dim_sym), self.dim());
   if (self.numel() == 0 || dims.empty()) {
-    at::Tensor out = at::empty(self.sizes(), self.options());
+    // No transform: the meta function's self.clone() (the input's layout where it is dense).
+    at::Tensor out =
+        dims.empty() ? at::empty_like(self)
+                     : at::empty_strided(self.sizes(), c2cMetaStrides(self, dims), self.options());
     if (self.numel() > 0) {
       out.copy_(self);
       normalize(out, normalization, 1.0);
@@ -173,7 +247,7 @@ at::Tensor fftC2C(const at::Tensor& self, c10::SymIntArrayRef dim_sym, int64_t n
   }
   bool owned = false;
   const at::Tensor x = resolveBits(self, owned);
-  at::Tensor out = c2cOver(x, dims, !forward, owned);
+  at::Tensor out = withStrides(c2cOver(x, dims, !forward, owned), c2cMetaStrides(self, dims));
   normalize(out, normalization, signalNumel(self.sizes(), dims));
   return out;
 }
@@ -192,7 +266,8 @@ at::Tensor fftR2C(const at::Tensor& self, at::IntArrayRef dim, int64_t normaliza
   std::vector<int64_t> out_sizes = self.sizes().vec();
   if (onesided) out_sizes[last] = n / 2 + 1;
   const auto copts = self.options().dtype(c10::toComplexType(self.scalar_type()));
-  if (self.numel() == 0) return at::empty(out_sizes, copts);
+  const std::vector<int64_t> meta_strides = r2cMetaStrides(self, dims, out_sizes);
+  if (self.numel() == 0) return at::empty_strided(out_sizes, meta_strides, copts);
 
   at::Tensor out;
   if (!onesided || n == 1) {
@@ -224,6 +299,7 @@ at::Tensor fftR2C(const at::Tensor& self, at::IntArrayRef dim, int64_t normaliza
                 .narrow(last, 0, n / 2 + 1);
     }
   }
+  out = withStrides(out, meta_strides);
   normalize(out, normalization, signalNumel(self.sizes(), dims));
   return out;
 }
@@ -242,7 +318,8 @@ at::Tensor fftC2R(const at::Tensor& self, at::IntArrayRef dim, int64_t normaliza
   std::vector<int64_t> out_sizes = self.sizes().vec();
   out_sizes[last] = n;
   const auto ropts = self.options().dtype(c10::toRealValueType(self.scalar_type()));
-  if (self.numel() == 0) return at::empty(out_sizes, ropts);
+  if (self.numel() == 0)
+    return at::empty_strided(out_sizes, c2rMetaStrides(self, dims, out_sizes), ropts);
 
   // The half spectrum the real transform reads: n/2+1 bins, trimmed or zero-padded.
   const int64_t half = n / 2 + 1;
@@ -296,6 +373,8 @@ at::Tensor fftC2R(const at::Tensor& self, at::IntArrayRef dim, int64_t normaliza
       out.copy_(at::view_as_real(c).select(-1, 0));
     }
   }
+  // The layout CPU and the meta function give (compiled graphs assert it).
+  out = withStrides(out, c2rMetaStrides(self, dims, out_sizes));
   normalize(out, normalization, signalNumel(out_sizes, dims));
   return out;
 }

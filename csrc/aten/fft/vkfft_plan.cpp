@@ -10,6 +10,8 @@
 #include "runtime/cl_include.h"
 
 #include <algorithm>
+#include <clocale>
+#include <string>
 
 namespace {
 // What VkFFT learns of the device, capped at a GPU-like 64 KiB of local memory and 1024 work
@@ -167,7 +169,14 @@ class Plan {
     c.buffer = &buffer_;
     c.tempBuffer = &temp_;
     if (key.kind != Kind::kC2C) c.inputBuffer = &input_;
+    // VkFFT's code generator switches the process to the "C" locale and means to restore the old
+    // one, but keeps setlocale()'s returned pointer, which the switch itself overwrites: it leaves
+    // "C" behind (Python's open() then reads ASCII, and torch.compile's first import after an ocl
+    // FFT failed on Inductor's UTF-8 templates). Restore a copy of the locale ourselves.
+    const char* locale_now = std::setlocale(LC_ALL, nullptr);
+    const std::string old_locale = locale_now ? locale_now : "";
     const VkFFTResult r = initializeVkFFT(&app_, c);
+    if (!old_locale.empty()) std::setlocale(LC_ALL, old_locale.c_str());
     if (r == VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH_R2C) {
       supported_ = false;
       return;

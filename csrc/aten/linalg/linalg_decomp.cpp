@@ -22,6 +22,7 @@
 
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
+#include "aten/linalg/column_major.h"
 #include "aten/linalg/linalg_blocked.h"
 #include "aten/linalg/linalg_decomp.h"
 #include "aten/linalg/linalg_scalar.h"
@@ -183,7 +184,9 @@ at::Tensor householderProduct(const at::Tensor& input, const at::Tensor& tau) {
   if (!qrNative(input) || !qrNative(tau))
     return runFallback("aten::linalg_householder_product", "", {input, tau})[0].toTensor();
   householderCheck(input, tau);
-  return formQ(input, tau, input.size(-1));
+  // A batch of column-major matrices, as CPU (LAPACK's orgqr) and PyTorch's meta function return
+  // it: compiled graphs assert these strides.
+  return batchedColumnMajor(formQ(input, tau, input.size(-1)));
 }
 
 at::Tensor& householderProductOut(const at::Tensor& input, const at::Tensor& tau, at::Tensor& out) {
@@ -242,7 +245,8 @@ at::Tensor ormqrDevice(const at::Tensor& input, const at::Tensor& tau, const at:
   // C Q = (Q^H C^H)^H and C Q^H = (Q C^H)^H (^H is ^T for real matrices).
   at::Tensor c = (left ? other : other.mH()).resolve_conj().contiguous().clone();
   applyReflectors(input, tau, c, /*forward=*/left == transpose);
-  return left ? c : c.mH();
+  // Column-major like CPU's and the meta function's result (c.mH() already is).
+  return left ? batchedColumnMajor(c) : c.mH();
 }
 
 at::Tensor ormqr(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other, bool left,

@@ -17,6 +17,7 @@
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/linalg/column_major.h"
 #include "kernels/embedded.h"
 
 namespace torch_ocl::aten {
@@ -111,7 +112,8 @@ std::tuple<at::Tensor, at::Tensor> eigFunctional(const at::Tensor& A) {
   eigChecks(A);
   auto [w, v, info] = geevDevice(A, /*compute_v=*/true);
   at::_linalg_check_errors(info, "torch.linalg.eig", A.dim() == 2);
-  return {w, v};
+  // Eigenvectors column-major, as CPU (geev) and the meta function return them.
+  return {w, batchedColumnMajor(v)};
 }
 
 std::tuple<at::Tensor&, at::Tensor&> eigOut(const at::Tensor& A, at::Tensor& values,

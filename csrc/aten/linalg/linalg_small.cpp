@@ -23,6 +23,7 @@
 #include "aten/cl_types.h"
 #include "aten/fallback.h"
 #include "aten/launch.h"
+#include "aten/linalg/column_major.h"
 #include "aten/linalg/linalg_blocked.h"
 #include "aten/linalg/linalg_scalar.h"
 #include "aten/nn_common.h"
@@ -193,6 +194,8 @@ at::Tensor& solveTriangularOut(const at::Tensor& A, const at::Tensor& B, bool up
 at::Tensor cholesky(const at::Tensor& self, bool upper) {
   if (!realFloating(self)) return runFallback("aten::cholesky", "", {self, upper})[0].toTensor();
   at::native::squareCheckInputs(self, "cholesky");
+  // CPU and the meta function: an empty input gives a row-major empty result.
+  if (self.numel() == 0) return at::empty_like(self, at::MemoryFormat::Contiguous);
   auto [L, info] = at::linalg_cholesky_ex(self, upper, /*check_errors=*/false);
   at::_linalg_check_errors(info, "cholesky", self.dim() == 2);
   return L;
@@ -209,7 +212,8 @@ at::Tensor choleskySolveWith(const at::Tensor& B, const at::Tensor& factor, bool
 at::Tensor choleskySolveHelper(const at::Tensor& self, const at::Tensor& A, bool upper) {
   if (!realFloating(self) || !realFloating(A))
     return runFallback("aten::_cholesky_solve_helper", "", {self, A, upper})[0].toTensor();
-  return upper ? choleskySolveWith(self, A, true) : choleskySolveWith(self, A, false);
+  // Column-major, as CPU and the meta function return it (cholesky_solve returns this tensor).
+  return batchedColumnMajor(choleskySolveWith(self, A, upper));
 }
 
 at::Tensor choleskyInverse(const at::Tensor& self, bool upper) {
@@ -217,7 +221,8 @@ at::Tensor choleskyInverse(const at::Tensor& self, bool upper) {
     return runFallback("aten::cholesky_inverse", "", {self, upper})[0].toTensor();
   at::native::squareCheckInputs(self, "cholesky_inverse");
   const int64_t n = self.size(-1);
-  return choleskySolveWith(at::eye(n, self.options()).expand(self.sizes()), self, upper);
+  return batchedColumnMajor(
+      choleskySolveWith(at::eye(n, self.options()).expand(self.sizes()), self, upper));
 }
 
 at::Tensor& choleskyInverseOut(const at::Tensor& self, bool upper, at::Tensor& out) {

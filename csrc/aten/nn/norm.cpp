@@ -276,9 +276,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNorm(const at::Tensor& input
               "running_mean and running_var must be defined in evaluation mode");
   const at::Tensor x = input.contiguous();
   const auto acc = nnAccType(x.scalar_type());
-  const auto pdt = paramType(x, {weight, bias, running_mean, running_var});
   const BnShape sh = bnShape(x);
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  // save_mean and save_invstd follow PyTorch's convention for non-CPU devices (CUDA's
+  // batch_norm_cuda, and the meta function that fake tensors and torch.compile trace with):
+  // always (C,) in the accumulation dtype (float for half/bfloat16); in evaluation mode a copy
+  // of running_mean and 1 / sqrt(running_var + eps). (CPU instead returns the parameters' dtype
+  // and, in evaluation mode, empty tensors.)
   at::Tensor mean, rstd, save_mean, save_invstd;
   if (train) {
     const at::Tensor st = moments(x, {sh.c, sh.n, sh.c * sh.hw, sh.hw}, eps);
@@ -290,15 +294,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNorm(const at::Tensor& input
       const at::Tensor unbiased = st[2] * (static_cast<double>(m) / static_cast<double>(m - 1));
       running_var.mul_(1 - momentum).add_(unbiased.to(running_var.scalar_type()), momentum);
     }
-    save_mean = mean.to(pdt), save_invstd = rstd.to(pdt);
+    save_mean = mean, save_invstd = rstd;
   } else {
-    mean = accOf(running_mean, acc);
+    // A copy: accOf() returns running_mean itself when it is contiguous ACC already.
+    mean = running_mean.to(acc, /*non_blocking=*/false, /*copy=*/true).contiguous();
     rstd = (accOf(running_var, acc) + eps).rsqrt();
-    save_mean = at::empty({0}, x.options().dtype(pdt));
-    save_invstd = at::empty({0}, x.options().dtype(pdt));
+    save_mean = mean, save_invstd = rstd;
   }
   apply(out, x, mean, rstd, accOf(weight, acc), accOf(bias, acc), {sh.hw, sh.c}, {sh.hw, sh.c});
-  return {out, save_mean, save_invstd};
+  // In the input's suggested memory format, as CPU and the meta function return it
+  // (channels_last stays channels_last).
+  return {out.contiguous(input.suggest_memory_format()), save_mean, save_invstd};
 }
 
 // batch_norm_update_stats (SyncBatchNorm-style code): the batch mean and biased variance per
@@ -361,6 +367,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batchNormBackward(
     gi = at::empty_like(x, at::MemoryFormat::Contiguous);
     backwardApply(gi, go, x, mean, rstd, sums, w, {sh.hw, sh.c}, {sh.hw, sh.c}, false, train,
                   sh.n * sh.hw);
+    gi = gi.contiguous(input.suggest_memory_format());  // CPU's layout, as in the forward
   }
   const auto pdt = weight.defined() ? weight.scalar_type() : x.scalar_type();
   if (mask[1]) gw = sums[1].to(pdt);
