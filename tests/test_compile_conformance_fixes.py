@@ -365,3 +365,41 @@ def test_fft_plan_keeps_the_process_locale():
         assert locale.setlocale(locale.LC_ALL) == before
     finally:
         locale.setlocale(locale.LC_ALL, saved)
+
+
+# ---- conjugate and negative views under a dispatch mode -----------------------------------------
+
+def test_math_bit_views_copied_under_a_dispatch_mode():
+    """copy_/clone of a conj() or _neg_view() of an ocl tensor under a TorchDispatchMode (as
+    AOTAutograd runs compiled graphs) resolve the bit, as without the mode and as on CPU."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Passthrough(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    xc = torch.randn(4, 3, dtype=torch.complex64)
+    x = xc.to("ocl")
+    with Passthrough():
+        got = [x.conj().clone(), x._neg_view().clone(), x.conj()._neg_view().clone(),
+               x.t().conj().contiguous()]
+        dst = torch.empty(4, 3, dtype=torch.complex64, device="ocl")
+        dst.copy_(x.conj())
+        host = x.conj().cpu()
+    want = [xc.conj(), -xc, -xc.conj(), xc.t().conj()]
+    for g, w in zip(got + [dst, host], want + [xc.conj(), xc.conj()]):
+        assert not g.is_conj()
+        torch.testing.assert_close(g.cpu(), w.resolve_conj())
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compiled_conj_matches_cpu(backend):
+    """Compiled conj(): its values, not the unconjugated input (the graph's fallback _conj +
+    clone ran under AOTAutograd's dispatch mode, where the bit was dropped), and hfft2, which
+    conjugates its input."""
+    torch._dynamo.reset()
+    xc = torch.randn(4, 6, dtype=torch.complex64)
+    fn = torch.compile(lambda t: (t.conj().clone(), t.conj() * 2, torch.fft.hfft2(t)),
+                       backend=backend)
+    for g, w in zip(fn(xc.to("ocl")), (xc.conj(), xc.conj() * 2, torch.fft.hfft2(xc))):
+        torch.testing.assert_close(g.cpu(), w.resolve_conj(), rtol=1e-5, atol=1e-5)

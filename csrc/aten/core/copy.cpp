@@ -249,7 +249,13 @@ void copyDeviceToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blo
 
 }  // namespace
 
+at::Tensor copyFromMathBits(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
+
 at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  // A source whose conjugate / negative bit the Conjugate / Negative kernels below did not see:
+  // a TorchDispatchMode (AOTAutograd's runtime wrappers run compiled graphs under one) hands
+  // copy_'s _copy_from to this kernel with the bit still set.
+  if (self.is_conj() || self.is_neg()) return copyFromMathBits(self, dst, non_blocking);
   // copy_ hands the source over unbroadcast; it must broadcast to the destination, as on CPU.
   TORCH_CHECK(at::is_expandable_to(self.sizes(), dst.sizes()), "copy_: the source of shape ",
               self.sizes(), " cannot be broadcast to the destination's shape ", dst.sizes());
