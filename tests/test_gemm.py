@@ -243,8 +243,9 @@ def _shape_rule_products():
 
 def test_narrow_host_blas_gives_float32_to_cpu_tile(untuned, narrow_blas):
     """A host BLAS whose kernels are narrower than the device's vectors (OpenBLAS's AVX2 cores
-    where PoCL compiles for AVX-512) loses to cpu_tile on every shape: float32 products then run
-    cpu_tile; float64 stays on the BLAS."""
+    where PoCL compiles for AVX-512) loses to cpu_tile on every shape measured: float32 products
+    from 128^3 multiply-adds up (or whose B cpu_tile reads in place) then run cpu_tile; float64
+    stays on the BLAS."""
     info = _C._host_blas_info()
     if not (_is_pocl() and info["available"]):
         pytest.skip("the narrow-BLAS rule is about host_blas on CPU drivers")
@@ -254,10 +255,14 @@ def test_narrow_host_blas_gives_float32_to_cpu_tile(untuned, narrow_blas):
         assert info["vector_bits"] == (512 if wide else 256), info
     narrow_blas(1)
     assert _C._host_blas_narrower_than_device(0)
-    provs = _C._gemm_providers(0)
-    assert (provs["Float"], provs["Double"]) == ("cpu_tile", "host_blas"), provs
     assert _shape_rule_products() == ["cpu_tile"] * 4
     assert "narrower" in _C._gemm_shape_rule(0)
+    # Below 128^3 multiply-adds a B that cpu_tile would pack stays on the BLAS (a launch fewer);
+    # one cpu_tile reads in place goes to cpu_tile.
+    torch.mm(torch.randn(64, 96, device=DEV), torch.randn(100, 96, device=DEV).t())
+    assert _C._last_gemm_provider() == "host_blas"
+    torch.mm(torch.randn(64, 96, device=DEV), torch.randn(96, 128, device=DEV))
+    assert _C._last_gemm_provider() == "cpu_tile"
     torch.mm(torch.randn(64, 784, device=DEV, dtype=torch.float64),
              torch.randn(784, 512, device=DEV, dtype=torch.float64))
     assert _C._last_gemm_provider() == "host_blas"
@@ -714,13 +719,14 @@ def test_tuning_classes_by_transposition(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("narrow", [0, 1])
-@pytest.mark.parametrize("n,ci,co,h,w,pad", [(3, 5, 7, 70, 66, 1), (2, 3, 64, 50, 47, 0),
-                                             (5, 16, 8, 9, 9, 1), (2, 32, 64, 26, 26, 0)])
-def test_conv_weight_gradient_batch_sum(narrow_blas, narrow, n, ci, co, h, w, pad):
+@pytest.mark.parametrize("n,ci,co,h,w,pad,tile", [
+    (3, 5, 7, 70, 66, 1, False), (2, 3, 64, 50, 47, 0, True), (5, 16, 8, 9, 9, 1, False),
+    (2, 32, 64, 26, 26, 0, True), (4, 24, 40, 70, 40, 1, True)])
+def test_conv_weight_gradient_batch_sum(narrow_blas, narrow, n, ci, co, h, w, pad, tile):
     """The ungrouped convolution weight gradient, summed over the samples by gemmBatchSum: in
-    cpu_tile's accumulators where float32 runs cpu_tile (narrow BLAS; pieces of K <= 2048 when
-    the output has more pixels: 70 x 66), else the BLAS's in-place sum or batched products and
-    their sum; against CPU."""
+    cpu_tile's accumulators where float32 runs cpu_tile (narrow BLAS, a sum of 128^3
+    multiply-adds or more (tile); pieces of K <= 2048 when the output has more pixels: 70 x 66,
+    70 x 40), else the BLAS's in-place sum or batched products and their sum; against CPU."""
     if not (_is_pocl() and _C._host_blas_info()["available"]):
         pytest.skip("the providers of the weight-gradient sum on CPU drivers")
     narrow_blas(narrow)
@@ -733,6 +739,6 @@ def test_conv_weight_gradient_batch_sum(narrow_blas, narrow, n, ci, co, h, w, pa
                                                *args)[1]
     got = torch.ops.aten.convolution_backward(gy.to(DEV), x.to(DEV), wt.to(DEV), None, *args)[1]
     if narrow:
-        assert _C._last_gemm_provider() == "cpu_tile"
+        assert _C._last_gemm_provider() == ("cpu_tile" if tile else "host_blas")
     torch.testing.assert_close(got.cpu().double(), want, rtol=1e-4,
                                atol=1e-4 * want.abs().max().item())

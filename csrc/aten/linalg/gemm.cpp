@@ -298,14 +298,6 @@ bool supports(GemmProvider p, c10::DeviceIndex idx, c10::ScalarType t) {
 }
 
 GemmProvider autoProvider(c10::DeviceIndex idx, c10::ScalarType t) {
-  // A BLAS whose kernels are narrower than the device's vectors (OpenBLAS 0.3.21's AVX2 kernels
-  // on a Zen 5 EPYC, where PoCL compiles for AVX-512) loses to cpu_tile on every shape measured
-  // there (GFLOP/s host_blas / cpu_tile, best of 3 interleaved rounds, /work/scratch/prov_ab.py):
-  // 512^3 241/455, 1024^3 119/428, 64x784 @ 784x512 106/289, 64x784 @ (512x784)^T 100/197,
-  // (64x512)^T @ 64x784 197/259, 64x512 @ (784x512)^T 99/274, 64x36864 @ (288x36864)^T 90/231,
-  // (36864x288)^T @ 36864x64 88/176, 128x9216 @ (64x9216)^T 95/156; only a long K with B packed
-  // came out even (64x36864 @ 36864x288 94/87).
-  if (t == at::kFloat && hostBlasNarrowerThanDevice(idx)) return GemmProvider::kCpuTile;
   if (supports(GemmProvider::kHostBlas, idx, t)) return GemmProvider::kHostBlas;
   if (isCpuDevice(idx) && supports(GemmProvider::kCpuTile, idx, t)) return GemmProvider::kCpuTile;
   if (t == at::kFloat || t == at::kDouble || c10::isComplexType(t)) return GemmProvider::kClBlast;
@@ -1097,6 +1089,10 @@ namespace {
 // 192/147, 64x9216 @ (128x9216)^T 195/109. The BLAS splits the work statically between its
 // threads, so it also suffers most when another process takes a core; our kernel's work-groups
 // are shared out dynamically by the driver.
+// The smallest product that runs cpu_tile where the host BLAS is narrower than the device (unless
+// cpu_tile reads B in place): 128^3 multiply-adds.
+constexpr double kNarrowBlasMinWork = 2097152.0;
+
 GemmProvider chooseUncapturedProvider(const at::Tensor& out, const at::Tensor& a,
                                       const at::Tensor& b) {
   const c10::DeviceIndex idx = out.device().index();
@@ -1115,6 +1111,20 @@ GemmProvider chooseUncapturedProvider(const at::Tensor& out, const at::Tensor& a
     return p;
   const int64_t rows = out.size(-2), cols = out.size(-1), k = a.size(-1);
   const double work = static_cast<double>(rows) * cols * k * (out.dim() == 3 ? out.size(0) : 1);
+  // A BLAS whose kernels are narrower than the device's vectors (OpenBLAS 0.3.21's AVX2 kernels
+  // on a Zen 5 EPYC, where PoCL compiles for AVX-512) loses to cpu_tile on every shape measured
+  // there (GFLOP/s host_blas / cpu_tile, best of 3 interleaved rounds, /work/scratch/prov_ab.py):
+  // 512^3 241/455, 1024^3 119/428, 64x784 @ 784x512 106/289, 64x784 @ (512x784)^T 100/197,
+  // (64x512)^T @ 64x784 197/259, 64x512 @ (784x512)^T 99/274, 64x36864 @ (288x36864)^T 90/231,
+  // (36864x288)^T @ 36864x64 88/176, 128x9216 @ (64x9216)^T 95/156; only a long K with B packed
+  // came out even (64x36864 @ 36864x288 94/87).
+  // Below 128^3 multiply-adds a B that cpu_tile must pack costs a launch more than the product
+  // saves: with every float32 product on cpu_tile the small example models' steps were 6-15 %
+  // slower (quiet, best of 4 interleaved rounds: mlp 0.34 -> 0.39 ms, cnn 1.38 -> 1.50, small GPT
+  // 1.66 -> 1.77; compiled 0.31 -> 0.33, 0.99 -> 1.11, 1.44 -> 1.52).
+  if (hostBlasNarrowerThanDevice(idx) &&
+      (work >= kNarrowBlasMinWork || cpuTileReadsBInPlace(b, cols, rows)))
+    return GemmProvider::kCpuTile;
   // Our kernel keeps a whole K x 64 panel of B per tile row and does not split K: beyond ~2048 the
   // panel leaves the L2 cache and every tile streams it from memory again (the weight gradient of
   // a convolution, K = batch * pixels), where the BLAS's K blocking wins.
@@ -1152,14 +1162,16 @@ int gemmShapeClassOf(const at::Tensor& a, const at::Tensor& b) {
 }
 
 std::string gemmShapeRule(c10::DeviceIndex idx) {
-  if (forced().load() == GemmProvider::kAuto && hostBlasNarrowerThanDevice(idx))
-    return "float32 runs cpu_tile: the host BLAS's kernels (" +
-           (hostBlas().info.corename.empty() ? std::string("?") : hostBlas().info.corename) +
-           ") are narrower than the device's " + std::to_string(deviceVectorBits(idx)) +
-           "-bit vectors";
   if (gemmProviderFor(idx, at::kFloat) != GemmProvider::kHostBlas || !isCpuDevice(idx) ||
       forced().load() == GemmProvider::kHostBlas)
     return "";
+  if (hostBlasNarrowerThanDevice(idx))
+    return "float32 runs cpu_tile from 128^3 multiply-adds up or when it reads B in place: the "
+           "host "
+           "BLAS's kernels (" +
+           (hostBlas().info.corename.empty() ? std::string("?") : hostBlas().info.corename) +
+           ") are narrower than the device's " + std::to_string(deviceVectorBits(idx)) +
+           "-bit vectors";
   return "float32 runs cpu_tile instead of host_blas when it reads B in place (unit column "
          "stride, columns a multiple of 64, or rows padded to whole panels; 16 rows or more), for "
          "batches of small products (below 203^3 multiply-adds each), and from 512^3 "
@@ -1383,12 +1395,16 @@ namespace {
 GemmProvider gemmBatchSumProvider(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
   const GemmProvider p = chooseProvider(out, a, b);
   const c10::DeviceIndex idx = out.device().index();
-  if (forced().load(std::memory_order_relaxed) == GemmProvider::kAuto &&
-      supports(GemmProvider::kHostBlas, idx, out.scalar_type()) &&
-      !(p == GemmProvider::kCpuTile && out.scalar_type() == at::kFloat &&
-        hostBlasNarrowerThanDevice(idx)))
-    return GemmProvider::kHostBlas;
-  return p;
+  if (forced().load(std::memory_order_relaxed) != GemmProvider::kAuto ||
+      !supports(GemmProvider::kHostBlas, idx, out.scalar_type()))
+    return p;
+  // The whole sum is one cpu_tile launch (one packing of B for all of it): the size rule of the
+  // narrow BLAS applies to the sum's work, not to one product's.
+  const double work = static_cast<double>(out.size(0)) * out.size(1) * a.size(-1) * a.size(0);
+  if (out.scalar_type() == at::kFloat && hostBlasNarrowerThanDevice(idx) &&
+      (p == GemmProvider::kCpuTile || work >= kNarrowBlasMinWork))
+    return GemmProvider::kCpuTile;
+  return GemmProvider::kHostBlas;
 }
 }  // namespace
 
