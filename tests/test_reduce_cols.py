@@ -209,3 +209,34 @@ def test_var_of_offset_data_over_sub_chunks_and_groups(shape, dim):
     torch.testing.assert_close(std.cpu().double(), torch.std(xd, dim, correction=0),
                                rtol=5e-6, atol=0)
     torch.testing.assert_close(mean.cpu().double(), xd.mean(dim), rtol=1e-7, atol=0)
+
+
+# ---- a whole large tensor to one value through the column tiles ----------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(65536,), (64, 64, 33), (3, 5, 8192), (1000, 999), (1 << 20,)])
+@pytest.mark.parametrize("op", ["sum", "mean", "nansum", "amax", "amin"])
+def test_whole_tensor_reductions(op, shape, dtype):
+    """sum/mean/nansum/amax/amin of all of a contiguous tensor of 65536 elements or more (as an
+    R x C matrix through the column tiles, then the C results; sizes with no power-of-two C >= 64
+    dividing them, like 1000 x 999, keep the generator), with every dim listed, keepdim, out=,
+    NaN and +-inf; against CPU."""
+    g = torch.Generator().manual_seed(len(shape) * 100 + shape[-1])
+    x = torch.randn(shape, generator=g, dtype=dtype) * 3
+    xd = x.to("ocl")
+    fn = getattr(torch, op)
+    tol = dict(rtol=1e-5, atol=1e-3) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-9)
+    torch.testing.assert_close(fn(xd).cpu(), fn(x), **tol)
+    dims = tuple(range(x.dim()))
+    torch.testing.assert_close(fn(xd, dims, keepdim=True).cpu(), fn(x, dims, keepdim=True), **tol)
+    out = torch.empty((), dtype=dtype, device="ocl")
+    fn(xd, dims, out=out)
+    torch.testing.assert_close(out.cpu(), fn(x, dims), **tol)
+    # Special values where they land in different columns and rows.
+    y = x.clone().view(-1)
+    y[7], y[-3] = float("inf"), float("-inf") if op in ("amax", "amin") else float("inf")
+    if op != "nansum":
+        torch.testing.assert_close(fn(y.view(shape).to("ocl")).cpu(), fn(y.view(shape)), **tol)
+    y[x.numel() // 2 + 5] = float("nan")
+    torch.testing.assert_close(fn(y.view(shape).to("ocl")).cpu(), fn(y.view(shape)), equal_nan=True,
+                               **tol)

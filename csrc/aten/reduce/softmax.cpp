@@ -320,8 +320,56 @@ using Bwd = at::meta::structured__softmax_backward_data;
 
 }  // namespace
 
+namespace {
+
+// The whole of a large contiguous float tensor reduced to one value (sum, mean, nansum, amax,
+// amin): its elements as an R x C matrix whose columns the column tiles reduce (registers across
+// 64-column panels, rows streamed), then the C column results by the generator. The generator
+// alone gives one work item a chunk of 8192 elements as a chain of dependent scalar combines:
+// 4M float32 summed, 2 AVX-512 cores, 4.0 -> 0.41-0.48 ms (loaded machine, one process).
+bool wholeTensorCpu(RowStat kind, const at::Tensor& self, const at::Tensor& out) {
+  const bool decomposable = kind == RowStat::kSum || kind == RowStat::kMean ||
+                            kind == RowStat::kNanSum || kind == RowStat::kAmax ||
+                            kind == RowStat::kAmin;
+  const int64_t n = self.numel();
+  // float32/float64 only: 16-bit column results would be rounded before their total.
+  const c10::ScalarType t = self.scalar_type();
+  if (!decomposable || (t != at::kFloat && t != at::kDouble) || !self.is_contiguous() ||
+      n < 65536 || out.numel() != 1 || out.scalar_type() != self.scalar_type() ||
+      out.device() != self.device() ||
+      !codegen::preferItemReductions(device(self.device().index()).info()))
+    return false;
+  int64_t cols = 1024;
+  while (cols >= 64 && n % cols != 0) cols /= 2;
+  if (cols < 64) return false;
+  const at::Tensor part = at::empty({cols}, self.options());
+  colsReduceCpu(kind, self.view({n / cols, cols}), 1, n / cols, cols, 0, part, {});
+  at::Tensor total;
+  switch (kind) {
+    case RowStat::kMean:
+      total = at::mean(part);  // every column holds the same number of elements
+      break;
+    case RowStat::kAmax:
+      total = at::amax(part);
+      break;
+    case RowStat::kAmin:
+      total = at::amin(part);
+      break;
+    default:
+      total = at::sum(part);  // nansum's columns hold no NaN
+  }
+  out.view(at::IntArrayRef{}).copy_(total);
+  return true;
+}
+
+}  // namespace
+
 bool rowStatsCpu(RowStat kind, const at::Tensor& self, at::OptionalIntArrayRef dims,
                  double correction, const at::Tensor& out, const at::Tensor& out2) {
+  if (self.defined() && self.dim() > 0 && !out2.defined() &&
+      (!dims || dims->empty() || dims->size() == static_cast<size_t>(self.dim())) &&
+      wholeTensorCpu(kind, self, out))
+    return true;
   if (!self.defined() || self.dim() == 0 || !dims || dims->size() != 1) return false;
   const bool integer = tileInteger(self.scalar_type()) && integerKind(kind);
   if (!(native(self.scalar_type()) || integer) || !self.is_contiguous() || self.numel() == 0)
