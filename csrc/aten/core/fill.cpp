@@ -1,4 +1,5 @@
-// fill_ and zero_: clEnqueueFillBuffer for contiguous tensors, a strided kernel otherwise.
+// fill_ and zero_: clEnqueueFillBuffer for contiguous tensors (a kernel of 1 KB blocks for large
+// ones on CPU drivers), a strided kernel otherwise.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch_v2.h>
 #include <ATen/TensorIterator.h>
@@ -7,6 +8,7 @@
 #include "aten/launch.h"
 #include "aten/ops.h"
 #include "integration/command_names.h"
+#include "runtime/graph.h"
 
 #include <cstring>
 
@@ -56,6 +58,59 @@ cl_program fillProgram(c10::DeviceIndex idx, c10::ScalarType t) {
   });
 }
 
+// Large contiguous fills on CPU drivers: a work item stores 1 KB (16 vstore16 of a 64-byte
+// pattern). PoCL's clEnqueueFillBuffer stored 12.9 GB/s (16 MiB, 37 % of its own fill limit;
+// CPU PyTorch's fill_ 0.10 ms against 1.30 ms, `make bench`); this kernel 0.30-0.50 ms against
+// 2.9 for clEnqueueFillBuffer in one process beside a CI run.
+char kFillBlocksFamily;
+constexpr size_t kFillBlock = 1024;
+constexpr size_t kFillKernelMinBytes = size_t{1} << 20;
+
+cl_program fillBlocksProgram(c10::DeviceIndex idx) {
+  return programs(idx).get({&kFillBlocksFamily, 0}, [] {
+    return rt::ProgramSource{
+        "fill_blocks",
+        "__kernel __attribute__((reqd_work_group_size(1, 1, 1)))\n"
+        "void fill_blocks(__global char* db, ulong doff, uint16 v) {\n"
+        "  __global uint* p = (__global uint*)(db + doff) + get_global_id(0) * 256;\n"
+        "  for (int i = 0; i < 16; ++i) vstore16(v, i, p);\n"
+        "}\n",
+        ""};
+  });
+}
+
+// Whether the blocks kernel fills this contiguous region: a CPU driver, 1 MiB or more, 64-byte
+// aligned (the pattern repeats whole in every 64 bytes).
+bool fillByBlocks(rt::Device& dev, const rt::BufferRef& b, size_t bytes, size_t pattern) {
+  return (dev.info().type & CL_DEVICE_TYPE_CPU) != 0 && bytes >= kFillKernelMinBytes &&
+         b.offset % 64 == 0 && pattern > 0 && 64 % pattern == 0;
+}
+
+void fillBlocks(c10::DeviceIndex idx, cl_command_queue q, const rt::BufferRef& b,
+                const ScalarBits& bits, size_t bytes) {
+  cl_uint16 v;
+  unsigned char* dst = reinterpret_cast<unsigned char*>(&v);
+  for (size_t i = 0; i < sizeof(v); i += bits.size) std::memcpy(dst + i, bits.bytes, bits.size);
+  const size_t blocks = bytes / kFillBlock, body = blocks * kFillBlock;
+  cl_kernel k = programs(idx).kernel(fillBlocksProgram(idx), "fill_blocks");
+  cl_uint i = 0;
+  setArg(k, i, b);
+  setArg(k, i, v);
+  const size_t global = blocks, local = 1;
+  rt::CommandGraph* graph = rt::capture::graphOf(q);
+  {
+    ProfiledCommand pc(CommandKind::kMemset, command_names::kMemset);
+    OCL_CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, pc.event()));
+  }
+  if (graph) graph->addKernel(k, 1, nullptr, &global, &local);
+  afterLaunch(q);
+  if (bytes > body) {
+    ProfiledCommand pc(CommandKind::kMemset, command_names::kMemset);
+    enqueueFillBuffer(q, rt::BufferRef{b.mem, b.offset + body}, bits.bytes, bits.size, bytes - body,
+                      pc.event());
+  }
+}
+
 }  // namespace
 
 at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value) {
@@ -68,8 +123,12 @@ at::Tensor& fillScalar(at::Tensor& self, const at::Scalar& value) {
   if (self.is_contiguous()) {
     rt::BufferRef b = bufferOf(self);
     OCL_TRY
-    ProfiledCommand pc(CommandKind::kMemset, command_names::kMemset);
-    enqueueFillBuffer(q, b, bits.bytes, bits.size, self.nbytes(), pc.event());
+    if (fillByBlocks(dev, b, self.nbytes(), bits.size)) {
+      fillBlocks(idx, q, b, bits, self.nbytes());
+    } else {
+      ProfiledCommand pc(CommandKind::kMemset, command_names::kMemset);
+      enqueueFillBuffer(q, b, bits.bytes, bits.size, self.nbytes(), pc.event());
+    }
     OCL_CATCH
     return self;
   }
