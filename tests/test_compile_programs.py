@@ -25,7 +25,9 @@ def _kernel(name: str, expr: str) -> str:
 
 
 def _fresh(tag: str) -> str:
-    return f"{tag}_{random.getrandbits(40):x}"  # a source no cache has seen
+    # A source no cache has seen, from the OS's randomness: other tests seed `random`, and a name
+    # repeated from an earlier process's run came from the disk cache (0 compiles; CI failed so).
+    return f"{tag}_{random.SystemRandom().getrandbits(40):x}"
 
 
 def test_batch_builds_one_program_and_kernels_run():
