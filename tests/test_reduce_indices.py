@@ -113,6 +113,18 @@ def check_valued(x, d, keepdim=False, view=lambda t: t):
             raise AssertionError(f"{what}: {e}")
 
 
+def _check_cases(cases, x, xo, check):
+    """Each case f(tensor, device) on CPU and, in strict mode, on ocl; check(got, want, i) on
+    every output pair."""
+    for i, f in enumerate(cases):
+        want = f(x, "cpu")
+        with torch_ocl.strict():
+            got = f(xo, "ocl")
+        pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
+        for g, w in pairs:
+            check(g, w, i)
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-d{d}" for s, d in SHAPES])
 def test_indexed_ties_against_cpu(shape, dim, dtype):
@@ -269,13 +281,7 @@ def test_integer_out_variants():
         lambda t, dev: torch.all(t > -3, 0, keepdim=True,
                                  out=torch.empty(0, dtype=torch.bool, device=dev)),
     ]
-    for i, f in enumerate(cases):
-        want = f(x, "cpu")
-        with torch_ocl.strict():
-            got = f(xo, "ocl")
-        pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
-        for g, w in pairs:
-            exact(g, w, f"case {i}")
+    _check_cases(cases, x, xo, lambda g, w, i: exact(g, w, f"case {i}"))
     # A non-contiguous out (a row of a wider tensor): the generator writes through it.
     wide = torch.zeros(2, 40, dtype=L, device="ocl")
     with torch_ocl.strict():
@@ -384,13 +390,8 @@ def test_out_variants():
         lambda t, dev: torch.linalg.vector_norm(t, 2, dim=0, out=torch.empty(0, device=dev)),
         lambda t, dev: torch.norm(t, 1, dim=0, out=torch.empty(0, device=dev)),
     ]
-    for i, f in enumerate(cases):
-        want = f(x, "cpu")
-        with torch_ocl.strict():
-            got = f(xo, "ocl")
-        pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
-        for g, w in pairs:
-            torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5, msg=f"case {i}")
+    _check_cases(cases, x, xo, lambda g, w, i: torch.testing.assert_close(
+        g.cpu(), w, rtol=1e-5, atol=1e-5, msg=f"case {i}"))
     # A non-contiguous out (a column of a wider tensor): the generator writes through it.
     wide = torch.zeros(2, 40, dtype=torch.long, device="ocl")
     with torch_ocl.strict():

@@ -573,6 +573,17 @@ def _pass_class():
     return OclPostGradPass
 
 
+def _append_pass(inductor_config, name: str, ours) -> None:
+    """Sets Inductor's custom-pass slot `name` to ours, after a user's own pass(es) there."""
+    current = getattr(inductor_config, name)
+    if current is None:
+        setattr(inductor_config, name, ours)
+    elif isinstance(current, (list, tuple)):
+        setattr(inductor_config, name, (*current, ours))
+    else:
+        setattr(inductor_config, name, (current, ours))
+
+
 @functools.cache
 def register_post_grad_pass() -> None:
     """Adds the pass to Inductor's post_grad_custom_post_pass, next to a user's own pass."""
@@ -580,14 +591,7 @@ def register_post_grad_pass() -> None:
 
     register_mm_group_fake()
     register_addmm_with_activation_fake()
-    ours = _pass_class()()
-    current = inductor_config.post_grad_custom_post_pass
-    if current is None:
-        inductor_config.post_grad_custom_post_pass = ours
-    elif isinstance(current, (list, tuple)):
-        inductor_config.post_grad_custom_post_pass = (*current, ours)
-    else:
-        inductor_config.post_grad_custom_post_pass = (current, ours)
+    _append_pass(inductor_config, "post_grad_custom_post_pass", _pass_class()())
 
 
 # ---- embedding(weight, arange(n)) -> weight[:n] (pre-grad) ---------------------------------------
@@ -694,14 +698,7 @@ def register_pre_grad_pass() -> None:
     """Adds the pass to Inductor's pre_grad_custom_pass, next to a user's own pass."""
     import torch._inductor.config as inductor_config
 
-    ours = _pre_grad_pass_class()()
-    current = inductor_config.pre_grad_custom_pass
-    if current is None:
-        inductor_config.pre_grad_custom_pass = ours
-    elif isinstance(current, (list, tuple)):
-        inductor_config.pre_grad_custom_pass = (*current, ours)
-    else:
-        inductor_config.pre_grad_custom_pass = (current, ours)
+    _append_pass(inductor_config, "pre_grad_custom_pass", _pre_grad_pass_class()())
 
 
 # ---- avg_pool2d/3d backward with an overhanging ceil_mode window --------------------------------
