@@ -286,6 +286,64 @@ def test_long_foreach_lists_split_by_argument_size():
     assert 1 < launches <= 6, f"{launches} launches"
 
 
+def test_combo_kernel_runs_one_body_per_function():
+    """Sub-kernels of one function in a combo kernel are one call whose arguments the work group
+    picks (a sequence of selects), not one call per sub-kernel behind a branch: a CPU driver
+    if-converts the work-item loop and ran every branch's body, masked, for every work item.
+    Sizes are odd, one tensor is a transposed view, one is empty."""
+    import re
+
+    from torch._inductor.utils import run_and_get_code
+
+    shapes = [(5,), (300,), (7, 3), (1024,), (33,), (0,), (2, 257), (1,)]
+    ps = [torch.randn(s) for s in shapes]
+    ps[2] = torch.randn(3, 7).t()
+    gs = [torch.randn(p.shape) for p in ps]
+
+    def f(ps, gs):
+        torch._foreach_mul_(ps, 0.9)
+        torch._foreach_add_(ps, torch._foreach_sqrt(torch._foreach_abs(gs)), alpha=-0.1)
+
+    ops, ogs = [p.clone().to("ocl") for p in ps], [g.to("ocl") for g in gs]
+    with torch_ocl.strict():
+        _, (code, *_) = run_and_get_code(torch.compile(f), ops, ogs)
+    f(ps, gs)
+    for a, b in zip(ops, ps):
+        assert_close(a, b)
+    combos = 0
+    for name in re.findall(r"__kernel void (\w+)\(", code):
+        body = code.split(f"__kernel void {name}(", 1)[1].split("\\n}\\n", 1)[0]
+        subs = set(re.findall(rf"({name}_s\d+)\(", body))
+        combos += bool(subs)
+        for sub in subs:
+            assert body.count(f"{sub}(") == 1, f"{sub} is called more than once in {name}"
+    assert combos, "no combo kernel"
+
+
+def test_generated_kernels_have_descriptive_names():
+    """As Triton's triton_poi_fused_add_0: ocl_ + poi/red/cmb + the fused aten ops. The profiler
+    shows them as inductor::<name> with their device time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def f(x, w):
+        return torch.softmax(torch.sin(x) * w, dim=-1)
+
+    x, w = torch.randn(33, 65), torch.randn(65)
+    fn = torch.compile(f)
+    with torch_ocl.strict():
+        fn(*to_ocl(x, w))
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+            out = fn(*to_ocl(x, w))
+            torch.ocl.synchronize()
+    assert_close(out, f(x, w))
+    names = [e.key for e in prof.key_averages() if e.key.startswith("inductor::")]
+    assert names, [e.key for e in prof.key_averages()]
+    assert any(n.startswith("inductor::ocl_red_fused_") and "softmax" in n for n in names), names
+    for e in prof.key_averages():
+        if e.key.startswith("inductor::"):
+            assert e.self_device_time_total > 0, e.key
+
+
 def test_compiled_adamw_and_clipping_few_launches_match_eager_and_cpu():
     """The whole optimizer side of a training step compiled (grad-norm clipping, AdamW with
     weight decay, tensor step counts): a few launches, the same parameters as eager ocl and
@@ -346,7 +404,9 @@ def test_float_pow_of_optimizer_step_counts_within_one_ulp():
     """beta ** step as AdamW computes it (integral float exponents up to 10^5, bases near 1 and
     negative ones): the compiled pow (exp2/log2 in double) within 1 ulp of the exact result."""
     base = torch.tensor([0.9, 0.95, 0.99, 0.999, 0.9999, 1.0001, -0.5, -1.01, 2.0, 1e-3])
-    steps = torch.cat([torch.arange(1.0, 200.0), torch.tensor([1023.0, 4096.0, 12345.0, 1e5])])
+    steps = torch.cat([torch.arange(1.0, 200.0), torch.tensor([1023.0, 4096.0, 12345.0, 1e5,
+                                                             65535.0, 1048575.0, 16777215.0,
+                                                             16777216.0])])
     steps = torch.cat([steps, -steps[:20]])
 
     def f(b, e):

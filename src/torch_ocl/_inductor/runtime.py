@@ -49,8 +49,13 @@ def _f32(x: float) -> float:
         return math.copysign(math.inf, x)
 
 
+# The program name of generated kernels: the profiler's kernel rows read
+# "inductor::ocl_red_fused_native_layer_norm_3".
+_PROGRAM_NAME = "inductor"
+
+
 def _build(source: str, name: str, device: int):
-    return _C._Program(source, "", True, device, name).kernel(name)
+    return _C._Program(source, "", True, device, _PROGRAM_NAME).kernel(name)
 
 
 @functools.cache
@@ -133,7 +138,7 @@ class _Batch:
     def _build(self, names: list[str]) -> dict:
         source = self.shared + "".join(self.bodies[n] for n in names)
         try:
-            program = _C._Program(source, "", True, self.device, names[0])
+            program = _C._Program(source, "", True, self.device, _PROGRAM_NAME)
             return {n: program.kernel(n) for n in names}
         except RuntimeError:
             # One kernel that does not build: build each alone, so that its own error (and
