@@ -177,6 +177,40 @@ def test_zero_copy_and_norm(dtype):
         assert_lists_close(g, e, torch.float32)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_norm_sizes_and_special_values(dtype):
+    """_foreach_norm around the vector widths of the CPU drivers' kernel (16 floats, 8 doubles:
+    sizes 1-40 and long odd ones, each with a tail), with a NaN or an inf in the vector part and
+    in the tail (inf norm keeps the NaN; 1- and 2-norms propagate both)."""
+    shapes = [(n,) for n in list(range(1, 41)) + [255, 1024, 4099]]
+    x = tensors(dtype, 21, shapes=shapes)
+    x[30][3] = float("nan")  # vector part of a 31-element tensor
+    x[36][35] = float("nan")  # tail of a 37-element tensor
+    x[40][100] = float("inf")
+    x[41][1023] = -float("inf")
+    for ord_ in (1, 2, math.inf):
+        e, g = run_both(lambda a: torch._foreach_norm(a, ord_), x)
+        for gi, ei in zip(g, e):
+            torch.testing.assert_close(gi.cpu(), ei, equal_nan=True, **TOL[dtype])
+
+
+def test_norm_work_group_tree_shapes():
+    """The norms above again with TORCH_OCL_TREE_REDUCTIONS=1 (the GPU kernel: one work group
+    per tensor), in a subprocess (the choice is read once per process)."""
+    import os
+    import subprocess
+    import sys
+
+    if os.environ.get("TORCH_OCL_TREE_REDUCTIONS") == "1":
+        pytest.skip("this process already runs the work-group trees")
+    env = dict(os.environ, TORCH_OCL_TREE_REDUCTIONS="1")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        f"{__file__}::test_norm_sizes_and_special_values",
+                        f"{__file__}::test_zero_copy_and_norm"],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+
+
 def test_copy_between_integer_and_bool_dtypes():
     src = [torch.arange(-3, 4, dtype=torch.int64), torch.tensor([True, False, True])]
     dst = [torch.zeros(7, dtype=torch.float32), torch.zeros(3, dtype=torch.float32)]

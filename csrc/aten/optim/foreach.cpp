@@ -1000,6 +1000,76 @@ cl_program normProgram(c10::DeviceIndex idx, c10::ScalarType in, c10::ScalarType
         storeStmt(out, "po", "tab[2 * m + j]", "r") +
         "\n"
         "  }\n}\n";
+    // CPU drivers: one work item per tensor walks it front to back. The tree above strides
+    // each work item through the tensor by the group size (a 1 KB stride per item: PoCL
+    // vectorizes across items, not along the inner loop) and pays 9 barrier-separated loops
+    // over 256 items per tensor: 2.3 GB/s on small GPT's 28 parameters, 5 GB/s on 1M-element
+    // tensors. float/double inputs run in vectors of 16/8 (lanes added pairwise at the end).
+    const bool vec = in == c10::kFloat || in == c10::kDouble;
+    const std::string w = in == c10::kDouble ? "8" : "16";
+    const std::string vt = acc + w;
+    b += "__kernel void fe_norm_item(__global const char* tb, ulong toff, int m, FE_BUF_PARAMS,\n"
+         "                           __global char* ob, ulong ooff, int ord) {\n"
+         "  __global const long* tab = (__global const long*)(tb + toff);\n"
+         "  const int j = get_global_id(0);\n"
+         "  if (j >= m) return;\n"
+         "  const long numel = tab[j] - (j > 0 ? tab[j - 1] : 0);\n"
+         "  __global " +
+         it + "* px = (__global " + it +
+         "*)FE_PTR(tab[m + j]);\n"
+         "  ACC acc = 0;\n"
+         "  long e = 0;\n";
+    if (vec) {
+      const std::string ld = "fabs(vload" + w + "(0, px + e))";
+      b += "  " + vt +
+           " va = 0;\n"
+           "  const long nv = numel - numel % " +
+           w +
+           ";\n"
+           "  if (ord == 1) {\n"
+           "    for (; e < nv; e += " +
+           w + ") va += " + ld +
+           ";\n"
+           "  } else if (ord == 2) {\n"
+           "    for (; e < nv; e += " +
+           w + ") { const " + vt + " v = " + ld +
+           "; va = fma(v, v, va); }\n"
+           "  } else {\n"
+           "    for (; e < nv; e += " +
+           w + ") { const " + vt + " v = " + ld +
+           "; va = select(va, v, isnan(v) || v > va); }\n"
+           "  }\n";
+      // lanes pairwise (max keeps a NaN)
+      std::string cur = "va";
+      for (int width = std::stoi(w); width > 1; width /= 2) {
+        const std::string half = acc + (width / 2 > 1 ? std::to_string(width / 2) : "");
+        const std::string lo = cur + ".lo", hi = cur + ".hi";
+        const std::string nxt = "h" + std::to_string(width / 2);
+        const std::string keep_hi = "isnan(" + hi + ") || " + hi + " > " + lo;
+        const std::string mx = width == 2 ? "(" + keep_hi + ") ? " + hi + " : " + lo
+                                          : "select(" + lo + ", " + hi + ", " + keep_hi + ")";
+        b +=
+            "  const " + half + " " + nxt + " = ord == 3 ? " + mx + " : " + lo + " + " + hi + ";\n";
+        cur = nxt;
+      }
+      b += "  acc = " + cur + ";\n";
+    }
+    b += "  for (; e < numel; ++e) {\n"
+         "    const ACC v = fabs((ACC)(" +
+         loadExpr(in, "px", "e") +
+         "));\n"
+         "    if (ord == 1) acc += v;\n"
+         "    else if (ord == 2) acc += v * v;\n"
+         "    else acc = (isnan(v) || v > acc) ? v : acc;\n"
+         "  }\n"
+         "  const ACC r = ord == 2 ? sqrt(acc) : acc;\n"
+         "  __global " +
+         ot + "* po = (__global " + ot +
+         "*)(ob + ooff);\n"
+         "  " +
+         storeStmt(out, "po", "tab[2 * m + j]", "r") +
+         "\n"
+         "}\n";
     return rt::ProgramSource{std::string("foreach_norm<") + c10::toString(in) + ">",
                              mt::kernelHeader() + b, ""};
   });
@@ -1033,16 +1103,21 @@ std::vector<at::Tensor> norm(at::TensorList self, const at::Scalar& ord,
   plan.upload(idx);
   cl_program prog = normProgram(idx, self[0].scalar_type(), out_t);
   rt::Device& dev = device(idx);
+  const bool per_item = codegen::preferItemReductions(dev.info());
   const size_t local = std::min<size_t>(256, dev.info().max_work_group_size);
   size_t pow2 = 1;
   while (pow2 * 2 <= local) pow2 *= 2;
   OCL_TRY
-  cl_kernel k = programs(idx).kernel(prog, "fe_norm");
+  cl_kernel k = programs(idx).kernel(prog, per_item ? "fe_norm_item" : "fe_norm");
   for (size_t c = 0; c < plan.chunks().size(); ++c) {
     cl_uint a = plan.setCommonArgs(k, c);
     setArg(k, a, bufferOf(out));
-    setArg(k, a, static_cast<cl_int>(code == 3 ? 0 : code));
-    launchND(dev, currentQueue(idx), k, plan.chunks()[c].index.size() * pow2, pow2);
+    setArg(k, a, static_cast<cl_int>(per_item ? code : (code == 3 ? 0 : code)));
+    const size_t tensors = plan.chunks()[c].index.size();
+    if (per_item)
+      launchND(dev, currentQueue(idx), k, tensors, 1);
+    else
+      launchND(dev, currentQueue(idx), k, tensors * pow2, pow2);
   }
   OCL_CATCH
   std::vector<at::Tensor> result;
