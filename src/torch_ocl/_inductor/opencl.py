@@ -552,16 +552,14 @@ inline void ocl_atomic_add_float(__global float* p, float v) {
 // pow for float: PoCL's pow costs ~150 ns a call and stops vectorization (a compiled AdamW
 // step, pow(beta, step) per element, ran 150x slower than without). Integral exponents (step
 // counts, x**2) take exponentiation by squaring in double, exact to the float result; others
-// call pow. The squaring runs a fixed 25 rounds (|b| <= 2^24) with selects, no loop exit that
-// depends on b: a CPU driver vectorizes it (small GPT's compiled AdamW with its step on the
-// device, one pow per element: 184 -> 104 us of device time on PoCL).
+// call pow.
 #ifdef TORCH_OCL_FP64
 inline float ocl_pow_float(float a, float b) {
   if (fabs(b) <= 16777216.0f && b == rint(b)) {
-    int n = (int)fabs(b);
+    long n = (long)fabs(b);
     double r = 1.0, x = (double)a;
-    for (int i = 0; i < 25; ++i) {
-      r *= (n & 1) ? x : 1.0;
+    while (n) {
+      if (n & 1) r *= x;
       x *= x;
       n >>= 1;
     }
