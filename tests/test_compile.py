@@ -320,6 +320,42 @@ def test_combo_kernel_runs_one_body_per_function():
     assert combos, "no combo kernel"
 
 
+def test_optimizer_powers_of_device_step_counts_are_not_per_element():
+    """AdamW with its step counts on the device (capturable=True): beta ** step has one element
+    per parameter. On CPU drivers it is computed in a kernel of its own, not inlined into the
+    per-element update (where pow kept PoCL's work-item loop scalar). Parameters match CPU's
+    AdamW after 3 steps; sizes are odd, one parameter is 2-d."""
+    import re
+
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    shapes = [(300,), (7, 3), (1025,)]
+    cpu = [torch.randn(s, requires_grad=True) for s in shapes]
+    dev = [p.detach().to("ocl").requires_grad_() for p in cpu]
+    grads = [[torch.randn(s) for s in shapes] for _ in range(3)]
+    o_cpu = torch.optim.AdamW(cpu, lr=0.01, weight_decay=0.1)
+    o_dev = torch.optim.AdamW(dev, lr=0.01, weight_decay=0.1, capturable=True)
+    step = torch.compile(o_dev.step)
+    codes = []
+    with torch_ocl.strict():
+        for gs in grads:
+            for p, q, g in zip(cpu, dev, gs):
+                p.grad, q.grad = g, g.to("ocl")
+            o_cpu.step()
+            _, code = run_and_get_code(step)
+            codes += code
+    for p, q in zip(cpu, dev):
+        assert_close(q.detach(), p.detach(), atol=2e-5, rtol=2e-5)
+    sources = re.findall(r"async_compile_ocl\((\".*?\"), '", "\n".join(codes))
+    # (the helper functions every kernel starts with call both: match calls on temporaries)
+    pows = [s for s in sources if "ocl_pow_float(tmp" in s]
+    assert pows, "no pow kernel"
+    if torch_ocl._C.get_device_properties(0)["type"] == "CPU":
+        for s in pows:
+            assert "sqrt(tmp" not in s, "pow inlined into the update"
+
+
 def test_generated_kernels_have_descriptive_names():
     """As Triton's triton_poi_fused_add_0: ocl_ + poi/red/cmb + the fused aten ops. The profiler
     shows them as inductor::<name> with their device time."""

@@ -95,10 +95,12 @@ def register_inductor() -> None:
 
     install_combo_grouping()
     _fall_back_where_no_opencl_c()
-    from .lowering import register_avg_pool_backward, register_post_grad_pass, register_small_mm
+    from .lowering import (register_avg_pool_backward, register_post_grad_pass,
+                           register_small_mm, register_uniform_pow)
 
     register_small_mm()
     register_avg_pool_backward()
+    register_uniform_pow()
     register_post_grad_pass()
 
 

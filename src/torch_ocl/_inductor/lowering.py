@@ -722,6 +722,48 @@ def _overhanging_ceil_window(x, dims, kernel_size, stride, padding, ceil_mode) -
     return any(pooling_size(spatial[i], i, k, s, p, True)[1] for i in range(dims))
 
 
+def _is_uniform_on_cpu_driver(t) -> bool:
+    """An ocl tensor of one element (a step count, a bias correction) on a CPU driver."""
+    from .opencl import _device_is_cpu
+
+    if not hasattr(t, "get_size") or not _on_ocl(t):
+        return False
+    return _static_macs(*t.get_size()) == 1 and _device_is_cpu(t.get_device().index or 0)
+
+
+def register_uniform_pow() -> None:
+    """pow whose result has one element on a CPU driver (an optimizer's ``beta ** step`` with
+    the step counts on the device: capturable or fused-style state) becomes a buffer of its own.
+
+    Inlined into the update kernel, it ran per element: PoCL vectorizes a work group's loop over
+    its work items only without calls or loops of data-dependent length, and pow is both (the
+    builtin, or ocl_pow_float's squaring loop). Small GPT's compiled AdamW took ~100 us of device
+    time for 17408 elements that way, ~20 us with the powers loaded. The tiny pow kernels join a
+    combo kernel of their own. GPUs keep Inductor's inlining (no loop to hoist out of)."""
+    from torch._inductor.lowering import lowerings
+
+    aten = torch.ops.aten
+
+    def realize(out):
+        for t in out if isinstance(out, (list, tuple)) else [out]:
+            if _is_uniform_on_cpu_driver(t) and t.get_dtype().is_floating_point:
+                t.realize()
+        return out
+
+    for op in (aten.pow.Scalar, aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar,
+               aten._foreach_pow.ScalarAndTensor, aten._foreach_pow.List,
+               aten._foreach_pow.Scalar):
+        original = lowerings.get(op)
+        if original is None or getattr(original, "_ocl_uniform_pow", False):
+            continue
+
+        def lowering(*args, _original=original, **kwargs):
+            return realize(_original(*args, **kwargs))
+
+        lowering._ocl_uniform_pow = True
+        lowerings[op] = lowering
+
+
 def register_avg_pool_backward() -> None:
     """Inductor 2.13's avg_pool2d/3d backward lowerings divide every window by the whole kernel
     size when count_include_pad is set, but the forward (eager and compiled) divides a last
