@@ -17,6 +17,7 @@
 #include "runtime/driver_threads.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <climits>
 #include <cstddef>
@@ -205,20 +206,22 @@ std::atomic<int>& narrowBlasOverride() {
   return v;
 }
 // The device's native float vector in bits (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: 16 floats on
-// PoCL with AVX-512), asked once per device.
+// PoCL with AVX-512), asked once per device. Read on every float32 product that reaches the
+// shape rule: a relaxed atomic per device, no lock (two threads asking first both ask the driver
+// and store the same value).
 int deviceVectorBits(c10::DeviceIndex idx) {
-  static std::mutex mu;
-  static std::unordered_map<c10::DeviceIndex, int> bits;
-  const std::lock_guard<std::mutex> lock(mu);
-  auto it = bits.find(idx);
-  if (it == bits.end()) {
+  static std::array<std::atomic<int>, 128> bits{};  // bits + 1; 0: not asked yet
+  const size_t i = static_cast<size_t>(static_cast<uint8_t>(idx)) % bits.size();
+  int v = bits[i].load(std::memory_order_relaxed);
+  if (v == 0) {
     cl_uint w = 0;
     if (clGetDeviceInfo(device(idx).id(), CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(w), &w,
                         nullptr) != CL_SUCCESS)
       w = 0;
-    it = bits.emplace(idx, static_cast<int>(w) * 32).first;
+    v = static_cast<int>(w) * 32 + 1;
+    bits[i].store(v, std::memory_order_relaxed);
   }
-  return it->second;
+  return v - 1;
 }
 
 // A large cpu_tile product on a CPU driver whose workers run under SCHED_BATCH (driver_threads.h)
