@@ -310,6 +310,17 @@ def test_combo_kernel_runs_one_body_per_function():
     f(ps, gs)
     for a, b in zip(ops, ps):
         assert_close(a, b)
+    # symbolic sizes: the work-group ranges are computed in the kernel
+    cf = torch.compile(f, dynamic=True)
+    for n in (5, 37, 1):
+        shapes_n = [(n,), (n + 3,), (2, n), (n, 7)]
+        pn, gn = [torch.randn(s) for s in shapes_n], [torch.randn(s) for s in shapes_n]
+        opn, ogn = [p.clone().to("ocl") for p in pn], [g.to("ocl") for g in gn]
+        with torch_ocl.strict():
+            cf(opn, ogn)
+        f(pn, gn)
+        for a, b in zip(opn, pn):
+            assert_close(a, b)
     combos = 0
     for name in re.findall(r"__kernel void (\w+)\(", code):
         body = code.split(f"__kernel void {name}(", 1)[1].split("\\n}\\n", 1)[0]
