@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_ocl
+import torch_ocl._attention
 
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.float64: dict(rtol=1e-9, atol=1e-10),
        torch.float16: dict(rtol=2e-2, atol=2e-2), torch.bfloat16: dict(rtol=5e-2, atol=5e-2)}
@@ -231,6 +232,47 @@ def test_math_path_when_backend_excluded():
     exp = F.scaled_dot_product_attention(q, k, v)
     got = F.scaled_dot_product_attention(q.to("ocl"), k.to("ocl"), v.to("ocl"))
     torch.testing.assert_close(got.cpu(), exp, **TOL[torch.float32])
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.2])
+def test_long_attention_takes_the_math_path_on_cpu_drivers(dropout):
+    """On CPU drivers, calls of 2^18 multiply-adds of scores or more (batch * heads * L * S *
+    head dim) take PyTorch's math path: batched products on our matrix engine around our
+    softmax, 4-15x faster than the fused kernels from there on. Smaller calls, and every call
+    with the threshold at 0, keep the fused kernels. Forward and gradients against CPU (no
+    dropout), and the dropout statistics, in strict mode."""
+    cpu_driver = torch_ocl._C.get_device_properties(0)["type"] == "CPU"
+    q, k, v = rand(2, 3, 70, 40, seed=1), rand(2, 3, 50, 40, seed=2), rand(2, 3, 50, 24, seed=3)
+    qd, kd, vd = (t.to("ocl") for t in (q, k, v))
+    small = [t[:, :1, :8, :8].contiguous() for t in (qd, kd, vd)]
+    assert torch._fused_sdp_choice(*small) == OVERRIDEABLE
+    assert torch._fused_sdp_choice(qd, kd, vd) == (0 if cpu_driver else OVERRIDEABLE)
+    old = torch_ocl._attention.set_sdpa_gemm_min_work(0)
+    try:
+        assert torch._fused_sdp_choice(qd, kd, vd) == OVERRIDEABLE
+    finally:
+        torch_ocl._attention.set_sdpa_gemm_min_work(old)
+    if dropout == 0:
+        leaves_d = [t.clone().requires_grad_() for t in (qd, kd, vd)]
+        leaves_c = [t.clone().requires_grad_() for t in (q, k, v)]
+        g = rand(2, 3, 70, 24, seed=4)
+        with torch_ocl.strict():
+            out = F.scaled_dot_product_attention(*leaves_d, is_causal=True)
+            out.backward(g.to("ocl"))
+        exp = F.scaled_dot_product_attention(*leaves_c, is_causal=True)
+        exp.backward(g)
+        torch.testing.assert_close(out.detach().cpu(), exp.detach(), **TOL[torch.float32])
+        for a, b in zip(leaves_d, leaves_c):
+            torch.testing.assert_close(a.grad.cpu(), b.grad, **TOL[torch.float32])
+    else:
+        ones = torch.ones(2, 3, 70, 50, device="ocl")
+        # with v = identity columns the output rows are the kept, rescaled probabilities
+        with torch_ocl.strict():
+            out = F.scaled_dot_product_attention(qd, kd, torch.eye(50, device="ocl").expand(
+                2, 3, 50, 50), dropout_p=dropout)
+        kept = (out != 0).float().mean().item()
+        assert abs(kept - (1 - dropout)) < 0.02, kept
+        del ones
 
 
 def test_bad_input_errors():

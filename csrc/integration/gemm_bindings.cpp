@@ -4,6 +4,7 @@
 
 #include "aten/gemm.h"
 #include "aten/linalg/gemm_tuning.h"
+#include "aten/nn/attention.h"
 #include "integration/state.h"
 
 #include <string>
@@ -72,6 +73,10 @@ void bindGemm(py::module_& m) {
     return aten::hostBlasNarrowerThanDevice(static_cast<c10::DeviceIndex>(index));
   });
   m.def("_set_host_blas_narrow_override", [](int mode) { aten::setHostBlasNarrowOverride(mode); });
+  // Attention on the matrix engine: from this much work (B * H * L * S * head dim) on, eager
+  // SDPA on CPU drivers takes the math path (batched products); 0: always the fused kernels.
+  m.def("_set_sdpa_gemm_min_work", [](int64_t work) { return aten::setSdpaGemmMinWork(work); });
+  m.def("_sdpa_gemm_min_work", [] { return aten::sdpaGemmMinWork(); });
 }
 
 }  // namespace torch_ocl

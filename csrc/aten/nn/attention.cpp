@@ -14,13 +14,17 @@
 
 #include "aten/cl_types.h"
 #include "aten/launch.h"
+#include "aten/nn/attention.h"
 #include "aten/typed_program.h"
 #include "integration/generator.h"
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 namespace torch_ocl::aten {
 namespace {
@@ -32,6 +36,32 @@ struct alignas(8) SdpaGeom {
   cl_long q[4], k[4], v[4], m[4], o[4], go[4];
   cl_long wo[4], wq[4], wk[4], wv[4];  // the outputs: out, dQ, dK, dV
 };
+
+// The fused kernels give a work item a row and recompute its scores, with scalar loads and
+// private chunks: fine for short sequences, slow for long ones on CPU drivers. Forward plus
+// backward, causal, PoCL on 2 cores, fused / math path (same run, loaded):
+// B4 H2 L=S=16 E16 0.49-0.66 (the fused kernels win), B4 H2 32 E16 1.4-1.5, B16 H4 24 E32 3.1,
+// B16 H4 64 E32 3.8-7.6, B12 H6 256 E64 8.5-15.5, B1 H8 1024 E64 7.9-14.5.
+constexpr int64_t kSdpaGemmMinWorkDefault = 1 << 18;
+// The math path holds the batch's scores (and the probabilities, the dropout mask) at once; the
+// fused kernels hold O(rows). Beyond this many bytes of scores the fused kernels stay (the
+// compiled path's config.sdpa_math_max_bytes).
+constexpr int64_t kSdpaMathMaxBytes = int64_t{256} << 20;
+
+std::atomic<int64_t>& gemmMinWork() {
+  static std::atomic<int64_t> v{[] {
+    const char* env = std::getenv("TORCH_OCL_SDPA_GEMM_MIN_WORK");
+    if (!env || !*env) return kSdpaGemmMinWorkDefault;
+    try {
+      return static_cast<int64_t>(std::stoll(env));
+    } catch (const std::exception&) {
+      TORCH_WARN_ONCE("torch-ocl: TORCH_OCL_SDPA_GEMM_MIN_WORK='", env,
+                      "' is not an integer; using ", kSdpaGemmMinWorkDefault);
+      return kSdpaGemmMinWorkDefault;
+    }
+  }()};
+  return v;
+}
 
 bool coveredDtype(c10::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
@@ -70,6 +100,14 @@ int64_t chooseBackend(const at::Tensor& q, const at::Tensor& k, const at::Tensor
       return math;
     const std::vector<int64_t> full{q.size(0), hq, q.size(2), k.size(2)};
     if (!at::is_expandable_to(m.sizes(), full)) return math;
+  }
+  const int64_t min_work = gemmMinWork().load(std::memory_order_relaxed);
+  if (min_work > 0 && q.device().type() == c10::DeviceType::PrivateUse1 &&
+      (device(q.device().index()).info().type & CL_DEVICE_TYPE_CPU) != 0) {
+    const int64_t scores = q.size(0) * hq * q.size(2) * k.size(2);
+    const int64_t work = scores * std::max(q.size(3), v.size(3));
+    if (work >= min_work && scores * static_cast<int64_t>(q.element_size()) <= kSdpaMathMaxBytes)
+      return math;
   }
   return static_cast<int64_t>(at::SDPBackend::overrideable);
 }
@@ -297,6 +335,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
 }
 
 }  // namespace
+
+int64_t setSdpaGemmMinWork(int64_t work) {
+  return gemmMinWork().exchange(work);
+}
+int64_t sdpaGemmMinWork() {
+  return gemmMinWork().load();
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_sdp_choice", TORCH_FN(chooseBackend));

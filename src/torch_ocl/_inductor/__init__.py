@@ -77,6 +77,7 @@ def register_inductor() -> None:
     config.platform = f"{p.get('platform_name', '')} {p.get('platform_version', '')}"
     config.torch_ocl_version = __version__
     config.codegen_hash = _codegen_hash()
+    config.sdpa_gemm_min_work = _C._sdpa_gemm_min_work()
     register_backend_for_device(
         "ocl", OclScheduling, OclWrapperCodegen, device_custom_config=config
     )

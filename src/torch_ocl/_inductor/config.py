@@ -50,6 +50,9 @@ pointwise_cat_max_numel: int = 4096
 sdpa_math_min_scores: int = 128 * 128
 # ... while the scores of the whole batch (B * H * L * S elements) fit in this many bytes.
 sdpa_math_max_bytes: int = 256 << 20
+# Eager attention's own choice of the math path on CPU drivers (torch_ocl._attention), made while
+# Dynamo traces: copied from the runtime so that it is part of the cache key.
+sdpa_gemm_min_work: int = 0
 # The kernels of a generated module built as one program (a few where a module has many, one
 # per compile thread) instead of one program each: on PoCL a program costs ~0.3 s for the
 # prelude and the builtin library, a kernel ~0.02 s (runtime.py).
