@@ -102,6 +102,45 @@ def test_every_reduction_kind(form):
             assert torch.equal(g.cpu(), e)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32])
+def test_row_reductions_in_lanes(dtype):
+    """With a work item per row, sums, max, min and Welford's mean/variance keep
+    config.sum_lanes accumulators (a lane per position modulo 8, then a tail), merged after the
+    loop. Rows of 1..20 elements and long odd ones; NaN and +-inf in different lanes and in the
+    tail; a row of only -inf; max/min of integers."""
+    if dtype == torch.float64 and not torch.ocl.get_device_properties(0).fp64:
+        pytest.skip("device lacks cl_khr_fp64")
+
+    def f(x):
+        out = [x.amax(-1), x.amin(-1), x.sum(-1)]
+        if x.is_floating_point():
+            out += [*torch.var_mean(x, -1), torch.softmax(x, -1),
+                    torch.nn.functional.layer_norm(x, x.shape[-1:])]
+        return out
+
+    g = torch.Generator().manual_seed(3)
+    for n in (1, 2, 7, 8, 9, 15, 17, 257, 1031):
+        if dtype.is_floating_point:
+            x = torch.randn(12, n, generator=g, dtype=dtype) * 3
+            if n > 10:
+                x[1, 3] = float("nan")  # a lane
+                x[2, n - 1] = float("nan")  # the tail (or a lane)
+                x[3, 5] = float("inf")
+                x[4, 9] = -float("inf")
+                x[5] = -float("inf")
+        else:
+            x = torch.randint(-1000, 1000, (12, n), generator=g, dtype=dtype)
+        with torch_ocl.strict():
+            got = torch.compile(f, dynamic=False)(x.to("ocl"))
+        for a, e in zip(got, f(x)):
+            if e.dtype.is_floating_point:
+                tol = 1e-10 if e.dtype == torch.float64 else 2e-5
+                torch.testing.assert_close(a.cpu(), e, atol=tol, rtol=tol, equal_nan=True,
+                                           msg=f"n={n}")
+            else:
+                assert torch.equal(a.cpu(), e), n
+
+
 @pytest.mark.parametrize("dtype", [torch.int8, torch.uint8])
 def test_small_integer_reductions(dtype):
     def f(x):
