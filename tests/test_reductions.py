@@ -430,3 +430,33 @@ def test_column_softmax_and_logsumexp(shape, dim, dtype):
     y[tuple(idx)] = float("-inf")
     for fn in (lambda t: t.softmax(dim), lambda t: t.logsumexp(dim)):
         same(on_ocl(fn, y), fn(y), TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+def test_contiguous_rows_in_lanes(dtype):
+    """Reductions over a contiguous range with a scalar accumulator (sum, prod, norms, any/all)
+    keep eight lanes (element r in lane r % 8), merged pairwise: rows shorter than a lane block,
+    with tails, and long ones (an LM head's 32000 logits), NaN and +-inf in a lane and in the
+    tail, against CPU."""
+    g = torch.Generator().manual_seed(5)
+    for n in (1, 3, 8, 9, 15, 17, 1031, 32000):
+        if dtype.is_floating_point:
+            x = torch.randn(6, n, generator=g, dtype=dtype)
+            if n >= 9:
+                x[1, 2] = float("nan")
+                x[2, n - 1] = float("nan")
+                x[3, 4] = float("inf")
+                x[4, n - 1] = -float("inf")
+        else:
+            x = torch.randint(-50, 50, (6, n), generator=g, dtype=dtype)
+        fns = [lambda t: t.sum(-1), lambda t: (t != 0).any(-1), lambda t: (t > -40).all(-1)]
+        if dtype.is_floating_point:
+            fns += [lambda t: t.nansum(-1), lambda t: t.norm(dim=-1),
+                    lambda t: t.abs().sum(-1), lambda t: (t * 0.01 + 1).prod(-1),
+                    lambda t: t.mean(-1)]
+        for fn in fns:
+            got, exp = on_ocl(fn, x), fn(x)
+            if exp.dtype.is_floating_point:
+                torch.testing.assert_close(got.cpu(), exp, equal_nan=True, **TOL[dtype])
+            else:
+                assert torch.equal(got.cpu(), exp), (n, fn)
