@@ -14,7 +14,9 @@
 // formula; a rescale by one exp per column and sub-chunk). When there are too few tiles to fill
 // the cores the rows are split into groups: the items then store their statistics in a partial
 // buffer [o][g][2][innerp] (innerp: inner rounded up to VW) and rc_final merges the groups, after
-// which softmax's writes run over the same (o, g, t) items (phase 1).
+// which softmax's writes run over the same (o, g, t) items (phase 1). Those writes walk the rows
+// as the statistics do (sub-chunks, strips of vectors in registers) and, when the host says the
+// tensors overflow the last-level cache (nt), store whole aligned float vectors non-temporally.
 //
 // The same tiles and groups serve prod, nansum and the vector norms of orders 2, 1, 0 and +-inf
 // (rc_reduce, kinds 9-15), and max/min with their indices, argmax and argmin (rc_index).
