@@ -166,13 +166,15 @@ Plan softmaxPlan(const rt::Device& dev, int64_t outer, int64_t dim, int64_t inne
   const int64_t cus = std::max<int64_t>(1, dev.info().compute_units);
   const int64_t minw = 16 * vw;
   if (p.groups == 1 || cache == 0) return p;
+  // The widest tiles that fit, and no wider than gives 8 tiles per compute unit.
   const int64_t fit = static_cast<int64_t>(cache / 4 / cus) / (dim * bytes) / vw * vw;
-  if (fit < minw) return p;
+  const int64_t spread = outer * inner / (8 * cus) / vw * vw;
+  const int64_t cap = std::min({fit, spread, kMaxVectors * vw});
+  if (cap < minw) return p;
   Plan q;
-  const int64_t ntiles0 = ceilDiv(inner, std::min(fit, kMaxVectors * vw));
+  const int64_t ntiles0 = ceilDiv(inner, cap);
   q.tw = ceilDiv(ceilDiv(inner, ntiles0), vw) * vw;
   const int64_t tiles = outer * ceilDiv(inner, q.tw);
-  if (tiles < 8 * cus) return p;
   q.grows = dim;
   q.items = tiles;
   q.innerp = ceilDiv(inner, vw) * vw;
