@@ -524,6 +524,14 @@ __kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulon
 }
 
 #ifndef RC_INT
+// After an item's non-temporal stores: they are weakly ordered (x86 write-combining buffers),
+// so an SFENCE makes them visible before the item's end is signalled, as memcpy does after its
+// non-temporal loops; other targets take OpenCL's fence.
+#if defined(__x86_64__) || defined(__i386__)
+#define RC_NT_FENCE() __builtin_ia32_sfence()
+#else
+#define RC_NT_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
 // softmax / log_softmax forward, y (YT) from x (XT). Phase 0: the statistics (and, with one
 // group, the writes); phase 1: the writes from the merged statistics in group 0's slots.
 __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
@@ -603,6 +611,7 @@ __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb,
     }
   }
 #undef RC_WRITE_ROWS
+  if (ntv) RC_NT_FENCE();
 }
 
 // Backward: gx (XT) from gy and y (YT). log_softmax: gx = gy - exp(y) * sum(gy); softmax:
@@ -717,5 +726,6 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
     }
   }
 #undef RC_GRAD_ROWS
+  if (ntv) RC_NT_FENCE();
 }
 #endif  // RC_INT
