@@ -162,24 +162,27 @@ BIG_SHAPES = [((1000, 4096), 0), ((2100, 4096), 0), ((9000, 1024), 0), ((3, 1500
               ((2100, 4100), 0)]
 
 
-@pytest.mark.parametrize("shape,dim", BIG_SHAPES, ids=[f"{s}-d{d}" for s, d in BIG_SHAPES])
-def test_large_softmaxes(shape, dim):
-    x = rand(*shape)
+@pytest.mark.parametrize("shape,dim,dtype",
+                         [(s, d, torch.float32) for s, d in BIG_SHAPES] +
+                         [((2100, 2048), 0, torch.float64)],  # double: MOVNTPD, 8-lane tiles
+                         ids=[f"{s}-d{d}" for s, d in BIG_SHAPES] + ["(2100, 2048)-d0-double"])
+def test_large_softmaxes(shape, dim, dtype):
+    x = rand(*shape, dtype=dtype)
     flat = x.view(-1, x.shape[-1])
     flat[:, 5] = -float("inf")  # special values in a strip (columns 0-127) of every tile row
     flat[7, 9], flat[3, 11], flat[9, 12] = float("nan"), float("inf"), 1e30
-    gy = rand(*shape, seed=7)
-    for name, f in softmaxes(dim, torch.float32).items():
+    gy = rand(*shape, seed=7, dtype=dtype)
+    for name, f in softmaxes(dim, dtype).items():
         want = f(x, gy)
         with torch_ocl.strict():
             got = f(x.to("ocl"), gy.to("ocl"))
         try:
-            same(got, want, TOL[torch.float32])
+            same(got, want, TOL[dtype])
         except AssertionError as e:
-            raise AssertionError(f"{name} over dim {dim} of {shape}: {e}")
+            raise AssertionError(f"{name} over dim {dim} of {shape} {dtype}: {e}")
     with torch_ocl.strict():
         got = x.to("ocl").logsumexp(dim)
-    same(got, x.logsumexp(dim), TOL[torch.float32])
+    same(got, x.logsumexp(dim), TOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
