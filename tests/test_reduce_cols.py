@@ -150,6 +150,41 @@ def test_infinities_and_nan(rows, cols, at):
     check_all(x, 0, torch.float32)
 
 
+# Large float32 softmaxes (reduce_cols.cpp's colsSoftmaxCpu): on a device whose reported global
+# memory cache (PoCL: the L3) is smaller than the tensors the kernel walks, the outputs go out
+# through non-temporal stores (whole aligned vectors, inner a multiple of 16); softmaxPlan's
+# narrower tiles of all the rows replace plan()'s row groups where a tile's columns fit a
+# quarter of that cache over the compute units. On a 2-core PoCL with 32 MiB: (1000, 4096)
+# narrower tiles, cached stores; (2100, 4096) narrower tiles, non-temporal stores; (9000, 1024)
+# row groups and rc_final, non-temporal; (3, 1500, 2048) a middle dim, narrower tiles and
+# non-temporal; (2100, 4100) narrower tiles with a partial last vector, cached stores.
+BIG_SHAPES = [((1000, 4096), 0), ((2100, 4096), 0), ((9000, 1024), 0), ((3, 1500, 2048), 1),
+              ((2100, 4100), 0)]
+
+
+@pytest.mark.parametrize("shape,dim,dtype",
+                         [(s, d, torch.float32) for s, d in BIG_SHAPES] +
+                         [((2100, 2048), 0, torch.float64)],  # double: MOVNTPD, 8-lane tiles
+                         ids=[f"{s}-d{d}" for s, d in BIG_SHAPES] + ["(2100, 2048)-d0-double"])
+def test_large_softmaxes(shape, dim, dtype):
+    x = rand(*shape, dtype=dtype)
+    flat = x.view(-1, x.shape[-1])
+    flat[:, 5] = -float("inf")  # special values in a strip (columns 0-127) of every tile row
+    flat[7, 9], flat[3, 11], flat[9, 12] = float("nan"), float("inf"), 1e30
+    gy = rand(*shape, seed=7, dtype=dtype)
+    for name, f in softmaxes(dim, dtype).items():
+        want = f(x, gy)
+        with torch_ocl.strict():
+            got = f(x.to("ocl"), gy.to("ocl"))
+        try:
+            same(got, want, TOL[dtype])
+        except AssertionError as e:
+            raise AssertionError(f"{name} over dim {dim} of {shape} {dtype}: {e}")
+    with torch_ocl.strict():
+        got = x.to("ocl").logsumexp(dim)
+    same(got, x.logsumexp(dim), TOL[dtype])
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_strided_inputs(dtype):
     # Not contiguous on the device: the reduction generator and contiguous copies for softmax.

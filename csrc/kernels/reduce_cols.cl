@@ -14,7 +14,9 @@
 // formula; a rescale by one exp per column and sub-chunk). When there are too few tiles to fill
 // the cores the rows are split into groups: the items then store their statistics in a partial
 // buffer [o][g][2][innerp] (innerp: inner rounded up to VW) and rc_final merges the groups, after
-// which softmax's writes run over the same (o, g, t) items (phase 1).
+// which softmax's writes run over the same (o, g, t) items (phase 1). Those writes walk the rows
+// as the statistics do (sub-chunks, strips of vectors in registers) and, when the host says the
+// tensors overflow the last-level cache (nt), store whole aligned float vectors non-temporally.
 //
 // The same tiles and groups serve prod, nansum and the vector norms of orders 2, 1, 0 and +-inf
 // (rc_reduce, kinds 9-15), and max/min with their indices, argmax and argmin (rc_index).
@@ -229,8 +231,11 @@ inline ACCV rc_merge(int kind, ACCV a, ACCV a2) {
 // var/std walk x - k (k: the column's first row, the same for every group), so that the means
 // merged between sub-chunks and groups are small: with the absolute means, data at 1e4 +- 0.3 lost
 // 3e-4 of the variance to their rounding; the mean gets k back when it is written.
+#define RC_E_LD(j, A) const ACCV h##j = rc_shift(c[v + j]); ACCV e##j = 0;
+#define RC_E_STEP(j, A) e##j += v_exp(VLOAD_X(p, j * VW) - h##j);
+#define RC_E_ST(j, A) d[v + j] = e##j;
 inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, long inner, long r0,
-                    long r1, int nv, int wl, ACCV* a, ACCV* b, ACCV* c, const ACCV* k) {
+                    long r1, int nv, int wl, ACCV* a, ACCV* b, ACCV* c, const ACCV* k, ACCV* d) {
   long n = 0;  // rows merged so far (var/std)
   for (long rb = r0; rb < r1; rb += RC_RB) {
     const long re = min(rb + (long)RC_RB, r1);
@@ -276,11 +281,30 @@ inline void rc_walk(int kind, __global const XT* x, __global const XT* xend, lon
       n += cnt;
     } else {  // RC_LSE, RC_SOFTMAX
       RC_STRIP_ROWS(c, a, RC_F_SMMAX)
+      // The sums of exp(x - shift) over the sub-chunk (in the caches now), in strips of RC_S
+      // vectors as above, into k (scratch here), then merged into the running sums.
+      {
+        const int nfull = wl == VW ? nv : nv - 1;
+        int v = 0;
+        for (; v + RC_S <= nfull; v += RC_S) {
+          RC_REP(RC_E_LD, 0)
+          for (long r = rb; r < re; ++r) {
+            __global const XT* p = x + r * inner + v * VW;
+            RC_REP(RC_E_STEP, 0)
+          }
+          RC_REP(RC_E_ST, 0)
+        }
+        for (; v < nv; ++v) {
+          const int lanes = v == nv - 1 ? wl : VW;
+          const ACCV sh = rc_shift(c[v]);
+          ACCV s = 0;
+          for (long r = rb; r < re; ++r)
+            s += v_exp(rc_ldx_end(x + r * inner + v * VW, lanes, xend) - sh);
+          d[v] = s;
+        }
+      }
       for (int v = 0; v < nv; ++v) {
-        const int lanes = v == nv - 1 ? wl : VW;
-        const ACCV sh = rc_shift(c[v]);
-        ACCV s = 0;
-        for (long r = rb; r < re; ++r) s += v_exp(rc_ldx_end(x + r * inner + v * VW, lanes, xend) - sh);
+        const ACCV sh = rc_shift(c[v]), s = d[v];
         // The running sum rescaled to the new maximum (nothing to rescale in the first sub-chunk).
         b[v] = rb == r0 ? s
                         : select(b[v] * v_exp(rc_shift(a[v]) - sh), (ACCV)0, b[v] == (ACCV)0) + s;
@@ -345,7 +369,7 @@ __kernel void rc_reduce(__global char* o0b, ulong o0off, __global char* o1b, ulo
   if (var)
     for (int v = 0; v < nv; ++v) k[v] = rc_ldx_end(x + v * VW, v == nv - 1 ? wl : VW, xend);
   rc_init(kind, nv, a, b);
-  rc_walk(kind, x, xend, inner, r0, r1, nv, wl, a, b, c, k);
+  rc_walk(kind, x, xend, inner, r0, r1, nv, wl, a, b, c, k, k);  // LSE: k is scratch
   if (groups > 1) {
     rc_store_part(part, innerp, nv, a, b);  // var/std: means relative to k (rc_final adds it)
     return;
@@ -500,19 +524,28 @@ __kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulon
 }
 
 #ifndef RC_INT
+// After an item's non-temporal stores: they are weakly ordered (x86 write-combining buffers),
+// so an SFENCE makes them visible before the item's end is signalled, as memcpy does after its
+// non-temporal loops; other targets take OpenCL's fence.
+#if defined(__x86_64__) || defined(__i386__)
+#define RC_NT_FENCE() __builtin_ia32_sfence()
+#else
+#define RC_NT_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
 // softmax / log_softmax forward, y (YT) from x (XT). Phase 0: the statistics (and, with one
 // group, the writes); phase 1: the writes from the merged statistics in group 0's slots.
 __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
                          __global char* pb, ulong poff, long outer, long dim, long inner, long tw,
-                         long groups, long grows, int log_, int phase) {
+                         long groups, long grows, int log_, int phase, int nt) {
   RC_ITEM
   __global const XT* x = (__global const XT*)(xb + xoff) + o * dim * inner + c0;
   __global const XT* xend = (__global const XT*)(xb + xoff) + outer * dim * inner;
   __global YT* y = (__global YT*)(yb + yoff) + o * dim * inner + c0;
   ACCV a[RC_MAXV], b[RC_MAXV], c[RC_MAXV];
   if (phase == 0) {
+    ACCV d[RC_MAXV];
     rc_init(RC_SOFTMAX, nv, a, b);
-    rc_walk(RC_SOFTMAX, x, xend, inner, r0, r1, nv, wl, a, b, c, c);
+    rc_walk(RC_SOFTMAX, x, xend, inner, r0, r1, nv, wl, a, b, c, c, d);
     if (groups > 1) {
       rc_store_part(part, innerp, nv, a, b);
       return;
@@ -529,19 +562,56 @@ __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb,
     const ACCV s = select(b[v], (ACCV)NAN, fabs(a[v]) == (ACCV)INFINITY);
     c[v] = log_ ? log(s) : (ACCV)1 / s;  // (x - m) - log(s), as CPU PyTorch rounds it
   }
-  for (long r = r0; r < r1; ++r) {
-    __global const XT* p = x + r * inner;
-    __global YT* q = y + r * inner;
-    if (log_) {
-      for (int v = 0; v < nv - 1; ++v) VSTORE_Y(q, v * VW, (VLOAD_X(p, v * VW) - a[v]) - c[v]);
-      const int k = nv - 1;
-      rc_sty(q + k * VW, wl, (rc_ldx_end(p + k * VW, wl, xend) - a[k]) - c[k]);
+  // The writes in sub-chunks of RC_RB rows and strips of RC_S vectors, each strip's statistics
+  // in registers and each load and store instruction stepping by a row (as RC_STRIP_ROWS: the
+  // prefetchers follow such strides; a row at a time the loads stalled on memory). nt: whole,
+  // aligned vectors of a float output stored past the caches (no read for ownership).
+  const int nfull = wl == VW ? nv : nv - 1;
+  const bool ntv = sizeof(YT) == sizeof(ACC) ? nt && inner % VW == 0 &&
+                                                     ((ulong)y % (VW * sizeof(ACC))) == 0
+                                               : false;
+#define RC_W_LD(j, A) const ACCV m##j = a[v + j], s##j = c[v + j];
+#define RC_W_LOG(j) ((VLOAD_X(p, j * VW) - m##j) - s##j)
+#define RC_W_EXP(j) (v_exp(VLOAD_X(p, j * VW) - m##j) * s##j)
+#define RC_W_ST(j, F) VSTORE_Y(q, j * VW, F(j));
+#define RC_W_NT(j, F) __builtin_nontemporal_store(F(j), (__global ACCV*)q + j);
+#define RC_WRITE_ROWS(ST, F)                                                     \
+  for (long rb = r0; rb < r1; rb += RC_RB) {                                     \
+    const long re = min(rb + (long)RC_RB, r1);                                   \
+    int v = 0;                                                                   \
+    for (; v + RC_S <= nfull; v += RC_S) {                                       \
+      RC_REP(RC_W_LD, 0)                                                         \
+      for (long r = rb; r < re; ++r) {                                           \
+        __global const XT* p = x + r * inner + v * VW;                           \
+        __global YT* q = y + r * inner + v * VW;                                 \
+        RC_REP(ST, F)                                                            \
+      }                                                                          \
+    }                                                                            \
+    for (; v < nv; ++v) {                                                        \
+      const int lanes = v == nv - 1 ? wl : VW;                                   \
+      const ACCV m0 = a[v], s0 = c[v];                                           \
+      for (long r = rb; r < re; ++r) {                                           \
+        const long off = r * inner + v * VW;                                     \
+        const ACCV t = rc_ldx_end(x + off, lanes, xend);                         \
+        rc_sty(y + off, lanes, log_ ? (t - m0) - s0 : v_exp(t - m0) * s0);       \
+      }                                                                          \
+    }                                                                            \
+  }
+  if (log_) {
+    if (ntv) {
+      RC_WRITE_ROWS(RC_W_NT, RC_W_LOG)
     } else {
-      for (int v = 0; v < nv - 1; ++v) VSTORE_Y(q, v * VW, v_exp(VLOAD_X(p, v * VW) - a[v]) * c[v]);
-      const int k = nv - 1;
-      rc_sty(q + k * VW, wl, v_exp(rc_ldx_end(p + k * VW, wl, xend) - a[k]) * c[k]);
+      RC_WRITE_ROWS(RC_W_ST, RC_W_LOG)
+    }
+  } else {
+    if (ntv) {
+      RC_WRITE_ROWS(RC_W_NT, RC_W_EXP)
+    } else {
+      RC_WRITE_ROWS(RC_W_ST, RC_W_EXP)
     }
   }
+#undef RC_WRITE_ROWS
+  if (ntv) RC_NT_FENCE();
 }
 
 // Backward: gx (XT) from gy and y (YT). log_softmax: gx = gy - exp(y) * sum(gy); softmax:
@@ -549,7 +619,7 @@ __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb,
 __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const char* gyb,
                              ulong gyoff, __global const char* yb, ulong yoff, __global char* pb,
                              ulong poff, long outer, long dim, long inner, long tw, long groups,
-                             long grows, int log_, int phase) {
+                             long grows, int log_, int phase, int nt) {
   RC_ITEM
   const long base = o * dim * inner + c0;
   __global XT* gx = (__global XT*)(gxb + gxoff) + base;
@@ -607,21 +677,55 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
     __global const ACC* p0 = (__global const ACC*)(pb + poff) + o * groups * 2 * innerp + c0;
     for (int v = 0; v < nv; ++v) a[v] = RC_VLOADP(p0 + v * VW);
   }
-  for (long r = r0; r < r1; ++r) {
-    __global const YT* pg = gy + r * inner;
-    __global const YT* py = y + r * inner;
-    __global XT* q = gx + r * inner;
-    if (log_) {
-      for (int v = 0; v < k; ++v)
-        VSTORE_X(q, v * VW, VLOAD_Y(pg, v * VW) - v_exp(VLOAD_Y(py, v * VW)) * a[v]);
-      rc_stx(q + k * VW, wl,
-             rc_ldy_end(pg + k * VW, wl, gyend) - v_exp(rc_ldy_end(py + k * VW, wl, yend)) * a[k]);
+  // The writes as rc_softmax's: sub-chunks, strips in registers, nt stores where they fit.
+  const int nfull = wl == VW ? nv : nv - 1;
+  const bool ntv = sizeof(XT) == sizeof(ACC) ? nt && inner % VW == 0 &&
+                                                     ((ulong)gx % (VW * sizeof(ACC))) == 0
+                                               : false;
+#define RC_G_LD(j, A) const ACCV s##j = a[v + j];
+#define RC_G_LOG(j) (VLOAD_Y(pg, j * VW) - v_exp(VLOAD_Y(py, j * VW)) * s##j)
+#define RC_G_SM(j) (VLOAD_Y(py, j * VW) * (VLOAD_Y(pg, j * VW) - s##j))
+#define RC_G_ST(j, F) VSTORE_X(q, j * VW, F(j));
+#define RC_G_NT(j, F) __builtin_nontemporal_store(F(j), (__global ACCV*)q + j);
+#define RC_GRAD_ROWS(ST, F)                                                      \
+  for (long rb = r0; rb < r1; rb += RC_RB) {                                     \
+    const long re = min(rb + (long)RC_RB, r1);                                   \
+    int v = 0;                                                                   \
+    for (; v + RC_S <= nfull; v += RC_S) {                                       \
+      RC_REP(RC_G_LD, 0)                                                         \
+      for (long r = rb; r < re; ++r) {                                           \
+        const long off = r * inner + v * VW;                                     \
+        __global const YT* pg = gy + off;                                        \
+        __global const YT* py = y + off;                                         \
+        __global XT* q = gx + off;                                               \
+        RC_REP(ST, F)                                                            \
+      }                                                                          \
+    }                                                                            \
+    for (; v < nv; ++v) {                                                        \
+      const int lanes = v == k ? wl : VW;                                        \
+      const ACCV s0 = a[v];                                                      \
+      for (long r = rb; r < re; ++r) {                                           \
+        const long off = r * inner + v * VW;                                     \
+        const ACCV g = rc_ldy_end(gy + off, lanes, gyend);                       \
+        const ACCV t = rc_ldy_end(y + off, lanes, yend);                         \
+        rc_stx(gx + off, lanes, log_ ? g - v_exp(t) * s0 : t * (g - s0));        \
+      }                                                                          \
+    }                                                                            \
+  }
+  if (log_) {
+    if (ntv) {
+      RC_GRAD_ROWS(RC_G_NT, RC_G_LOG)
     } else {
-      for (int v = 0; v < k; ++v)
-        VSTORE_X(q, v * VW, VLOAD_Y(py, v * VW) * (VLOAD_Y(pg, v * VW) - a[v]));
-      rc_stx(q + k * VW, wl,
-             rc_ldy_end(py + k * VW, wl, yend) * (rc_ldy_end(pg + k * VW, wl, gyend) - a[k]));
+      RC_GRAD_ROWS(RC_G_ST, RC_G_LOG)
+    }
+  } else {
+    if (ntv) {
+      RC_GRAD_ROWS(RC_G_NT, RC_G_SM)
+    } else {
+      RC_GRAD_ROWS(RC_G_ST, RC_G_SM)
     }
   }
+#undef RC_GRAD_ROWS
+  if (ntv) RC_NT_FENCE();
 }
 #endif  // RC_INT
