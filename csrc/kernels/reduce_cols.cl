@@ -532,6 +532,16 @@ __kernel void rc_final(__global char* o0b, ulong o0off, __global char* o1b, ulon
 #else
 #define RC_NT_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #endif
+// Non-temporal stores where the compiler has clang's builtin; a plain store elsewhere (this
+// file is also built into the softmax program of every device, GPUs included).
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_nontemporal_store)
+#define RC_NT_STORE(v, p) __builtin_nontemporal_store((v), (p))
+#endif
+#endif
+#ifndef RC_NT_STORE
+#define RC_NT_STORE(v, p) (*(p) = (v))
+#endif
 // softmax / log_softmax forward, y (YT) from x (XT). Phase 0: the statistics (and, with one
 // group, the writes); phase 1: the writes from the merged statistics in group 0's slots.
 __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
@@ -574,7 +584,7 @@ __kernel void rc_softmax(__global char* yb, ulong yoff, __global const char* xb,
 #define RC_W_LOG(j) ((VLOAD_X(p, j * VW) - m##j) - s##j)
 #define RC_W_EXP(j) (v_exp(VLOAD_X(p, j * VW) - m##j) * s##j)
 #define RC_W_ST(j, F) VSTORE_Y(q, j * VW, F(j));
-#define RC_W_NT(j, F) __builtin_nontemporal_store(F(j), (__global ACCV*)q + j);
+#define RC_W_NT(j, F) RC_NT_STORE(F(j), (__global ACCV*)q + j);
 #define RC_WRITE_ROWS(ST, F)                                                     \
   for (long rb = r0; rb < r1; rb += RC_RB) {                                     \
     const long re = min(rb + (long)RC_RB, r1);                                   \
@@ -686,7 +696,7 @@ __kernel void rc_softmax_bwd(__global char* gxb, ulong gxoff, __global const cha
 #define RC_G_LOG(j) (VLOAD_Y(pg, j * VW) - v_exp(VLOAD_Y(py, j * VW)) * s##j)
 #define RC_G_SM(j) (VLOAD_Y(py, j * VW) * (VLOAD_Y(pg, j * VW) - s##j))
 #define RC_G_ST(j, F) VSTORE_X(q, j * VW, F(j));
-#define RC_G_NT(j, F) __builtin_nontemporal_store(F(j), (__global ACCV*)q + j);
+#define RC_G_NT(j, F) RC_NT_STORE(F(j), (__global ACCV*)q + j);
 #define RC_GRAD_ROWS(ST, F)                                                      \
   for (long rb = r0; rb < r1; rb += RC_RB) {                                     \
     const long re = min(rb + (long)RC_RB, r1);                                   \
