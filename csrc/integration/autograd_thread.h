@@ -29,4 +29,18 @@ struct Outcome {
 void applyOnInit(int devices, int cpu_devices);
 Outcome outcome();
 
+// Called at interpreter exit (a Python atexit hook, before finalisation starts), with the GIL
+// released. Waits until PyTorch's autograd device thread of every ocl device has finished what
+// it took before: a finished backward's graph task can be released by the device thread after
+// backward() has returned, and releasing it drops Python objects (the contextvars.Context that
+// torch.autograd stashes in the task's thread-local state), which takes the GIL. A device thread
+// that takes the GIL while Py_FinalizeEx runs is ended by CPython with pthread_exit, whose
+// forced unwind through the engine's noexcept frames calls std::terminate: an abort after all
+// work is done. It runs an empty backward (a zero-size ocl leaf's gradient, captured, no node
+// executed, no kernel) on every device thread from a fresh C++ thread (no Python objects in its
+// thread-local state); a device thread takes tasks one at a time, so once that backward is back
+// the thread has released everything before it. Returns "drained", "skipped: <why>" (no device
+// initialised, fork child, no autograd device thread running) or "timeout"/"error: <what>".
+std::string drainDeviceThreads(int devices, double timeout_s);
+
 }  // namespace torch_ocl::autograd_thread

@@ -166,6 +166,16 @@ PYBIND11_MODULE(_C, m) {
     d["detail"] = o.detail;
     return d;
   });
+  m.def(
+      "_drain_autograd_threads",
+      [](double timeout_s) -> std::string {
+        if (!isInitialized()) return "skipped: no ocl device initialised";
+        if (isInBadFork()) return "skipped: fork child";
+        const int devices = static_cast<int>(deviceCount());
+        py::gil_scoped_release no_gil;  // the device threads may need it to finish
+        return autograd_thread::drainDeviceThreads(devices, timeout_s);
+      },
+      py::arg("timeout_s"));
   m.def("init", [](int index) { device(static_cast<c10::DeviceIndex>(index)); });
   m.def("is_initialized", &isInitialized);
   m.def("is_in_bad_fork", &isInBadFork);

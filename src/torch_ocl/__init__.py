@@ -78,6 +78,29 @@ def _accelerate_from_env() -> None:
 
 _accelerate_from_env()
 
+def _drain_autograd_threads_at_exit() -> None:
+    """Waits, before the interpreter finalises, until PyTorch's autograd device threads have
+    released the last backward's graph task (csrc/integration/autograd_thread.h): a device
+    thread that drops its Python objects during finalisation aborts the process."""
+    why = _C._drain_autograd_threads(_AUTOGRAD_EXIT_WAIT_S)
+    if why == "timeout" or why.startswith("error"):
+        import sys
+
+        print(f"torch-ocl: at exit, the autograd device threads were not drained ({why}); "
+              "the process may abort", file=sys.stderr)
+
+
+_AUTOGRAD_EXIT_WAIT_S = 10.0
+
+
+def _register_exit_drain() -> None:
+    import atexit
+
+    atexit.register(_drain_autograd_threads_at_exit)
+
+
+_register_exit_drain()
+
 from . import _nn_policies  # noqa: E402
 
 _nn_policies.install()
