@@ -236,9 +236,9 @@ def test_math_path_when_backend_excluded():
 
 @pytest.mark.parametrize("dropout", [0.0, 0.2])
 def test_long_attention_takes_the_math_path_on_cpu_drivers(dropout):
-    """On CPU drivers, calls of 2^18 multiply-adds of scores or more (batch * heads * L * S *
+    """On CPU drivers, calls of 2^16 multiply-adds of scores or more (batch * heads * L * S *
     head dim) take PyTorch's math path: batched products on our matrix engine around our
-    softmax, 4-15x faster than the fused kernels from there on. Smaller calls, and every call
+    softmax, 1.6-18x faster than the fused kernels from there on. Smaller calls, and every call
     with the threshold at 0, keep the fused kernels. Forward and gradients against CPU (no
     dropout), and the dropout statistics, in strict mode."""
     cpu_driver = torch_ocl._C.get_device_properties(0)["type"] == "CPU"

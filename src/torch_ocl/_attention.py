@@ -9,7 +9,7 @@ def set_sdpa_gemm_min_work(work: int) -> int:
     """From ``work`` multiply-adds of scores on (batch * heads * L * S * head dim), attention on a
     CPU driver takes PyTorch's math path (batched products on the matrix engine around a
     softmax) instead of the fused kernels; 0 or less: always the fused kernels. Returns the
-    previous value (default 2^18, or TORCH_OCL_SDPA_GEMM_MIN_WORK).
+    previous value (default 2^16, or TORCH_OCL_SDPA_GEMM_MIN_WORK).
 
     The choice is made while Dynamo traces, so the value is part of the compiled path's cache
     key (``torch_ocl._inductor.config.sdpa_gemm_min_work``)."""

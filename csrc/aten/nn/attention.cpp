@@ -39,10 +39,11 @@ struct alignas(8) SdpaGeom {
 
 // The fused kernels give a work item a row and recompute its scores, with scalar loads and
 // private chunks: fine for short sequences, slow for long ones on CPU drivers. Forward plus
-// backward, causal, PoCL on 2 cores, fused / math path (same run, loaded):
-// B4 H2 L=S=16 E16 0.49-0.66 (the fused kernels win), B4 H2 32 E16 1.4-1.5, B16 H4 24 E32 3.1,
-// B16 H4 64 E32 3.8-7.6, B12 H6 256 E64 8.5-15.5, B1 H8 1024 E64 7.9-14.5.
-constexpr int64_t kSdpaGemmMinWorkDefault = 1 << 18;
+// backward, causal, PoCL on 2 cores (Zen 5), fused / math path, quiet, same run, without / with
+// dropout 0.1: B4 H2 L=S=16 E16 (32768 multiply-adds of scores) 0.83 / 0.92 (the fused kernels
+// win), B4 H2 32 E16 (131072) 1.56 / 1.80, B16 H4 64 E32 7.5 / 5.6, B12 H6 256 E64 16.0 / 8.6,
+// B1 H8 1024 E64 18.2 / 8.5.
+constexpr int64_t kSdpaGemmMinWorkDefault = 1 << 16;
 // The math path holds the batch's scores (and the probabilities, the dropout mask) at once; the
 // fused kernels hold O(rows). Beyond this many bytes of scores the fused kernels stay (the
 // compiled path's config.sdpa_math_max_bytes).
