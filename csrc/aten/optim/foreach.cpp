@@ -959,6 +959,13 @@ cl_program normProgram(c10::DeviceIndex idx, c10::ScalarType in, c10::ScalarType
     const bool dbl = in == c10::kDouble || out == c10::kDouble;
     const std::string acc = dbl ? "double" : "float";
     const std::string it = clStorageType(in), ot = clStorageType(out);
+    // Element e of px into acc: |x| summed (ord 1), squared and summed (ord 2), or the maximum
+    // (a NaN wins).
+    const std::string accumulate = "    const ACC v = fabs((ACC)(" + loadExpr(in, "px", "e") +
+                                   "));\n"
+                                   "    if (ord == 1) acc += v;\n"
+                                   "    else if (ord == 2) acc += v * v;\n"
+                                   "    else acc = (isnan(v) || v > acc) ? v : acc;\n";
     std::string b =
         "#define ACC " + acc +
         "\n"
@@ -973,13 +980,8 @@ cl_program normProgram(c10::DeviceIndex idx, c10::ScalarType in, c10::ScalarType
         it + "* px = (__global " + it +
         "*)FE_PTR(tab[m + j]);\n"
         "  ACC acc = 0;\n"
-        "  for (long e = lid; e < numel; e += lsz) {\n"
-        "    const ACC v = fabs((ACC)(" +
-        loadExpr(in, "px", "e") +
-        "));\n"
-        "    if (ord == 1) acc += v;\n"
-        "    else if (ord == 2) acc += v * v;\n"
-        "    else acc = (isnan(v) || v > acc) ? v : acc;\n"
+        "  for (long e = lid; e < numel; e += lsz) {\n" +
+        accumulate +
         "  }\n"
         "  part[lid] = acc;\n"
         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
@@ -1054,13 +1056,7 @@ cl_program normProgram(c10::DeviceIndex idx, c10::ScalarType in, c10::ScalarType
       }
       b += "  acc = " + cur + ";\n";
     }
-    b += "  for (; e < numel; ++e) {\n"
-         "    const ACC v = fabs((ACC)(" +
-         loadExpr(in, "px", "e") +
-         "));\n"
-         "    if (ord == 1) acc += v;\n"
-         "    else if (ord == 2) acc += v * v;\n"
-         "    else acc = (isnan(v) || v > acc) ? v : acc;\n"
+    b += "  for (; e < numel; ++e) {\n" + accumulate +
          "  }\n"
          "  const ACC r = ord == 2 ? sqrt(acc) : acc;\n"
          "  __global " +

@@ -421,16 +421,7 @@ class OclKernel(SIMDKernel):
                 v = self.cse.generate(
                     w, f"({ct})({value})", dtype=torch.float64 if ct == "double" else torch.float32
                 )
-                w.writelines(
-                    [
-                        "{",
-                        f"  {lw}[r0_lane] += 1;",
-                        f"  const {ct} d = {v} - {lm}[r0_lane];",
-                        f"  {lm}[r0_lane] += d / {lw}[r0_lane];",
-                        f"  {lm2}[r0_lane] += d * ({v} - {lm}[r0_lane]);",
-                        "}",
-                    ]
-                )
+                _welford_update(w, ct, v, f"{lm}[r0_lane]", f"{lm2}[r0_lane]", f"{lw}[r0_lane]")
                 self.uses_lanes = True
                 pw = self.post_loop
                 pw.writeline(f"{m} = {lm}[0]; {m2} = {lm2}[0]; {wt} = {lw}[0];")
@@ -441,16 +432,7 @@ class OclKernel(SIMDKernel):
                 v = self.cse.generate(
                     w, f"({ct})({value})", dtype=torch.float64 if ct == "double" else torch.float32
                 )
-                w.writelines(
-                    [
-                        "{",
-                        f"  {wt} += 1;",
-                        f"  const {ct} d = {v} - {m};",
-                        f"  {m} += d / {wt};",
-                        f"  {m2} += d * ({v} - {m});",
-                        "}",
-                    ]
-                )
+                _welford_update(w, ct, v, m, m2, wt)
             else:
                 bm, bm2, bw = value
                 w.writeline(f"OCL_WELFORD_COMBINE({ct}, {m}, {m2}, {wt}, {bm}, {bm2}, {bw})")
@@ -904,6 +886,20 @@ class OclScheduling(SIMDScheduling):
             body = f"async_compile_ocl({src!r}, {kernel_name!r}, {index})"
         wrapper.define_kernel(kernel_name, body, f"{origins}\n{detailed}", gpu=False)
         return kernel_name
+
+
+def _welford_update(w, ct: str, v, m: str, m2: str, wt: str) -> None:
+    """One Welford step of value ``v`` into the state (m, m2, wt) (lvalues of type ``ct``)."""
+    w.writelines(
+        [
+            "{",
+            f"  {wt} += 1;",
+            f"  const {ct} d = {v} - {m};",
+            f"  {m} += d / {wt};",
+            f"  {m2} += d * ({v} - {m});",
+            "}",
+        ]
+    )
 
 
 def _codegen_combo_dispatch(code: IndentedBuffer, calls) -> None:
