@@ -966,6 +966,9 @@ cl_program normProgram(c10::DeviceIndex idx, c10::ScalarType in, c10::ScalarType
                                    "    if (ord == 1) acc += v;\n"
                                    "    else if (ord == 2) acc += v * v;\n"
                                    "    else acc = (isnan(v) || v > acc) ? v : acc;\n";
+    // r into tensor j's slot of the output.
+    const std::string store = "  __global " + ot + "* po = (__global " + ot + "*)(ob + ooff);\n  " +
+                              storeStmt(out, "po", "tab[2 * m + j]", "r") + "\n";
     std::string b =
         "#define ACC " + acc +
         "\n"
@@ -994,14 +997,8 @@ cl_program normProgram(c10::DeviceIndex idx, c10::ScalarType in, c10::ScalarType
         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
         "  }\n"
         "  if (lid == 0) {\n"
-        "    const ACC r = ord == 2 ? sqrt(part[0]) : part[0];\n"
-        "    __global " +
-        ot + "* po = (__global " + ot +
-        "*)(ob + ooff);\n"
-        "    " +
-        storeStmt(out, "po", "tab[2 * m + j]", "r") +
-        "\n"
-        "  }\n}\n";
+        "    const ACC r = ord == 2 ? sqrt(part[0]) : part[0];\n" +
+        store + "  }\n}\n";
     // CPU drivers: one work item per tensor walks it front to back. The tree above strides
     // each work item through the tensor by the group size (a 1 KB stride per item: PoCL
     // vectorizes across items, not along the inner loop) and pays 9 barrier-separated loops
@@ -1058,14 +1055,8 @@ cl_program normProgram(c10::DeviceIndex idx, c10::ScalarType in, c10::ScalarType
     }
     b += "  for (; e < numel; ++e) {\n" + accumulate +
          "  }\n"
-         "  const ACC r = ord == 2 ? sqrt(acc) : acc;\n"
-         "  __global " +
-         ot + "* po = (__global " + ot +
-         "*)(ob + ooff);\n"
-         "  " +
-         storeStmt(out, "po", "tab[2 * m + j]", "r") +
-         "\n"
-         "}\n";
+         "  const ACC r = ord == 2 ? sqrt(acc) : acc;\n" +
+         store + "}\n";
     return rt::ProgramSource{std::string("foreach_norm<") + c10::toString(in) + ">",
                              mt::kernelHeader() + b, ""};
   });
