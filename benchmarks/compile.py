@@ -333,6 +333,58 @@ def compile_time_in_fresh_process(name: str, small: bool, cache_dir: str) -> dic
     return out
 
 
+def _median_us(fn, reps: int = 15) -> float:
+    for _ in range(3):
+        fn()
+    sync("ocl")
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        sync("ocl")
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts) * 1e6
+
+
+def reductions(rounds: int) -> list[dict]:
+    """Reductions over the batch (dim 0 of a (rows, cols) tensor), as a transformer's backward
+    has them: eager, compiled, and compiled with one work item per column
+    (config.column_lanes=0, the shape before the column tiles). Wall-clock medians with a sync,
+    the best of ``rounds`` interleaved rounds."""
+    from torch_ocl._inductor import config as ocl_config
+
+    def ln_weight_grads(g, x):  # layer-norm weight and bias gradients
+        xhat = torch.nn.functional.layer_norm(x, x.shape[-1:])
+        return (g * xhat).sum(0), g.sum(0)
+
+    def col_sum(g, x):
+        return g.sum(0)
+
+    def col_amax_var(g, x):
+        return (g * x).amax(0), torch.var_mean(g, 0)
+
+    out = []
+    for rows, cols in ((4096, 768), (8192, 128), (512, 3072)):
+        g = torch.randn(rows, cols, device="ocl")
+        x = torch.randn(rows, cols, device="ocl")
+        for fn in (ln_weight_grads, col_sum, col_amax_var):
+            best: dict = {}
+            for _ in range(rounds):
+                for key, lanes in (("compiled", ocl_config.column_lanes), ("per_column", 0)):
+                    torch._dynamo.reset()
+                    with ocl_config.patch(column_lanes=lanes):
+                        c = torch.compile(fn)
+                        c(g, x)
+                        us = _median_us(lambda: c(g, x))
+                    best[key] = min(best.get(key, us), us)
+                us = _median_us(lambda: fn(g, x))
+                best["eager"] = min(best.get("eager", us), us)
+            out.append({"op": fn.__name__, "shape": [rows, cols],
+                        **{f"{k}_us": round(v, 1) for k, v in best.items()}})
+    torch._dynamo.reset()
+    return out
+
+
 def main() -> int:
     global BREAKDOWN, NANOGPT_BATCH, DROPOUT
     ap = argparse.ArgumentParser()
@@ -360,6 +412,9 @@ def main() -> int:
     ap.add_argument("--dropout", type=float, default=0.0,
                     help="dropout probability of the example models that have dropout (cnn, "
                          "gpt; default 0: eager and compiled draw different numbers)")
+    ap.add_argument("--reductions", action="store_true",
+                    help="also reductions over the batch (layer-norm weight gradients, column "
+                         "sums): eager, compiled, and compiled with one work item per column")
     ap.add_argument("--rounds", type=int, default=1,
                     help="measure every form this many times, interleaved; report the best")
     args = ap.parse_args()
@@ -367,7 +422,7 @@ def main() -> int:
     results = {"device": torch.ocl.get_device_name(0), "small": args.small, "dropout": DROPOUT,
                "pocl_affinity": os.environ.get("POCL_AFFINITY", "1 (torch-ocl's default)"),
                "loadavg_start": os.getloadavg()[0], "models": {}}
-    for name in args.models.split(","):
+    for name in filter(None, args.models.split(",")):
         r: dict = {}
 
         def best(key, *a, **kw):  # the lowest median over the rounds (others' load only adds time)
@@ -411,6 +466,8 @@ def main() -> int:
                 r["warm_program_disk_hits"] = warm.get("program_disk_hits", 0)
                 r["warm_program_builds"] = warm.get("program_builds", 0)
         results["models"][name] = r
+    if args.reductions:
+        results["reductions"] = reductions(max(args.rounds, 2))
     results["loadavg_end"] = os.getloadavg()[0]
     print(json.dumps(results, indent=2))
     print(f"\n{results['device']} ({'small' if args.small else 'default'} models; "
@@ -470,6 +527,15 @@ def main() -> int:
             f = r["step_fused_mm"]
             print(f"{'':<8}step with products <= {args.fused_mm} MACs fused: {f['step_ms']:.2f} ms "
                   f"({e['step_ms'] / f['step_ms']:.2f}x), {f['launches_per_step']:.0f} launches")
+    if "reductions" in results:
+        print(f"\nreductions over the batch (us, wall median with sync; per-column: "
+              f"config.column_lanes=0)\n{'op':<16}{'shape':>12}{'eager':>9}{'compiled':>10}"
+              f"{'per-column':>12}{'tiles/per-column':>18}{'eager/compiled':>16}")
+        for q in results["reductions"]:
+            print(f"{q['op']:<16}{'x'.join(map(str, q['shape'])):>12}{q['eager_us']:>9.0f}"
+                  f"{q['compiled_us']:>10.0f}{q['per_column_us']:>12.0f}"
+                  f"{q['per_column_us'] / q['compiled_us']:>17.2f}x"
+                  f"{q['eager_us'] / q['compiled_us']:>15.2f}x")
     return 0
 
 

@@ -944,3 +944,61 @@ def test_addmm_bias_add_fuses_into_the_consumer():
     assert "extern_kernels.addmm(" in code[0]
     for g, e in zip(got, f(b, x, w, r)):
         assert_close(g, e, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.float16])
+def test_column_reductions(dtype):
+    """Reductions over a strided dim on CPU drivers take the column shape (a work item per
+    config.column_lanes neighbouring columns, the rows walked once): sums, extrema with NaN,
+    argmax/argmin with ties, Welford, softmax over dim 0 (three loop stages with stores inside
+    the last), a layer-norm weight gradient, 3-d and transposed inputs, 1 and 257 rows, widths
+    that take 8..64 lanes and widths that keep one work item per column. Checks the shape is
+    taken (its lane loop in the source) and that column_lanes=0 turns it off."""
+    from torch._inductor.utils import run_and_get_code
+
+    from torch_ocl._inductor import config
+
+    if dtype == torch.float64 and not torch.ocl.get_device_properties(0).fp64:
+        pytest.skip("device lacks cl_khr_fp64")
+    is_float = dtype.is_floating_point
+
+    def f(x, g, y3):
+        out = [x.sum(0), x.amax(0), x.amin(0), x.argmax(0), x.argmin(0), y3.sum((0, 1)),
+               y3.sum(1), x.t().contiguous().t().sum(0)]
+        if is_float:
+            xf = x.float() if dtype == torch.float16 else x
+            out += [*torch.var_mean(xf, 0), torch.softmax(xf, 0),
+                    (g * torch.nn.functional.layer_norm(xf, xf.shape[-1:])).sum(0)]
+        return out
+
+    gen = torch.Generator().manual_seed(5)
+    for rows, cols in ((257, 768), (1, 128), (33, 40), (9, 8), (64, 12)):
+        if is_float:
+            x = (torch.randn(rows, cols, generator=gen) * 3).to(dtype)
+            g = torch.randn(rows, cols, generator=gen)
+            g = g.double() if dtype == torch.float64 else g
+            if rows > 4:
+                x[3, 1] = float("nan")
+                x[rows - 1, cols - 1] = float("nan")  # the last row of the last lane
+                x[2, 2] = x[4, 2] = x.abs().max() + 1  # a tie: the first index wins
+        else:
+            x = torch.randint(-50, 50, (rows, cols), generator=gen, dtype=dtype)
+            g = x
+        y3 = x[: max(rows // 3, 1)].reshape(-1, 1, cols).expand(-1, 3, cols) * 2
+        with torch_ocl.strict():
+            torch._dynamo.reset()
+            got, code = run_and_get_code(torch.compile(f, dynamic=False), *to_ocl(x, g, y3))
+        expected = f(x, g, y3)
+        if cols % 8 == 0 and cols > 8 and rows > 1:
+            assert "xs + xl" in code[0], (rows, cols)
+        for a, e in zip(got, expected):
+            if e.dtype.is_floating_point:
+                tol = {torch.float64: 1e-10, torch.float16: 2e-3}.get(e.dtype, 5e-5)
+                torch.testing.assert_close(a.cpu(), e.to(a.dtype), atol=tol * 30, rtol=tol,
+                                           equal_nan=True, msg=f"{rows}x{cols}")
+            else:
+                assert torch.equal(a.cpu(), e), (rows, cols)
+    torch._dynamo.reset()
+    with torch_ocl.strict(), config.patch(column_lanes=0):
+        _, code = run_and_get_code(torch.compile(lambda x: x.sum(0)), x.to("ocl"))
+    assert "xs + xl" not in code[0]

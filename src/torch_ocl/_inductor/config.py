@@ -13,6 +13,11 @@ torch_ocl_version: str = ""
 # Reductions on CPU drivers: one work item per row (True) or, as on GPUs, a work group per row
 # with a __local tree (False; the tests run both forms on PoCL).
 cpu_row_per_work_item: bool = True
+# Reductions over a strided (outer) dimension on CPU drivers (layer-norm and bias weight
+# gradients: sums over the batch) with up to this many neighbouring columns per work item, which
+# walks the rows once with a column vector of accumulators (codegen.py, OclKernel._column_lanes).
+# 0 keeps one work item per column.
+column_lanes: int = 64
 # Float sums with one work item per row: this many accumulators (1: a single chain of adds).
 sum_lanes: int = 8
 # mm/addmm/bmm with at most this many multiply-adds (static sizes, float32/float64) lower as

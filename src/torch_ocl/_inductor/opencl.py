@@ -291,7 +291,9 @@ class OclOverrides(OpOverrides):
         if not var:
             var = V.kernel.cse.newvar(dtype=dtype)
             V.kernel.cse.put(cache_key, var)
-            V.kernel.compute.writelines([f"{var_type(dtype)} {var};", f"if ({mask}) {{"])
+            if not var.name.endswith("[xl]"):  # else a per-lane array, declared up front
+                V.kernel.compute.writeline(f"{var_type(dtype)} {var};")
+            V.kernel.compute.writeline(f"if ({mask}) {{")
             with V.kernel.compute.indent():
                 V.kernel.compute.splice(scoped_body)
                 V.kernel.compute.writeline(f"{var} = {rc};")
