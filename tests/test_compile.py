@@ -670,13 +670,15 @@ def test_sum_lanes_odd_and_short_rows(lanes):
     from torch_ocl._inductor import config
 
     def f(x):
-        return x.sum(-1), x[:, :3].sum(-1), x.mean(0), (x * x).sum(-1).sqrt(), x.amax(-1)
+        return (x.sum(-1), x[:, :3].sum(-1), x.mean(0), (x * x).sum(-1).sqrt(), x.amax(-1),
+                x.amin(-1))
 
     x = torch.randn(11, 29)
+    x[2, 5] = x[4, 28] = float("nan")  # max/min: a NaN count beside the value, in any lane
     with torch_ocl.strict(), config.patch(sum_lanes=lanes):
         got = torch.compile(f)(x.to("ocl"))
     for g, e in zip(got, f(x)):
-        assert_close(g, e)
+        assert_close(g, e, equal_nan=True)
 
 
 def test_unsupported_op_fails_clearly_in_strict_mode():
