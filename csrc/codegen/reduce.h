@@ -37,16 +37,19 @@ struct TwoPass {
 };
 
 // The lane form of a max/min-like struct accumulator, for a contiguous range in one work item
-// (red_item): the running values in a vector of lanes (element r in lane r % W), updated with
-// select() under a vector comparison, and (indexed) the first index of each lane's winner in a
-// vector of int or long lanes, or (not indexed) a NaN that sticks in its lane (any NaN wins).
-// Each lane keeps the first occurrence of its maximum (the first NaN), so merging the lanes and
-// the tail past the last full block with combine gives the same result as the scalar loop.
+// (red_item): the running values in vectors of lanes (two sets of W lanes, blocks of W elements
+// taking turns), updated with select() under a vector comparison, and (indexed) the first index
+// of each lane's winner in vectors of int or long lanes, or (not indexed) a NaN that sticks in
+// its lane (any NaN wins). Each lane keeps the first occurrence of its maximum (its first NaN);
+// the indexed winner is the lowest index among the NaN lanes, else among the lanes equal to the
+// maximum, read again with map; the others merge their lanes with from_lane and combine. The
+// tail past the last full block goes through map and combine, so the result is the scalar
+// loop's.
 struct Lanes {
   const char* map;        // vector expression of the loaded lanes x: "x", "fabs(x)"
   const char* cmp;        // ">" for a maximum, "<" for a minimum
   bool indexed;           // keep the index of each lane's winner
-  const char* from_lane;  // body of `ACC r_lane(V m, long i)`: a lane's value (and index) as ACC
+  const char* from_lane;  // not indexed: body of `ACC r_lane(V m)`, a lane's value as ACC
 };
 
 struct ReduceOp {

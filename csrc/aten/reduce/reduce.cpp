@@ -97,9 +97,8 @@ const ReduceOp kAll{"all", nullptr, "return 1;", "return x;", "return a & b;", "
 // Values with their index: NaN wins (the first NaN), ties go to the first occurrence, as on CPU.
 const char* kIndexedDecl = "typedef struct { V v; long i; } ACC;";
 const char* kIndexedMap = "ACC r; r.v = x; r.i = i; return r;";
-const char* kIndexedFromLane = "ACC r; r.v = m; r.i = i; return r;";
-const codegen::Lanes kMaxIdxLanes{"x", ">", true, kIndexedFromLane};
-const codegen::Lanes kMinIdxLanes{"x", "<", true, kIndexedFromLane};
+const codegen::Lanes kMaxIdxLanes{"x", ">", true, nullptr};
+const codegen::Lanes kMinIdxLanes{"x", "<", true, nullptr};
 const ReduceOp kMaxIdx{"max_idx",
                        kIndexedDecl,
                        "ACC r; r.v = V_LOWEST; r.i = LONG_MAX; return r;",
