@@ -430,6 +430,150 @@ def test_zero_size():
                 exact(g, w, f"{name} over dim {d} of {shape}")
 
 
+# ---- the last dim in the generator's vector lanes ----
+# A contiguous last dim (rows) on CPU drivers: red_item keeps amax/amin, the +-inf norms, max/min
+# with indices and argmax/argmin in vectors of lanes (16 of 32-bit types and of the small
+# integers widened to int, 8 of 64-bit ones), in two sets (blocks of 2 x 16 or 2 x 8), merged
+# lane against lane, then the tail past the last full block one element at a time. Lengths 1..17
+# and those around 8, 16, 32 and 48 cross every boundary of both widths.
+LANE_LENGTHS = list(range(1, 18)) + [23, 24, 25, 31, 32, 33, 47, 48, 49, 64, 100, 1000]
+
+
+def extremes(d):
+    """amax/amin and the +-inf norms, compared as values (CPU's sign of a zero extremum depends
+    on its own vector width), NaN as NaN."""
+    vn = torch.linalg.vector_norm
+    return {
+        "amax": lambda t: t.amax(d),
+        "amin": lambda t: t.amin(d),
+        "norm_inf": lambda t: vn(t, float("inf"), dim=d),
+        "norm_neginf": lambda t: vn(t, -float("inf"), dim=d),
+    }
+
+
+def check_extremes(x, d, view=lambda t: t):
+    for name, f in extremes(d).items():
+        if name.startswith("norm") and not x.is_floating_point():
+            continue
+        want = f(view(x))
+        with torch_ocl.strict():
+            got = f(view(x.to("ocl"))).cpu()
+        what = f"{name} over dim {d} of {tuple(view(x).shape)} {x.dtype}"
+        assert got.dtype == want.dtype and got.shape == want.shape, what
+        assert bool(((got == want) | (got.isnan() & want.isnan())).all()), what
+
+
+def lane_specials(x):
+    """NaN and infinities at the lanes' edges of rows of length n = x.shape[1] (12 rows)."""
+    n = x.shape[1]
+    nan, inf = float("nan"), float("inf")
+    x[0, n - 1] = nan  # in the tail past the last full block (or the last block)
+    x[1, n // 2] = nan  # several NaN: the first one's index
+    x[1, n - 1] = nan
+    x[1, max(0, n - 2)] = nan
+    x[2, 0] = nan  # the first element (the lanes' starting values)
+    x[3, ::3] = nan  # NaN in every lane and both sets
+    x[4, :] = nan  # all NaN
+    x[5, :] = -inf  # all -inf: index 0 for max, and for min
+    x[6, n - 1] = inf  # the maximum last
+    x[7, :] = 1.0  # all equal: index 0
+    x[8, n // 3] = -inf
+    x[8, n - 1] = inf
+    x[9, min(n - 1, 17)] = nan  # the second set's first block (float) / the third block
+    x[10, min(n - 1, 40)] = nan  # past two blocks of 16, in the single block or the tail
+    x[11, :] = -0.0
+    x[11, n - 1] = 0.0
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("n", LANE_LENGTHS)
+def test_last_dim_lanes_floats(n, dtype):
+    """Ties everywhere, then NaN/inf at the lanes' edges: the first maximum's (first NaN's) index,
+    and amax/amin/+-inf norms NaN where a row holds one, as CPU."""
+    check_indexed(ties((5, n), seed=n, dtype=dtype), -1)
+    check_extremes(ties((5, n), seed=n, dtype=dtype), -1)
+    x = ties((12, n), seed=n + 1).to(dtype)
+    lane_specials(x)
+    check_indexed(x, -1)
+    check_extremes(x, -1)
+
+
+@pytest.mark.parametrize("dtype", INTS + [torch.bool], ids=str)
+@pytest.mark.parametrize("n", LANE_LENGTHS)
+def test_last_dim_lanes_integers(n, dtype):
+    """Ties, and the type's extremes (the lanes are widened to int for the small types)."""
+    x = int_ties((6, n), dtype, seed=n)
+    if dtype != torch.bool:
+        info = torch.iinfo(dtype)
+        x[0, n - 1] = info.max  # in the tail
+        x[1, :] = info.min
+        x[2, :] = info.max
+        x[3, n // 2] = info.min
+        x[4, 0] = info.max
+    check_ints(x, -1, ops=["amax", "amin", "max", "min", "argmax", "argmin"])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int8, torch.int64],
+                         ids=str)
+def test_last_dim_lanes_chunks(dtype):
+    """A few long rows: each is split into chunks for the cores (partials merged by red_final),
+    the lanes' indices offset by their chunk's start. The extremes sit in later chunks, ties of
+    the maximum across chunks, NaN in a middle chunk."""
+    n = 40000 + 37
+    x = int_ties((4, n), dtype if dtype.is_floating_point else torch.int64, seed=9).to(dtype)
+    x[0, 30000] = 100  # the maximum in the fourth chunk
+    x[1, 9000] = 100  # ties in two chunks: the first
+    x[1, 35000] = 100
+    x[2, n - 1] = -100  # the minimum in the tail
+    if dtype.is_floating_point:
+        x[3, 20000] = float("nan")
+        x[3, 33000] = float("nan")
+    check_indexed(x, -1)
+    check_extremes(x, -1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32], ids=str)
+def test_last_dim_lanes_non_contiguous(dtype):
+    """Rows of a wider tensor, every other row, an expanded (stride-0) dim: the last dim still
+    has stride 1 (the lanes); a transposed tensor and a step in the last dim (one element at a
+    time)."""
+    x = int_ties((30, 70), torch.int64, seed=4).to(dtype)
+    if dtype.is_floating_point:
+        x[3, 20] = x[7, 2] = x[7, 45] = float("nan")
+    views = [
+        lambda t: t[:, 3:53],
+        lambda t: t[::2, :41],
+        lambda t: t[:, None, 5:38].expand(30, 3, 33),
+        lambda t: t.t(),
+        lambda t: t[:, ::2],
+    ]
+    for view in views:
+        assert not view(x.to("ocl")).is_contiguous()
+        check_indexed(x, -1, view=view)
+        check_extremes(x, -1, view=view)
+
+
+def test_last_dim_lanes_zero_size():
+    """Empty rows raise as on CPU (no identity); no rows give empty results."""
+    for shape in [(0, 40), (3, 0), (2, 0, 5)]:
+        for dtype in [torch.float32, torch.int64]:
+            x = torch.empty(shape, dtype=dtype)
+            for name, f in {**indexed(-1), **extremes(-1)}.items():
+                if name.startswith("norm") and dtype == torch.int64:
+                    continue
+                try:
+                    want = f(x)
+                except (IndexError, RuntimeError) as e:
+                    with pytest.raises(type(e)):
+                        f(x.to("ocl"))
+                    continue
+                with torch_ocl.strict():
+                    got = f(x.to("ocl"))
+                pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
+                for g, w in pairs:
+                    exact(g, w, f"{name} over the last dim of {shape} {dtype}")
+
+
 def test_gpu_launch_shapes():
     """This file again with TORCH_OCL_TREE_REDUCTIONS=1: the GPU kernel shapes."""
     rerun_with_gpu_shapes(__file__)

@@ -36,6 +36,22 @@ struct TwoPass {
   const char* chunk;      // body of `ACC r_chunk(V p, V u, V w, long n)`
 };
 
+// The lane form of a max/min-like struct accumulator, for a contiguous range in one work item
+// (red_item): the running values in vectors of lanes (two sets of W lanes, blocks of W elements
+// taking turns), updated with select() under a vector comparison, and (indexed) the first index
+// of each lane's winner in vectors of int or long lanes, or (not indexed) a NaN that sticks in
+// its lane (any NaN wins). Each lane keeps the first occurrence of its maximum (its first NaN);
+// the indexed winner is the lowest index among the NaN lanes, else among the lanes equal to the
+// maximum, read again with map; the others merge their lanes with from_lane and combine. The
+// tail past the last full block goes through map and combine, so the result is the scalar
+// loop's.
+struct Lanes {
+  const char* map;        // vector expression of the loaded lanes x: "x", "fabs(x)"
+  const char* cmp;        // ">" for a maximum, "<" for a minimum
+  bool indexed;           // keep the index of each lane's winner
+  const char* from_lane;  // not indexed: body of `ACC r_lane(V m)`, a lane's value as ACC
+};
+
 struct ReduceOp {
   const char* name;
   // OpenCL C. In all of them V is the accumulation scalar type, and these macros exist:
@@ -53,6 +69,8 @@ struct ReduceOp {
   // A complex input into a real accumulator: x is the element's modulus hypot(re, im) (as
   // std::abs), computed in the input's precision. Ops without it refuse that combination.
   bool modulus_input = false;
+  // A struct accumulator's vector-lane form for contiguous ranges (nullptr: one accumulator).
+  const Lanes* lanes = nullptr;
 };
 
 // A TensorIterator for reducing `self` into `out` (and `out2`, when defined) over `dims`

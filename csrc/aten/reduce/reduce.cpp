@@ -63,24 +63,42 @@ const char* kFlaggedFin = "return a.nan ? (V)V_NAN : a.v;";
 #define OCL_FLAGGED_MAP(X) "ACC r; r.v = " X "; r.nan = V_ISNAN(r.v); return r;"
 #define OCL_FLAGGED_COMBINE(CMP) \
   "ACC r; r.v = a.v " CMP " b.v ? a.v : b.v; r.nan = a.nan | b.nan; return r;"
+// Contiguous ranges in one work item: lanes of running maxima (minima) where a NaN sticks.
+const char* kFlaggedFromLane = "ACC r; r.v = m; r.nan = V_ISNAN(m); return r;";
+const codegen::Lanes kMaxLanes{"x", ">", false, kFlaggedFromLane};
+const codegen::Lanes kMinLanes{"x", "<", false, kFlaggedFromLane};
+const codegen::Lanes kAbsMaxLanes{"fabs(x)", ">", false, kFlaggedFromLane};
+const codegen::Lanes kAbsMinLanes{"fabs(x)", "<", false, kFlaggedFromLane};
 const ReduceOp kAmax{"amax",
                      kFlaggedDecl,
                      OCL_FLAGGED_IDENT("V_LOWEST"),
                      OCL_FLAGGED_MAP("x"),
                      OCL_FLAGGED_COMBINE(">"),
-                     kFlaggedFin};
+                     kFlaggedFin,
+                     nullptr,
+                     false,
+                     nullptr,
+                     false,
+                     &kMaxLanes};
 const ReduceOp kAmin{"amin",
                      kFlaggedDecl,
                      OCL_FLAGGED_IDENT("V_HIGHEST"),
                      OCL_FLAGGED_MAP("x"),
                      OCL_FLAGGED_COMBINE("<"),
-                     kFlaggedFin};
+                     kFlaggedFin,
+                     nullptr,
+                     false,
+                     nullptr,
+                     false,
+                     &kMinLanes};
 const ReduceOp kAny{"any", nullptr, "return 0;", "return x;", "return a | b;", "return a;"};
 const ReduceOp kAll{"all", nullptr, "return 1;", "return x;", "return a & b;", "return a;"};
 
 // Values with their index: NaN wins (the first NaN), ties go to the first occurrence, as on CPU.
 const char* kIndexedDecl = "typedef struct { V v; long i; } ACC;";
 const char* kIndexedMap = "ACC r; r.v = x; r.i = i; return r;";
+const codegen::Lanes kMaxIdxLanes{"x", ">", true, nullptr};
+const codegen::Lanes kMinIdxLanes{"x", "<", true, nullptr};
 const ReduceOp kMaxIdx{"max_idx",
                        kIndexedDecl,
                        "ACC r; r.v = V_LOWEST; r.i = LONG_MAX; return r;",
@@ -92,7 +110,10 @@ const ReduceOp kMaxIdx{"max_idx",
                        "  return tb ? b : a;",
                        "return a.v;",
                        "return a.i;",
-                       true};
+                       true,
+                       nullptr,
+                       false,
+                       &kMaxIdxLanes};
 const ReduceOp kMinIdx{"min_idx",
                        kIndexedDecl,
                        "ACC r; r.v = V_HIGHEST; r.i = LONG_MAX; return r;",
@@ -104,7 +125,10 @@ const ReduceOp kMinIdx{"min_idx",
                        "  return tb ? b : a;",
                        "return a.v;",
                        "return a.i;",
-                       true};
+                       true,
+                       nullptr,
+                       false,
+                       &kMinIdxLanes};
 
 // Welford / Chan et al. merging: numerically safe one-pass variance. s0 = correction.
 const char* kWelfordDecl = "typedef struct { V mean; V m2; long n; } ACC;";
@@ -151,7 +175,8 @@ const ReduceOp kNormInf{"norm_inf",
                         nullptr,
                         false,
                         nullptr,
-                        true};
+                        true,
+                        &kAbsMaxLanes};
 const ReduceOp kNormNegInf{"norm_neginf",
                            kFlaggedDecl,
                            OCL_FLAGGED_IDENT("V_HIGHEST"),
@@ -161,7 +186,8 @@ const ReduceOp kNormNegInf{"norm_neginf",
                            nullptr,
                            false,
                            nullptr,
-                           true};
+                           true,
+                           &kAbsMinLanes};
 const ReduceOp kNormP{"norm_p",    nullptr,
                       "return 0;", "return pow(fabs(x), s0);",
                       kSumCombine, "return pow(a, s1);",
