@@ -411,3 +411,70 @@ def test_grouped_batched_weight_grad_chunks_accumulate():
         assert ocl_err <= 4 * cpu_err + 1e-5, (name, ocl_err, cpu_err)
     # float64 runs the same batched path.
     torch.testing.assert_close(run(torch.float64, "ocl")[2], truth[2], rtol=1e-10, atol=1e-10)
+
+
+# Grouped 3 x 3 weight gradients with 4 to 16 output channels a group run conv_wgrad_grp4/8 on
+# CPU drivers (per work item all input channels of one group and sample, OB output channels at
+# a time): odd channels per group (a partial last block of OB), batch 1, taller than one row
+# block (32 rows) and wider than one block of columns (32), strides, padding, dilation.
+# (x shape, w shape, stride, padding, dilation, groups)
+GRP_WGRAD_CASES = {
+    "g2_og8": ((3, 14, 9, 11), (16, 7, 3, 3), 1, 1, 1, 2),
+    "g3_og5_s2_dil": ((2, 15, 10, 13), (15, 5, 3, 3), (2, 1), (0, 2), (1, 2), 3),
+    "g4_og12_b1_tall_wide": ((1, 12, 37, 41), (48, 3, 3, 3), 1, 1, (2, 1), 4),
+    "g4_og16_s2": ((2, 36, 8, 9), (64, 9, 3, 3), 2, 1, 1, 4),
+    "g3_og7_s12": ((2, 9, 40, 35), (21, 3, 3, 3), (1, 2), (1, 0), 1, 3),
+}
+
+
+def check_grouped_wgrad(case, dtype, layout):
+    xs, ws, stride, padding, dilation, groups = GRP_WGRAD_CASES[case]
+    if layout == "sliced":
+        xs = xs[:3] + (xs[3] * 2 - 1,)
+    x, w = rand(xs, 5).to(dtype), rand(ws, 6).to(dtype)
+    if layout == "sliced":
+        x = x[..., ::2]
+    elif layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+
+    def grads(x, w):
+        x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+        y = F.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups)
+        go = rand(y.shape, 97).to(dtype).to(y.device)
+        return [y] + list(torch.autograd.grad(y, (x, w), go))
+
+    ref = grads(x, w)
+    with torch_ocl.strict():
+        got = grads(x.to("ocl"), w.to("ocl"))
+    for name, g, r in zip(("output", "input grad", "weight grad"), got, ref):
+        assert g.device.type == "ocl" and g.dtype == dtype and g.shape == r.shape, name
+        torch.testing.assert_close(g.cpu(), r, **TOL[dtype], msg=name)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", list(GRP_WGRAD_CASES))
+def test_grouped_weight_grad_register_tiles(case, dtype):
+    check_grouped_wgrad(case, dtype, "contiguous")
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "sliced"])
+@pytest.mark.parametrize("case", ["g3_og5_s2_dil", "g4_og12_b1_tall_wide"])
+def test_grouped_weight_grad_register_tiles_layouts(case, layout):
+    check_grouped_wgrad(case, torch.float32, layout)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_grouped_weight_grad_register_tiles_16bit(dtype):
+    # 16-bit inputs: partial sums in float, one rounding at the end (against float32 CPU).
+    xs, ws, stride, padding, dilation, groups = GRP_WGRAD_CASES["g2_og8"]
+    check_fn(lambda x, w: F.conv2d(x, w, stride=stride, padding=padding, dilation=dilation,
+                                   groups=groups), [rand(xs, 5), rand(ws, 6)], dtype=dtype,
+             strict=True)
+
+
+@pytest.mark.parametrize("case", ["g2_og8", "g4_og16_s2"])
+def test_grouped_weight_grad_register_tiles_zero_batch(case):
+    xs, ws, stride, padding, dilation, groups = GRP_WGRAD_CASES[case]
+    check_zero_batch(lambda x, w: F.conv2d(x, w, stride=stride, padding=padding,
+                                           dilation=dilation, groups=groups),
+                     [(0,) + xs[1:], ws])

@@ -344,6 +344,15 @@ typedef DWV_CAT(ACC, 16) dwv_t;
 #define DWV_RING 8   // staged rows: (KH - 1) * dh + 1 <= DWV_RING
 #define DWV_TAPS 25  // KH * KW <= DWV_TAPS
 
+// The sum of a vector's 16 lanes as a tree of halves (depth 4; a store and 16 dependent scalar
+// adds took longer than the row's multiply-adds in the weight-gradient kernels).
+inline ACC dwv_hsum(dwv_t v) {
+  const DWV_CAT(ACC, 8) h8 = v.lo + v.hi;
+  const DWV_CAT(ACC, 4) h4 = h8.lo + h8.hi;
+  const DWV_CAT(ACC, 2) h2 = h4.lo + h4.hi;
+  return h2.x + h2.y;
+}
+
 // Columns base + p + i * sw (i < DWV_SPAN) of the row xr (element stride sx, width W) into
 // buf[p * DWV_SPAN + i] for each phase p < sw (at most DWV_SW), zeros outside the row; so the
 // columns a tap at offset q reads for consecutive outputs are consecutive in phase q % sw,
@@ -473,7 +482,6 @@ CONV_ROWS(conv_rows8, 8)
     __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + (grp * M + m) * g.sc;       \
     ACC img[DWV_IMG * DWV_ROW];                                                                   \
     ACC gbuf[DWV_COLS];                                                                           \
-    ACC lanes[16];                                                                                \
     dwv_t acc[2 * ((KHC) ? (KHC) * (KWC) : DWV_TAPS)];                                            \
     const long ol1 = min(og, (obk + 1) * DWV_OBW);                                                \
     for (long ow0 = 0; ow0 < g.OW; ow0 += DWV_COLS) {                                             \
@@ -511,9 +519,7 @@ CONV_ROWS(conv_rows8, 8)
             (__global ACC*)(pb + poff) + ((n * nblk + blk) * O * M + o * M + m) * taps;           \
         U                                                                                         \
         for (long t = 0; t < taps; ++t) {                                                         \
-          vstore16(acc[2 * t] + acc[2 * t + 1], 0, lanes);                                        \
-          ACC sum = 0;                                                                            \
-          for (int j = 0; j < 16; ++j) sum += lanes[j];                                           \
+          const ACC sum = dwv_hsum(acc[2 * t] + acc[2 * t + 1]);                                  \
           part[t] = ow0 == 0 ? sum : part[t] + sum;                                               \
         }                                                                                         \
       }                                                                                           \
@@ -524,3 +530,90 @@ CONV_ROWS(conv_rows8, 8)
 #define DWV_NO_UNROLL
 WGRAD_ROWS(conv_wgrad_rows, 0, 0, DWV_NO_UNROLL)
 WGRAD_ROWS(conv_wgrad_rows3x3, 3, 3, DWV_UNROLL)
+
+// grad_weight partial sums of a grouped convolution with 3 x 3 filters (M > 1 input channels
+// and 4 to DWV_OBW output channels a group), the layout of WGRAD_ROWS above:
+// part[(n * nblk + blk) * O * M + o * M + m][tap]. A work item takes one (sample, block of rb <=
+// WG_RB output rows, group): it stages the block's grad_output rows of all og output channels of
+// the group once (zeros past OW), then per input channel m its input rows (zeros in the padding),
+// and per OB output channels and filter row ki keeps 3 * OB vector sums (registers): per output
+// row and 16 columns, 3 shifted input vectors and OB grad_output vectors feed 3 * OB
+// multiply-adds. WGRAD_ROWS restaged the same grad_output rows for every input channel, loaded a
+// vector for each multiply-add and summed each tap's lanes through memory. Global size (nblk, G,
+// N).
+#define WG_RB 32
+#define WGRAD_G(NAME, OB)                                                                         \
+  __kernel void NAME(__global char* pb, ulong poff, __global const char* gob, ulong gooff,        \
+                     __global const char* xb, ulong xoff, ConvGeom g, long O, long og, long M,    \
+                     long gsn, long gsc, long gsy, long rb) {                                     \
+    const long blk = get_global_id(0), grp = get_global_id(1), n = get_global_id(2);              \
+    const long nblk = get_global_size(0);                                                         \
+    const long oh0 = blk * rb, oh1 = min(g.OH, oh0 + rb), hb = oh0 * g.sh - g.ph;                 \
+    const long nrows = (oh1 - oh0 - 1) * g.sh + 2 * g.dh + 1;                                     \
+    ACC img[DWV_IMG * DWV_ROW];                                                                   \
+    ACC gst[DWV_OBW * WG_RB * DWV_COLS];                                                          \
+    dwv_t acc[3 * (OB)];                                                                          \
+    for (long ow0 = 0; ow0 < g.OW; ow0 += DWV_COLS) {                                             \
+      const int jn = (int)min((long)DWV_COLS, g.OW - ow0);                                        \
+      for (long ol = 0; ol < og; ++ol) {                                                          \
+        __global const T* go =                                                                    \
+            (__global const T*)(gob + gooff) + n * gsn + (grp * og + ol) * gsc + ow0;             \
+        for (long oh = oh0; oh < oh1; ++oh) {                                                     \
+          ACC* gr = gst + (ol * WG_RB + (oh - oh0)) * DWV_COLS;                                   \
+          __global const T* gg = go + oh * gsy;                                                   \
+          for (int j = 0; j < jn; ++j) gr[j] = LD(gg, j);                                         \
+          for (int j = jn; j < DWV_COLS; ++j) gr[j] = (ACC)0;                                     \
+        }                                                                                         \
+      }                                                                                           \
+      for (long m = 0; m < M; ++m) {                                                              \
+        __global const T* x = (__global const T*)(xb + xoff) + n * g.sn + (grp * M + m) * g.sc;   \
+        for (long r = 0; r < nrows; ++r) {                                                        \
+          const long h = hb + r;                                                                  \
+          if (h >= 0 && h < g.H)                                                                  \
+            dwv_stage(img + r * DWV_ROW, x + h * g.sy, g.sx, g.W, ow0 * g.sw - g.pw, g.sw);       \
+          else                                                                                    \
+            for (int i = 0; i < DWV_ROW; ++i) img[r * DWV_ROW + i] = (ACC)0;                      \
+        }                                                                                         \
+        for (long ob0 = 0; ob0 < og; ob0 += (OB)) {                                               \
+          for (int ki = 0; ki < 3; ++ki) {                                                        \
+            _Pragma("unroll")                                                                     \
+            for (int t = 0; t < 3 * (OB); ++t) acc[t] = (dwv_t)0;                                 \
+            for (long oh = oh0; oh < oh1; ++oh) {                                                 \
+              const ACC* row = img + ((oh - oh0) * g.sh + ki * g.dh) * DWV_ROW;                   \
+              _Pragma("unroll")                                                                   \
+              for (int hf = 0; hf < 2; ++hf) {                                                    \
+                dwv_t xv[3];                                                                      \
+                _Pragma("unroll")                                                                 \
+                for (int kj = 0; kj < 3; ++kj) {                                                  \
+                  const long q = kj * g.dw;                                                       \
+                  xv[kj] = vload16(0, row + hf * 16 + (q % g.sw) * DWV_SPAN + q / g.sw);          \
+                }                                                                                 \
+                _Pragma("unroll")                                                                 \
+                for (int b = 0; b < (OB); ++b) {                                                  \
+                  const long ol = min(ob0 + b, og - 1);                                           \
+                  const dwv_t gv =                                                                \
+                      vload16(0, gst + (ol * WG_RB + (oh - oh0)) * DWV_COLS + hf * 16);           \
+                  _Pragma("unroll")                                                               \
+                  for (int kj = 0; kj < 3; ++kj) acc[b * 3 + kj] += gv * xv[kj];                  \
+                }                                                                                 \
+              }                                                                                   \
+            }                                                                                     \
+            _Pragma("unroll")                                                                     \
+            for (int b = 0; b < (OB); ++b) {                                                      \
+              if (ob0 + b >= og) break;                                                           \
+              const long o = grp * og + ob0 + b;                                                  \
+              __global ACC* part = (__global ACC*)(pb + poff) +                                   \
+                                   ((n * nblk + blk) * O * M + o * M + m) * 9 + ki * 3;           \
+              _Pragma("unroll")                                                                   \
+              for (int kj = 0; kj < 3; ++kj) {                                                    \
+                const ACC sum = dwv_hsum(acc[b * 3 + kj]);                                        \
+                part[kj] = ow0 == 0 ? sum : part[kj] + sum;                                       \
+              }                                                                                   \
+            }                                                                                     \
+          }                                                                                       \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+  }
+WGRAD_G(conv_wgrad_grp4, 4)
+WGRAD_G(conv_wgrad_grp8, 8)

@@ -207,24 +207,47 @@ ConvGeom inputGradGeometry(const ConvGeom& xg, const at::Tensor& go, const at::T
 // The weight gradient (O, M, KH, KW) of a convolution in groups of og output channels and M input
 // channels (depthwise: og = multiplier, M = 1) through conv_wgrad_rows: partial sums per sample
 // and block of output rows (in the accumulation dtype for 16-bit floats), then their sum. go (N,
-// O, OH, OW) with unit column stride.
+// O, OH, OW) with unit column stride. Grouped 3 x 3 filters with 4 or more output channels a
+// group (and M > 1) take conv_wgrad_grp4/8 instead: a work item per (sample, row block, group)
+// stages the group's grad_output rows once for all its input channels and keeps 3 * OB vector
+// sums per filter row in registers. 16 x 64 x 28 x 28 in 4 groups on PoCL (2 cores, loaded, best
+// of 40 in one process, wall / process CPU ms): 3.9-4.8 / 6.2-7.6 -> 1.1-1.8 / 1.9-2.7; as
+// benchmarks/conv_passes.py's CPU / ours, 0.15-0.30 -> 0.47-0.78. 8 output channels at a time
+// where they divide og (float64: 4; 24 sums of 16 doubles would leave the registers).
+constexpr int64_t kWgradGrpRows = 32;  // WG_RB in im2col.cl
+constexpr int64_t kWgradGrpItems = 32;
+
 at::Tensor convWgradRows(const at::Tensor& go, const at::Tensor& x, const ConvGeom& g, int64_t og,
                          int64_t m, at::IntArrayRef wsizes) {
   const int64_t o = go.size(1), n = go.size(0), oh = go.size(2), taps = g.KH * g.KW;
   const c10::ScalarType t = go.scalar_type();
   const bool reduced = t == at::kHalf || t == at::kBFloat16;
-  // Work items of up to 16 output channels (DWV_OBW), their row blocks within the DWV_IMG (40)
-  // staged input rows.
-  const int64_t nob = (og + 15) / 16, items = (o / og) * m * nob;
-  const int64_t max_rows = (40 - (g.KH - 1) * g.dh - 1) / g.sh + 1;
-  const int64_t rb = std::min(dwvRowBlock(oh, items * n), max_rows), nblk = (oh + rb - 1) / rb;
+  const int64_t max_rows = (40 - (g.KH - 1) * g.dh - 1) / g.sh + 1;  // DWV_IMG staged rows
+  const bool grp = g.KH == 3 && g.KW == 3 && m > 1 && og >= 4 && og <= 16;
+  int64_t rb = 0, nblk = 0, items = 0;
+  if (grp) {
+    // Whole images where they fit (the partial sums' lane sums, once per block and output
+    // channel, cost as much as a few rows), more blocks where samples x groups are few.
+    items = o / og;
+    const int64_t want =
+        std::max<int64_t>(1, (kWgradGrpItems + items * n - 1) / std::max<int64_t>(1, items * n));
+    rb = std::min({kWgradGrpRows, max_rows, std::max<int64_t>(1, (oh + want - 1) / want)});
+  } else {
+    // Work items of up to 16 output channels (DWV_OBW), their row blocks within the DWV_IMG (40)
+    // staged input rows.
+    items = (o / og) * m * ((og + 15) / 16);
+    rb = std::min(dwvRowBlock(oh, items * n), max_rows);
+  }
+  nblk = (oh + rb - 1) / rb;
   const at::Tensor part =
       at::empty({n * nblk, o * m, taps}, go.options().dtype(reduced ? at::kFloat : t));
   if (part.numel() == 0) return at::zeros(wsizes, go.options());
   auto L = [](int64_t v) { return static_cast<cl_long>(v); };
-  launchDwv(g.KH == 3 && g.KW == 3 ? "conv_wgrad_rows3x3" : "conv_wgrad_rows", part, go, x,
-            {nblk, items, n}, g, L(o), L(og), L(m), L(go.stride(0)), L(go.stride(1)),
-            L(go.stride(2)), L(rb));
+  const char* name = grp ? (og % 8 == 0 && t != at::kDouble ? "conv_wgrad_grp8" : "conv_wgrad_grp4")
+                     : g.KH == 3 && g.KW == 3 ? "conv_wgrad_rows3x3"
+                                              : "conv_wgrad_rows";
+  launchDwv(name, part, go, x, {nblk, items, n}, g, L(o), L(og), L(m), L(go.stride(0)),
+            L(go.stride(1)), L(go.stride(2)), L(rb));
   return part.sum(0).to(t).view(wsizes);
 }
 
