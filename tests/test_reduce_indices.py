@@ -75,6 +75,21 @@ def exact(got, want, what):
         assert torch.equal(got, want), f"{what}: {int((got != want).sum())} differ"
 
 
+
+def exact_or_same_error(f, x, what):
+    """f on ocl (strict) equals f on CPU exactly, or raises the error type CPU raises."""
+    try:
+        want = f(x)
+    except (IndexError, RuntimeError) as e:
+        with pytest.raises(type(e)):
+            f(x.to("ocl"))
+        return
+    with torch_ocl.strict():
+        got = f(x.to("ocl"))
+    pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
+    for g, w in pairs:
+        exact(g, w, what)
+
 def check_indexed(x, d, keepdim=False, view=lambda t: t):
     """view: taken of x and of its device copy (strided views made on the device: .to("ocl")
     of a sliced CPU tensor would arrive contiguous)."""
@@ -417,17 +432,7 @@ def test_zero_size():
             assert got.shape == want.shape and got.dtype == want.dtype, name
             torch.testing.assert_close(got.cpu(), want, msg=name)
         for name, f in indexed(d).items():
-            try:
-                want = f(x)
-            except (IndexError, RuntimeError) as e:
-                with pytest.raises(type(e)):
-                    f(x.to("ocl"))
-                continue
-            with torch_ocl.strict():
-                got = f(x.to("ocl"))
-            pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
-            for g, w in pairs:
-                exact(g, w, f"{name} over dim {d} of {shape}")
+            exact_or_same_error(f, x, f"{name} over dim {d} of {shape}")
 
 
 # ---- the last dim in the generator's vector lanes ----
@@ -561,17 +566,7 @@ def test_last_dim_lanes_zero_size():
             for name, f in {**indexed(-1), **extremes(-1)}.items():
                 if name.startswith("norm") and dtype == torch.int64:
                     continue
-                try:
-                    want = f(x)
-                except (IndexError, RuntimeError) as e:
-                    with pytest.raises(type(e)):
-                        f(x.to("ocl"))
-                    continue
-                with torch_ocl.strict():
-                    got = f(x.to("ocl"))
-                pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
-                for g, w in pairs:
-                    exact(g, w, f"{name} over the last dim of {shape} {dtype}")
+                exact_or_same_error(f, x, f"{name} over the last dim of {shape} {dtype}")
 
 
 def test_gpu_launch_shapes():
