@@ -75,7 +75,6 @@ def exact(got, want, what):
         assert torch.equal(got, want), f"{what}: {int((got != want).sum())} differ"
 
 
-
 def exact_or_same_error(f, x, what):
     """f on ocl (strict) equals f on CPU exactly, or raises the error type CPU raises."""
     try:
@@ -89,6 +88,7 @@ def exact_or_same_error(f, x, what):
     pairs = [(got, want)] if isinstance(want, torch.Tensor) else list(zip(got, want))
     for g, w in pairs:
         exact(g, w, what)
+
 
 def check_indexed(x, d, keepdim=False, view=lambda t: t):
     """view: taken of x and of its device copy (strided views made on the device: .to("ocl")
