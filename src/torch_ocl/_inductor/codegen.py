@@ -211,9 +211,10 @@ class OclKernel(SIMDKernel):
         ran on gathers: a compiled (4096, 768).sum(0) took 4.0 ms on PoCL (loaded, 2 cores),
         the eager column-tile kernel 0.16 ms. Here a work item owns ``col_xl`` consecutive
         columns and walks the rows once; for each row an inner loop over its columns (a
-        constant trip count, unit stride: vector loads) updates a vector of accumulators:
+        constant trip count, unit stride: whole cache lines) updates an array of accumulators:
         0.40 ms for that sum, 3-19x faster across the shapes of
-        benchmarks/compile.py's column-reduction rows. Static x sizes divisible by the lane
+        ``benchmarks/compile.py --reductions``. (The inner loop is probably still scalar, as
+        PoCL leaves loops inside a work item: eager's vector-typed column kernels stay ahead.) Static x sizes divisible by the lane
         count only: no tile overlaps or runs past the end, so stores need no guard."""
         from . import config
 
@@ -584,8 +585,7 @@ class OclKernel(SIMDKernel):
 
     def _col_lane_block(self, bufs) -> None:
         """Column shape: ``bufs`` once per lane of the work item's columns (an inner loop of
-        constant trip count, which the driver vectorizes: neighbouring lanes, neighbouring
-        addresses)."""
+        constant trip count: neighbouring lanes, neighbouring addresses)."""
         b = self.body
         b.writeline(f"for (int xl = 0; xl < {self.col_xl}; ++xl) {{")
         with b.indent():
