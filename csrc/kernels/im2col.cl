@@ -371,11 +371,17 @@ inline void dwv_stage(ACC* buf, __global const T* xr, long sx, long W, long base
     for (int i = i1; i < DWV_SPAN; ++i) buf[i] = (ACC)0;
     return;
   }
-  for (long p = 0; p < sw; ++p)
-    for (int i = 0; i < DWV_SPAN; ++i) {
-      const long w = base + p + i * sw;
-      buf[p * DWV_SPAN + i] = (w >= 0 && w < W) ? LD(xr, w * sx) : (ACC)0;
-    }
+  // Strided: per phase the columns inside the row as one loop without a bounds test (the test
+  // per element, with the load behind it, kept this loop scalar and branchy), zeros around it.
+  for (long p = 0; p < sw; ++p) {
+    ACC* bp = buf + p * DWV_SPAN;
+    const long b = base + p;  // the column of i = 0; i is inside the row from i0 to i1
+    const int i0 = (int)clamp(b < 0 ? (sw - 1 - b) / sw : 0L, 0L, (long)DWV_SPAN);
+    const int i1 = (int)clamp(W > b ? (W - b + sw - 1) / sw : 0L, (long)i0, (long)DWV_SPAN);
+    for (int i = 0; i < i0; ++i) bp[i] = (ACC)0;
+    for (int i = i0; i < i1; ++i) bp[i] = LD(xr, (b + i * sw) * sx);
+    for (int i = i1; i < DWV_SPAN; ++i) bp[i] = (ACC)0;
+  }
 }
 
 // out (N, G * og, OH, OW) contiguous = correlation of `in` (geometry g: N, Cin, H, W, strides;
