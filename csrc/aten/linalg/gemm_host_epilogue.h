@@ -10,8 +10,8 @@ namespace torch_ocl::aten {
 void hostReluRow(float* p, int64_t n);
 void hostReluRow(double* p, int64_t n);
 // p[j] = p[j] / 2 * (1 + erf(p[j] / sqrt(2))) (the exact gelu), for j < n. The float version uses
-// the same branch-free erf polynomial as the kernels (prelude.cl's ocl_erf_float, <= 1 ulp),
-// vectorised for AVX-512 / AVX2 where the CPU has them.
+// the erf(x / sqrt 2) of the eager gelu kernel and of the cpu_tile epilogue (prelude.cl's
+// ocl_gelu_erf_float, branch-free), vectorised for AVX-512 / AVX2 where the CPU has them.
 void hostGeluRow(float* p, int64_t n);
 void hostGeluRow(double* p, int64_t n);
 
