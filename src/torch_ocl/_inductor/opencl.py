@@ -402,7 +402,7 @@ class OclOverrides(OpOverrides):
 
     @staticmethod
     def relu(x):
-        return f"(({x}) > 0 ? ({x}) : 0)"
+        return f"(({x}) < 0 ? 0 : ({x}))"  # NaN stays NaN, as on CPU
 
     @staticmethod
     def sigmoid(x):
