@@ -18,6 +18,10 @@ cpu_row_per_work_item: bool = True
 # walks the rows once with a column vector of accumulators (codegen.py, OclKernel._column_lanes).
 # 0 keeps one work item per column.
 column_lanes: int = 64
+# Pointwise kernels on CPU drivers as vector code, 16 elements per work item in float16/int16
+# where every op and access has a vector form (codegen.OclKernel.vector_candidate); False
+# keeps one element per work item.
+vector_pointwise: bool = True
 # Float sums with one work item per row: this many accumulators (1: a single chain of adds).
 sum_lanes: int = 8
 # mm/addmm/bmm with at most this many multiply-adds (static sizes, float32/float64) lower as

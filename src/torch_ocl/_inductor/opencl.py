@@ -119,11 +119,27 @@ def _index_type() -> str:
         return "long"
 
 
+def _vector_kernel() -> bool:
+    """Whether the current kernel is a vector pointwise kernel (codegen.OclKernel.vec)."""
+    try:
+        return bool(getattr(V.kernel, "vec", 0))
+    except (AttributeError, AssertionError):
+        return False
+
+
+def _nonneg_quotient(expr: sympy.Expr) -> bool:
+    x, div = expr.args
+    return bool(x.is_nonnegative) and isinstance(div, sympy.Integer) and int(div) > 0
+
+
 class OclExprPrinter(ExprPrinter_):
     """Sympy index expressions as OpenCL C (the kernel's index type, 64- or 32-bit)."""
 
     def _print_FloorDiv(self, expr: sympy.Expr) -> str:
         x, div = (self.doprint(a) for a in expr.args)
+        if expr.is_integer and _vector_kernel() and _nonneg_quotient(expr):
+            # int16 index vectors: C division is floor division for these operands
+            return f"(({x}) / ({div}))"
         if expr.is_integer:
             if _index_type() == "int":
                 return f"ocl_floordiv_int((int)({x}), (int)({div}))"
@@ -516,6 +532,133 @@ def _install_unimplemented() -> None:
 
 
 _install_unimplemented()
+
+
+# ---- vector pointwise kernels (CPU drivers) -------------------------------------------------
+
+VECTOR_WIDTH = 16
+
+
+class NotVectorizable(Exception):
+    """Raised while a pointwise kernel is generated as vectors (codegen.OclKernel.vec) at the
+    first thing that has no vector form; the kernel is then generated scalar."""
+
+
+def vec_type(dtype: torch.dtype | None) -> str:
+    """OpenCL C type of a value of a vector kernel: 16 lanes of float or int. A bool is an
+    int16 of -1 (true) and 0, as vector comparisons give it."""
+    t = {torch.float32: "float", torch.int32: "int", torch.bool: "int"}.get(dtype)
+    if t is None:
+        raise NotVectorizable(f"a {dtype} value")
+    return f"{t}{VECTOR_WIDTH}"
+
+
+# Ops whose scalar OpenCL C (above, or Inductor's defaults) means the same on vectors: C
+# operators, selects with a comparison as condition, builtins with vector overloads. The
+# vector kernels' own forms are in OclVecOverrides; every other op is not vectorized.
+_VEC_SAME = {
+    "add", "sub", "mul", "truediv", "neg", "reciprocal", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "where", "maximum", "minimum",
+    "abs", "sqrt", "rsqrt", "floor", "ceil", "trunc", "round", "isnan", "isinf", "signbit",
+    "copysign", "atan2", "hypot", "log", "log2", "log10", "log1p", "exp2", "expm1", "sin",
+    "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "libdevice_sqrt",
+    "libdevice_log", "libdevice_abs", "identity",
+}
+
+
+def _vfloat(x) -> bool:
+    return getattr(x, "dtype", None) == torch.float32
+
+
+class OclVecOverrides(OclOverrides):
+    """OclOverrides for vector pointwise kernels: values are float16/int16 (vec_type)."""
+
+    @staticmethod
+    def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
+        src = src_dtype if src_dtype is not None else getattr(x, "dtype", None)
+        if dtype == torch.bool:
+            return f"(({x}) != 0)"
+        if dtype not in (torch.float32, torch.int32) or src not in (
+                torch.float32, torch.int32, torch.bool):
+            raise NotVectorizable(f"to_dtype {src} -> {dtype}")
+        if src == torch.bool:
+            x = f"(-({x}))"  # -1 -> 1
+        if src == dtype:
+            return f"({x})"
+        return f"convert_{vec_type(dtype)}({x})"
+
+    @staticmethod
+    def constant(val, dtype):
+        if isinstance(val, bool) or dtype == torch.bool:
+            return "(-1)" if val else "0"
+        return OclOverrides.constant(val, dtype)
+
+    @staticmethod
+    def exp(x):
+        if not _vfloat(x):
+            raise NotVectorizable("exp of a non-float")
+        return f"ocl_exp_float{VECTOR_WIDTH}({x})"
+
+    libdevice_exp = exp
+
+    @staticmethod
+    def erf(x):
+        if not _vfloat(x):
+            raise NotVectorizable("erf of a non-float")
+        return f"ocl_erf_float{VECTOR_WIDTH}({x})"
+
+    @staticmethod
+    def tanh(x):
+        if not _vfloat(x):
+            raise NotVectorizable("tanh of a non-float")
+        return f"ocl_tanh_float{VECTOR_WIDTH}({x})"
+
+    @staticmethod
+    def sigmoid(x):
+        if not _vfloat(x):
+            raise NotVectorizable("sigmoid of a non-float")
+        return f"(1.0f / (1.0f + ocl_exp_float{VECTOR_WIDTH}(-({x}))))"
+
+    @staticmethod
+    def relu(x):
+        zero = f"({vec_type(getattr(x, 'dtype', None))})(0)"
+        return f"select({x}, {zero}, ({x}) < 0)"  # NaN stays NaN
+
+    @staticmethod
+    def pow(a, b):
+        uniform = getattr(getattr(V.kernel, "cse", None), "uniform", {})
+        if _vfloat(a) and str(a) in uniform and str(b) in uniform:
+            return OclOverrides.pow(a, b)  # computed by the wrapper, passed by value
+        raise NotVectorizable("pow")
+
+
+def _install_vec_unsupported() -> None:
+    from torch._inductor.codegen.common import pointwise_overrides_data
+    from torch._inductor.ops_handler import OpsHandler
+
+    def unsupported(name: str):
+        def fn(*args, **kwargs):
+            raise NotVectorizable(f"ops.{name}")
+
+        return staticmethod(fn)
+
+    own = {n for n, v in vars(OclVecOverrides).items() if isinstance(v, staticmethod)}
+    names = set(pointwise_overrides_data) | {n for n in dir(OpsHandler) if not n.startswith("_")}
+    for name in sorted(names - own - _VEC_SAME):
+        if hasattr(OclOverrides, name):
+            setattr(OclVecOverrides, name, unsupported(name))
+
+
+_install_vec_unsupported()
+
+# The float16 math of the vector kernels (prelude.cl's macro), once per program: a module's
+# kernels are built as one program.
+VEC_MATH = f"""#ifndef OCL_VEC_MATH
+#define OCL_VEC_MATH
+OCL_DEFINE_FLOAT_MATH(float{VECTOR_WIDTH}, int{VECTOR_WIDTH}, float{VECTOR_WIDTH})
+#endif
+"""
 
 
 # Helpers the generated code needs beyond the prelude: Python-style integer division and
