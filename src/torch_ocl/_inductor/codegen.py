@@ -39,7 +39,7 @@ from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 from torch._inductor.utils import get_kernel_metadata, sympy_subs
 from torch._inductor.virtualized import V
 from torch.utils._ordered_set import OrderedSet
-from torch.utils._sympy.functions import FloorDiv, ModularIndexing
+from torch.utils._sympy.functions import FloorDiv, Identity, ModularIndexing
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 from .opencl import (
@@ -72,6 +72,11 @@ class OclCSE(CSE):
         self.uniform: dict[str, str] = {}
         self.uniform_literals: dict[str, str] = {}
 
+    def clone(self):
+        new = super().clone()
+        new.vec = self.vec  # a masked body's scoped CSE (swap_buffers) in a vector kernel
+        return new
+
     def generate(self, buffer, expr, *args, **kwargs):
         var = super().generate(buffer, expr, *args, **kwargs)
         if isinstance(expr, str) and expr in self.uniform_literals:
@@ -90,7 +95,7 @@ class OclCSE(CSE):
         from torch.utils._sympy.value_ranges import ValueRanges
 
         if self.vec:
-            vt = vec_type(dtype)  # raises NotVectorizable for other dtypes
+            vt = vec_type(dtype, bounds)  # raises NotVectorizable for other dtypes
         var = super().newvar(bounds if bounds is not None else ValueRanges.unknown(), dtype, shape)
         # a per-lane array of the column shape is declared at the kernel's top (_col_array)
         if self.vec:
@@ -185,6 +190,7 @@ class OclKernel(SIMDKernel):
         self.vec = 0
         self.vec_ids = itertools.count()
         self.vec_loads_idx: dict[str, str] = {}  # index expression -> its int16 variable
+        self.vec_masks: list[str] = []  # the masks of the ops.masked bodies being generated
         self.cse = OclCSE(self.newvar_prefix, self.suffix)
         self.acc_ids = itertools.count()
         self.local_decls = IndentedBuffer()  # __local arrays: kernel function scope
@@ -329,7 +335,7 @@ class OclKernel(SIMDKernel):
                     continue
                 raise NotVectorizable(f"index symbol {node}")
             if isinstance(node, sympy.Integer) or (
-                    isinstance(node, (sympy.Add, sympy.Mul, ModularIndexing))):
+                    isinstance(node, (sympy.Add, sympy.Mul, ModularIndexing, Identity))):
                 continue
             if isinstance(node, FloorDiv) and node.args[0].is_nonnegative:
                 continue
@@ -341,6 +347,7 @@ class OclKernel(SIMDKernel):
         of its first lane as a scalar expression."""
         index = self.rename_indexing(index)
         self._vec_check_expr(index, vector=False)
+        index = index.replace(Identity, lambda a: a)  # (a cat's index), or diff sees no x
         xs = [v for v in index.free_symbols if v in self.range_tree_nodes]
         kinds = {v: self._vec_lane_kind(v) for v in xs}
         first = sympy_subs(index, {v: sympy.Symbol(f"{v.name}_b", integer=True, nonnegative=True)
@@ -370,6 +377,27 @@ class OclKernel(SIMDKernel):
 
     def _vec_load(self, var: str, index: sympy.Expr, dtype: torch.dtype) -> str:
         vt = vec_type(dtype)
+        if self.vec_masks:
+            # inside ops.masked: a lane reads only where every enclosing mask holds
+            idx = self._vec_index(self.loads, index)
+            zero = "0.0f" if dtype == torch.float32 else "0"
+
+            def guard(k: int) -> str:
+                return " && ".join(f"{m}.s{k:x}" for m in self.vec_masks)
+
+            gathered = f"(({vt})(" + ", ".join(
+                f"({guard(k)}) ? {var}[{idx}.s{k:x}] : {zero}" for k in range(VECTOR_WIDTH)) + "))"
+            kind, first = self._vec_access(index)
+            if kind != "lane":
+                # lane by lane with a guard each: slower than the scalar kernel (a pad of rows
+                # of 258, PoCL: 128 against 112 us)
+                raise NotVectorizable(f"a masked load of non-consecutive lanes ({index})")
+            # consecutive lanes that all hold the mask (most of a cat's or a pad's work items)
+            # read as one vector; the rest lane by lane
+            whole = f"all({' & '.join(self.vec_masks)})"
+            if not self._vec_exact:
+                whole = f"xfull && {whole}"
+            return f"(({whole}) ? vload{VECTOR_WIDTH}(0, {var} + ({first})) : {gathered})"
         kind, first = self._vec_access(index)
         if kind == "uniform":
             return f"(({vt})({var}[{first}]))"

@@ -544,13 +544,25 @@ class NotVectorizable(Exception):
     first thing that has no vector form; the kernel is then generated scalar."""
 
 
-def vec_type(dtype: torch.dtype | None) -> str:
+def vec_type(dtype: torch.dtype | None, bounds=None) -> str:
     """OpenCL C type of a value of a vector kernel: 16 lanes of float or int. A bool is an
-    int16 of -1 (true) and 0, as vector comparisons give it."""
+    int16 of -1 (true) and 0, as vector comparisons give it. An int64 value is an int16 where
+    its bounds (Inductor's value ranges: index expressions, constants, their arithmetic) fit
+    in 32 bits."""
     t = {torch.float32: "float", torch.int32: "int", torch.bool: "int"}.get(dtype)
+    if t is None and dtype == torch.int64 and _fits_int32(bounds):
+        t = "int"
     if t is None:
         raise NotVectorizable(f"a {dtype} value")
     return f"{t}{VECTOR_WIDTH}"
+
+
+def _fits_int32(bounds) -> bool:
+    try:
+        lo, hi = int(bounds.lower), int(bounds.upper)
+    except (AttributeError, TypeError, ValueError, OverflowError):
+        return False  # unknown or infinite
+    return -(2**31) <= lo and hi < 2**31
 
 
 # Ops whose scalar OpenCL C (above, or Inductor's defaults) means the same on vectors: C
@@ -562,7 +574,8 @@ _VEC_SAME = {
     "abs", "sqrt", "rsqrt", "floor", "ceil", "trunc", "round", "isnan", "isinf", "signbit",
     "copysign", "atan2", "hypot", "log", "log2", "log10", "log1p", "exp2", "expm1", "sin",
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "libdevice_sqrt",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "and_", "or_", "xor",
+    "libdevice_sqrt",
     "libdevice_log", "libdevice_abs", "identity",
 }
 
@@ -576,23 +589,78 @@ class OclVecOverrides(OclOverrides):
 
     @staticmethod
     def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
+        # (int64 values are int16 here, their range checked where a variable gets the type)
+        ints = (torch.int32, torch.int64)
         src = src_dtype if src_dtype is not None else getattr(x, "dtype", None)
         if dtype == torch.bool:
             return f"(({x}) != 0)"
-        if dtype not in (torch.float32, torch.int32) or src not in (
-                torch.float32, torch.int32, torch.bool):
+        if dtype not in (torch.float32, *ints) or src not in (torch.float32, torch.bool, *ints):
             raise NotVectorizable(f"to_dtype {src} -> {dtype}")
         if src == torch.bool:
             x = f"(-({x}))"  # -1 -> 1
-        if src == dtype:
+        if src == dtype or (src in ints and dtype in ints):
             return f"({x})"
-        return f"convert_{vec_type(dtype)}({x})"
+        return f"convert_{'float' if dtype == torch.float32 else 'int'}{VECTOR_WIDTH}({x})"
 
     @staticmethod
     def constant(val, dtype):
         if isinstance(val, bool) or dtype == torch.bool:
             return "(-1)" if val else "0"
+        if dtype == torch.int64 and isinstance(val, int):
+            if not -(2**31) <= val < 2**31:
+                raise NotVectorizable(f"the int64 constant {val}")
+            return str(val)  # an int: a long scalar does not mix with int16 vectors
         return OclOverrides.constant(val, dtype)
+
+    @staticmethod
+    def index_expr(expr, dtype):
+        # the expression itself: the variable CSEProxy makes of it gets the FX node's bounds
+        k = V.kernel
+        index = k.rename_indexing(k.prepare_indexing(expr))
+        k._vec_check_expr(index, vector=True)
+        if dtype in (torch.int32, torch.int64):
+            return f"({k.sexpr(index)})"
+        if dtype == torch.float32:
+            return f"convert_float{VECTOR_WIDTH}({k.sexpr(index)})"
+        raise NotVectorizable(f"index_expr as {dtype}")
+
+    @staticmethod
+    def value_expr(expr, dtype):
+        return OclVecOverrides.index_expr(expr, dtype)
+
+    @staticmethod
+    def masked(mask, body, other):
+        """The body runs where any lane holds the mask (as the scalar kernel's ``if``); its
+        loads read only those lanes (guarded gathers, OclKernel._vec_load), and a select keeps
+        ``other`` in the others."""
+        k = V.kernel
+        scoped_body = IndentedBuffer()
+        saved_idx = dict(k.vec_loads_idx)
+        k.vec_masks.append(str(mask))
+        try:
+            with k.swap_buffers(scoped_body), scoped_body.indent():
+                rc = body()
+        finally:
+            k.vec_masks.pop()
+            k.vec_loads_idx = saved_idx
+        dtype = getattr(rc, "dtype", None)
+        if dtype == torch.bool or isinstance(other, bool):
+            other_s = "(-1)" if other else "0"
+        elif dtype == torch.int64:
+            other_s = OclVecOverrides.constant(other, dtype)
+        else:
+            other_s = value_to_cl(other, dtype)
+        bounds = getattr(rc, "bounds", None)
+        vt = vec_type(dtype, bounds)
+        # a variable (CSEProxy reads the dtype of masked's result from it, as for Triton)
+        var = k.cse.newvar(dtype=dtype, bounds=bounds)
+        k.compute.writeline(f"{vt} {var};")
+        k.compute.writeline(f"if (any({mask})) {{")
+        k.compute.splice(scoped_body)
+        with k.compute.indent():
+            k.compute.writeline(f"{var} = select(({vt})({other_s}), {rc}, {mask});")
+        k.compute.writeline(f"}} else {var} = ({vt})({other_s});")
+        return var
 
     @staticmethod
     def exp(x):
