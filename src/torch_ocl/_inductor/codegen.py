@@ -388,13 +388,13 @@ class OclKernel(SIMDKernel):
             gathered = f"(({vt})(" + ", ".join(
                 f"({guard(k)}) ? {var}[{idx}.s{k:x}] : {zero}" for k in range(VECTOR_WIDTH)) + "))"
             kind, first = self._vec_access(index)
-            if kind != "lane":
-                # lane by lane with a guard each: slower than the scalar kernel (a pad of rows
-                # of 258, PoCL: 128 against 112 us)
-                raise NotVectorizable(f"a masked load of non-consecutive lanes ({index})")
-            # consecutive lanes that all hold the mask (most of a cat's or a pad's work items)
-            # read as one vector; the rest lane by lane
+            # lanes that all hold the mask (most of a cat's or a pad's work items) read without
+            # a guard each: consecutive ones as one vector; the rest lane by lane
             whole = f"all({' & '.join(self.vec_masks)})"
+            if kind != "lane":
+                plain = f"(({vt})(" + ", ".join(
+                    f"{var}[{idx}.s{k:x}]" for k in range(VECTOR_WIDTH)) + "))"
+                return f"(({whole}) ? {plain} : {gathered})"
             if not self._vec_exact:
                 whole = f"xfull && {whole}"
             return f"(({whole}) ? vload{VECTOR_WIDTH}(0, {var} + ({first})) : {gathered})"
