@@ -53,7 +53,8 @@ def _special(x: torch.Tensor) -> torch.Tensor:
 
 def _math(x, y):
     # (gelu of +-inf: CPU's is NaN, ours the limit; the clamp keeps NaN)
-    return [F.gelu(x.clamp(-50, 50)), torch.exp(x) * y, torch.erf(x) + 1, torch.tanh(x), torch.sigmoid(x),
+    return [F.gelu(x.clamp(-50, 50)), torch.exp(x) * y, torch.erf(x) + 1, torch.tanh(x),
+            torch.sigmoid(x),
             torch.relu(x), torch.where(x > y, x, y * 2), torch.maximum(x, y),
             torch.minimum(x, y), torch.sqrt(x.abs()) - torch.floor(y), (x < 0.5).float() * y,
             torch.ops.aten.gelu_backward(y, x), F.silu(x) / (y.abs() + 1)]
@@ -156,7 +157,8 @@ def test_masked_loads():
     def f(x, y, z, cos, sin):
         return [F.pad(x, (1, 2, 3, 0), value=-1.5).exp(), torch.cat([x, y * 2, torch.tanh(x)], 1),
                 torch.cat([z, z.exp()], 0), rope(z, cos, sin),
-                torch.where(torch.ones(40, 33, dtype=torch.bool, device=x.device).tril(3), x, 0.0) + 1]
+                torch.where(torch.ones(40, 33, dtype=torch.bool, device=x.device).tril(3), x,
+                            0.0) + 1]
 
     x, y = torch.randn(40, 33, generator=g), torch.randn(40, 16, generator=g)
     z = _special(torch.randn(3, 5, 64, generator=g))

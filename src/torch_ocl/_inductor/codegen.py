@@ -94,13 +94,11 @@ class OclCSE(CSE):
     def newvar(self, bounds=None, dtype=None, shape=None):
         from torch.utils._sympy.value_ranges import ValueRanges
 
-        if self.vec:
-            vt = vec_type(dtype, bounds)  # raises NotVectorizable for other dtypes
+        vt = vec_type(dtype, bounds) if self.vec else None  # NotVectorizable for other dtypes
         var = super().newvar(bounds if bounds is not None else ValueRanges.unknown(), dtype, shape)
-        # a per-lane array of the column shape is declared at the kernel's top (_col_array)
-        if self.vec:
+        if vt:
             self._next_type = f"{vt} "
-        else:
+        else:  # a per-lane array of the column shape is declared at the kernel's top (_col_array)
             self._next_type = "" if var.name.endswith("[xl]") else f"{var_type(dtype)} "
         return var
 
@@ -245,7 +243,8 @@ class OclKernel(SIMDKernel):
         constant trip count, unit stride: whole cache lines) updates an array of accumulators:
         0.40 ms for that sum, 3-19x faster across the shapes of
         ``benchmarks/compile.py --reductions``. (The inner loop is probably still scalar, as
-        PoCL leaves loops inside a work item: eager's vector-typed column kernels stay ahead.) Static x sizes divisible by the lane
+        PoCL leaves loops inside a work item: eager's vector-typed column kernels stay
+        ahead.) Static x sizes divisible by the lane
         count only: no tile overlaps or runs past the end, so stores need no guard."""
         from . import config
 
@@ -377,39 +376,34 @@ class OclKernel(SIMDKernel):
 
     def _vec_load(self, var: str, index: sympy.Expr, dtype: torch.dtype) -> str:
         vt = vec_type(dtype)
-        if self.vec_masks:
-            # inside ops.masked: a lane reads only where every enclosing mask holds
+        kind, first = self._vec_access(index)
+        fast = f"vload{VECTOR_WIDTH}(0, {var} + ({first}))"
+
+        def gather(guard: str | None = None) -> str:
+            """Lane by lane through an int16 index; with ``guard``, only lanes whose masks
+            (``guard`` with the lane's component) hold read, the others are 0."""
             idx = self._vec_index(self.loads, index)
             zero = "0.0f" if dtype == torch.float32 else "0"
+            lanes = [f"{var}[{idx}.s{k:x}]" for k in range(VECTOR_WIDTH)]
+            if guard is not None:
+                lanes = [f"({guard.format(k=f's{k:x}')}) ? {v} : {zero}"
+                         for k, v in enumerate(lanes)]
+            return f"(({vt})(" + ", ".join(lanes) + "))"
 
-            def guard(k: int) -> str:
-                return " && ".join(f"{m}.s{k:x}" for m in self.vec_masks)
-
-            gathered = f"(({vt})(" + ", ".join(
-                f"({guard(k)}) ? {var}[{idx}.s{k:x}] : {zero}" for k in range(VECTOR_WIDTH)) + "))"
-            kind, first = self._vec_access(index)
-            # lanes that all hold the mask (most of a cat's or a pad's work items) read without
-            # a guard each: consecutive ones as one vector; the rest lane by lane
+        if self.vec_masks:
+            # inside ops.masked: a lane reads only where every enclosing mask holds. Lanes that
+            # all hold it (most of a cat's or a pad's work items) read without a guard each.
             whole = f"all({' & '.join(self.vec_masks)})"
+            guard = " && ".join(f"{m}.{{k}}" for m in self.vec_masks)
             if kind != "lane":
-                plain = f"(({vt})(" + ", ".join(
-                    f"{var}[{idx}.s{k:x}]" for k in range(VECTOR_WIDTH)) + "))"
-                return f"(({whole}) ? {plain} : {gathered})"
+                return f"(({whole}) ? {gather()} : {gather(guard)})"
             if not self._vec_exact:
                 whole = f"xfull && {whole}"
-            return f"(({whole}) ? vload{VECTOR_WIDTH}(0, {var} + ({first})) : {gathered})"
-        kind, first = self._vec_access(index)
+            return f"(({whole}) ? {fast} : {gather(guard)})"
         if kind == "uniform":
             return f"(({vt})({var}[{first}]))"
-
-        def gather() -> str:
-            idx = self._vec_index(self.loads, index)
-            return f"(({vt})(" + ", ".join(
-                f"{var}[{idx}.s{k:x}]" for k in range(VECTOR_WIDTH)) + "))"
-
         if kind == "vector":
             return gather()
-        fast = f"vload{VECTOR_WIDTH}(0, {var} + ({first}))"
         return fast if self._vec_exact else f"(xfull ? {fast} : {gather()})"
 
     def _vec_store(self, var: str, index: sympy.Expr, value: CSEVariable) -> str:
@@ -1023,12 +1017,13 @@ class OclKernel(SIMDKernel):
                 code.writeline(f"const long xbase_wide = {wide} * {self.vec};")
                 code.writeline("if (xbase_wide >= xnumel) return;")
                 code.writeline("const int xbase = (int)xbase_wide;")
+                lane_ids = f"xbase + (int{self.vec})({lanes})"
                 if self._vec_exact:
-                    code.writeline(f"const int{self.vec} xindex = xbase + (int{self.vec})({lanes});")
+                    code.writeline(f"const int{self.vec} xindex = {lane_ids};")
                 else:
                     code.writeline(f"const bool xfull = xbase_wide + {self.vec} <= xnumel;")
-                    code.writeline(f"const int{self.vec} xindex = min(xbase + (int{self.vec})"
-                                   f"({lanes}), (int)(xnumel - 1));")
+                    code.writeline(f"const int{self.vec} xindex = min({lane_ids}, "
+                                   "(int)(xnumel - 1));")
             elif self.col_xl:
                 # the first of this work item's columns; xnumel is a multiple of col_xl
                 wide = "xindex_wide" if as_function else "(long)get_global_id(0)"

@@ -739,7 +739,8 @@ def register_uniform_pow() -> None:
     its work items only without calls or loops of data-dependent length, and pow is both (the
     builtin, or ocl_pow_float's squaring loop). Small GPT's compiled AdamW took ~100 us of device
     time for 17408 elements that way, ~20 us with the powers loaded. The tiny pow kernels join the
-    combo kernel that increments the step counts (no extra launch). GPUs keep Inductor's inlining (no loop to hoist out of)."""
+    combo kernel that increments the step counts (no extra launch). GPUs keep Inductor's
+    inlining (no loop to hoist out of)."""
     from torch._inductor.lowering import lowerings
 
     aten = torch.ops.aten

@@ -580,8 +580,16 @@ _VEC_SAME = {
 }
 
 
-def _vfloat(x) -> bool:
-    return getattr(x, "dtype", None) == torch.float32
+def _vmath(name: str):
+    """The prelude's float math instantiated for float16 (VEC_MATH): the eager generator's name
+    for float (``_math_names``) with the width appended."""
+
+    def fn(x):
+        if getattr(x, "dtype", None) != torch.float32:
+            raise NotVectorizable(f"{name} of a non-float")
+        return f"{_math_names('float')[name]}{VECTOR_WIDTH}({x})"
+
+    return staticmethod(fn)
 
 
 class OclVecOverrides(OclOverrides):
@@ -604,7 +612,7 @@ class OclVecOverrides(OclOverrides):
 
     @staticmethod
     def constant(val, dtype):
-        if isinstance(val, bool) or dtype == torch.bool:
+        if dtype == torch.bool or (isinstance(val, bool) and dtype is None):
             return "(-1)" if val else "0"
         if dtype == torch.int64 and isinstance(val, int):
             if not -(2**31) <= val < 2**31:
@@ -644,12 +652,7 @@ class OclVecOverrides(OclOverrides):
             k.vec_masks.pop()
             k.vec_loads_idx = saved_idx
         dtype = getattr(rc, "dtype", None)
-        if dtype == torch.bool or isinstance(other, bool):
-            other_s = "(-1)" if other else "0"
-        elif dtype == torch.int64:
-            other_s = OclVecOverrides.constant(other, dtype)
-        else:
-            other_s = value_to_cl(other, dtype)
+        other_s = OclVecOverrides.constant(other, dtype)
         bounds = getattr(rc, "bounds", None)
         vt = vec_type(dtype, bounds)
         # a variable (CSEProxy reads the dtype of masked's result from it, as for Triton)
@@ -662,31 +665,11 @@ class OclVecOverrides(OclOverrides):
         k.compute.writeline(f"}} else {var} = ({vt})({other_s});")
         return var
 
-    @staticmethod
-    def exp(x):
-        if not _vfloat(x):
-            raise NotVectorizable("exp of a non-float")
-        return f"ocl_exp_float{VECTOR_WIDTH}({x})"
-
+    exp = _vmath("ocl_exp")
     libdevice_exp = exp
-
-    @staticmethod
-    def erf(x):
-        if not _vfloat(x):
-            raise NotVectorizable("erf of a non-float")
-        return f"ocl_erf_float{VECTOR_WIDTH}({x})"
-
-    @staticmethod
-    def tanh(x):
-        if not _vfloat(x):
-            raise NotVectorizable("tanh of a non-float")
-        return f"ocl_tanh_float{VECTOR_WIDTH}({x})"
-
-    @staticmethod
-    def sigmoid(x):
-        if not _vfloat(x):
-            raise NotVectorizable("sigmoid of a non-float")
-        return f"(1.0f / (1.0f + ocl_exp_float{VECTOR_WIDTH}(-({x}))))"
+    erf = _vmath("ocl_erf")
+    tanh = _vmath("ocl_tanh")
+    sigmoid = _vmath("ocl_sigmoid")
 
     @staticmethod
     def relu(x):
@@ -696,7 +679,7 @@ class OclVecOverrides(OclOverrides):
     @staticmethod
     def pow(a, b):
         uniform = getattr(getattr(V.kernel, "cse", None), "uniform", {})
-        if _vfloat(a) and str(a) in uniform and str(b) in uniform:
+        if getattr(a, "dtype", None) == torch.float32 and str(a) in uniform and str(b) in uniform:
             return OclOverrides.pow(a, b)  # computed by the wrapper, passed by value
         raise NotVectorizable("pow")
 
