@@ -223,6 +223,30 @@ def test_pow_tensor_and_inplace_forms():
         torch.nn.functional.gelu(torch.ones(2, device="ocl"), approximate="bad")
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, -2.0, 2.5, 1, 0])
+def test_pow_float_scalar_exponents(dtype, exponent):
+    # 2, 3, +-0.5, -1 and -2 take products, sqrt and division (as CPU's optimized kernel): the
+    # same values as CPU, signed zeros, infinities and NaN included; others OpenCL's pow.
+    special = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), -2.0, 1e-3,
+                            65504.0, -1.5]).to(dtype)
+    x = torch.cat([special, make((37,), dtype, -4.0, 4.0)])
+    check(lambda t: torch.pow(t, exponent), x)
+    check(lambda t: t[::3].pow(exponent), x)  # non-contiguous
+    check(lambda t: t.view(2, 23).t().clone().pow_(exponent), x)  # in place
+    check(lambda t: torch.pow(t[:0], exponent), x)  # empty
+    got = torch.empty(46, dtype=dtype, device="ocl")
+    with torch_ocl.strict():
+        torch.pow(x.to("ocl"), exponent, out=got)
+    torch.testing.assert_close(got.cpu(), torch.pow(x, exponent), equal_nan=True,
+                               **FLOAT_TOL[dtype])
+    if exponent in (2, 3, 0.5, -0.5, -1):
+        # the sign of a zero result, which a tolerance would not see
+        zeros = torch.pow(special[:2], exponent)
+        got_zeros = torch.pow(special[:2].to("ocl"), exponent).cpu()
+        assert torch.equal(torch.signbit(got_zeros), torch.signbit(zeros))
+
+
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
 def test_pow_integers(dtype):
     # CPU's powi: wrap-around on overflow, negative exponents give 1, +-1 or 0.
