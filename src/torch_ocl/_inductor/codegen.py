@@ -186,6 +186,7 @@ class OclKernel(SIMDKernel):
         # Vector pointwise kernel (CPU drivers): VECTOR_WIDTH elements per work item; 0 for the
         # other shapes. See vector_candidate.
         self.vec = 0
+        self.vec_red = False  # a vector reduction: x scalar per work item, r in chunks of vec
         self.vec_ids = itertools.count()
         self.vec_loads_idx: dict[str, str] = {}  # index expression -> its int16 variable
         self.vec_masks: list[str] = []  # the masks of the ops.masked bodies being generated
@@ -281,7 +282,9 @@ class OclKernel(SIMDKernel):
         (NotVectorizable) gives the scalar kernel instead."""
         from . import config
 
-        if not config.vector_pointwise or self.reducing or self.col_xl or self.idx_t != "int":
+        if self.reducing:
+            return self._vec_reduction_candidate()
+        if not config.vector_pointwise or self.col_xl or self.idx_t != "int":
             return False
         trees = [t for t in self.range_trees if not t.is_reduction]
         if len(trees) != 1 or trees[0].prefix != "x":
@@ -293,21 +296,55 @@ class OclKernel(SIMDKernel):
             return int(x) >= VECTOR_WIDTH
         return not self.in_combo
 
+    def _vec_reduction_candidate(self) -> bool:
+        """Whether to try this reduction kernel as a vector reduction: one work item per row
+        (rblock 1: CPU drivers), 32-bit indexing, one x and one r range.
+
+        The scalar row loop (config.sum_lanes accumulators) runs a work group's rows side by
+        side in ymm registers at best, and through gathers when the rows are contiguous. Here a
+        work item walks its row in chunks of VECTOR_WIDTH consecutive elements: vload16 of
+        each row's chunk, float16 math and accumulators, one horizontal combine per row after
+        the loop. Anything without a vector form (argmax, float64, a gather along the row)
+        gives the scalar kernel (NotVectorizable)."""
+        from . import config
+
+        if not (config.vector_reductions and self.inside_reduction and self.rblock == 1) \
+                or self.col_xl or self.idx_t != "int":
+            return False
+        if [t.prefix for t in self.range_trees] != ["x", "r0_"]:
+            return False
+        return True
+
     def enable_vector(self) -> None:
         self.vec = VECTOR_WIDTH
+        self.vec_red = self.reducing
         self.cse.vec = VECTOR_WIDTH
         self.overrides = OclVecOverrides
 
     @property
     def _vec_exact(self) -> bool:
-        """Every work item's VECTOR_WIDTH elements exist (a static size, a multiple of it)."""
-        x = self.numels["x"]
-        return isinstance(x, (int, sympy.Integer)) and int(x) % VECTOR_WIDTH == 0
+        """Every work item's VECTOR_WIDTH elements exist (a static size, a multiple of it):
+        x's for a pointwise kernel, a row's for a vector reduction."""
+        n = self.numels["r0_" if self.vec_red else "x"]
+        return isinstance(n, (int, sympy.Integer)) and int(n) % VECTOR_WIDTH == 0
+
+    @property
+    def _vec_full(self) -> str:
+        """The name of the flag that says a work item's (or a row chunk's) lanes all exist."""
+        return "rfull" if self.vec_red else "xfull"
+
+    def _vec_symbol(self, sym: sympy.Symbol) -> bool:
+        """Whether index variable ``sym`` differs across a vector's lanes (r's variables in a
+        vector reduction, where x's are one row's scalars; x's in a pointwise kernel)."""
+        return sym in self.range_tree_nodes and (
+            not self.vec_red or self.range_tree_nodes[sym].root.is_reduction)
 
     def _vec_lane_kind(self, sym: sympy.Symbol) -> str:
         """How x index variable ``sym`` varies over a work item's lanes (its first element is a
         multiple of VECTOR_WIDTH): "lane" (lane k is the first + k), "uniform" (the same in
         every lane) or "vector"."""
+        if not self._vec_symbol(sym):
+            return "uniform"
         node = self.range_tree_nodes[sym]
         e, xi, w = node.expr, node.root.symbol(), VECTOR_WIDTH
         if e == xi:
@@ -328,7 +365,8 @@ class OclKernel(SIMDKernel):
         int16 vectors (``vector``: no 64-bit size parameters in it) or scalars."""
         for node in sympy.preorder_traversal(expr):
             if isinstance(node, sympy.Symbol):
-                if node in self.range_tree_nodes or node.name in ("xindex", "xbase"):
+                if node in self.range_tree_nodes or node.name in ("xindex", "xbase",
+                                                                  "r0_index", "r0_base"):
                     continue
                 if not vector and symbol_is_type(node, (SymT.SIZE, SymT.PRECOMPUTED_SIZE)):
                     continue
@@ -347,7 +385,7 @@ class OclKernel(SIMDKernel):
         index = self.rename_indexing(index)
         self._vec_check_expr(index, vector=False)
         index = index.replace(Identity, lambda a: a)  # (a cat's index), or diff sees no x
-        xs = [v for v in index.free_symbols if v in self.range_tree_nodes]
+        xs = [v for v in index.free_symbols if self._vec_symbol(v)]
         kinds = {v: self._vec_lane_kind(v) for v in xs}
         first = sympy_subs(index, {v: sympy.Symbol(f"{v.name}_b", integer=True, nonnegative=True)
                                    for v in xs})
@@ -375,21 +413,37 @@ class OclKernel(SIMDKernel):
         return name
 
     def _vec_load(self, var: str, index: sympy.Expr, dtype: torch.dtype) -> str:
+        """A load of ``var`` at ``index`` as a vector value: float16 or int16 (a bool buffer's
+        uchar elements become -1/0)."""
+        is_bool = dtype == torch.bool
         vt = vec_type(dtype)
         kind, first = self._vec_access(index)
+        if kind == "vector" and self.vec_red:
+            # a gather along the row: the scalar kernel, whose work items run side by side, reads
+            # such rows (columns of a transposed input) better
+            raise NotVectorizable("a gather along a reduced row")
         fast = f"vload{VECTOR_WIDTH}(0, {var} + ({first}))"
+        if is_bool:
+            fast = f"(convert_int{VECTOR_WIDTH}({fast}) != 0)"
 
         def gather(guard: str | None = None) -> str:
             """Lane by lane through an int16 index; with ``guard``, only lanes whose masks
             (``guard`` with the lane's component) hold read, the others are 0."""
             idx = self._vec_index(self.loads, index)
             zero = "0.0f" if dtype == torch.float32 else "0"
-            lanes = [f"{var}[{idx}.s{k:x}]" for k in range(VECTOR_WIDTH)]
+            cast = "(int)" if is_bool else ""
+            lanes = [f"{cast}{var}[{idx}.s{k:x}]" for k in range(VECTOR_WIDTH)]
             if guard is not None:
                 lanes = [f"({guard.format(k=f's{k:x}')}) ? {v} : {zero}"
                          for k, v in enumerate(lanes)]
-            return f"(({vt})(" + ", ".join(lanes) + "))"
+            out = f"(({vt})(" + ", ".join(lanes) + "))"
+            return f"({out} != 0)" if is_bool else out
 
+        uniform = f"(-({vt})({var}[{first}] != 0))" if is_bool else f"(({vt})({var}[{first}]))"
+        if kind == "uniform":
+            # one element for every lane (inside ops.masked too: the body runs where some lane
+            # holds the mask, and every lane's address is that lane's)
+            return uniform
         if self.vec_masks:
             # inside ops.masked: a lane reads only where every enclosing mask holds. Lanes that
             # all hold it (most of a cat's or a pad's work items) read without a guard each.
@@ -398,16 +452,21 @@ class OclKernel(SIMDKernel):
             if kind != "lane":
                 return f"(({whole}) ? {gather()} : {gather(guard)})"
             if not self._vec_exact:
-                whole = f"xfull && {whole}"
+                whole = f"{self._vec_full} && {whole}"
             return f"(({whole}) ? {fast} : {gather(guard)})"
-        if kind == "uniform":
-            return f"(({vt})({var}[{first}]))"
         if kind == "vector":
             return gather()
-        return fast if self._vec_exact else f"(xfull ? {fast} : {gather()})"
+        return fast if self._vec_exact else f"({self._vec_full} ? {fast} : {gather()})"
 
-    def _vec_store(self, var: str, index: sympy.Expr, value: CSEVariable) -> str:
+    def _vec_store(self, var: str, index: sympy.Expr, value: CSEVariable,
+                   dtype: torch.dtype) -> str:
         kind, first = self._vec_access(index)
+        if kind == "vector" and self.vec_red:
+            raise NotVectorizable("a scatter along a reduced row")
+        if dtype == torch.bool:  # -1/0 -> uchar 1/0
+            if kind == "uniform" and self.vec_red:
+                return f"{var}[{first}] = (uchar)({value}.s0 != 0);"
+            value = f"convert_uchar{VECTOR_WIDTH}(-({value}))"
 
         def scatter() -> str:
             b = IndentedBuffer()
@@ -415,10 +474,12 @@ class OclKernel(SIMDKernel):
             return "{ " + b.getvalue().strip() + " " + " ".join(
                 f"{var}[{idx}.s{k:x}] = {value}.s{k:x};" for k in range(VECTOR_WIDTH)) + " }"
 
+        if kind == "uniform" and self.vec_red:
+            return f"{var}[{first}] = {value}.s0;"  # a row's result: every lane holds it
         if kind != "lane":
             return scatter()
         fast = f"vstore{VECTOR_WIDTH}({value}, 0, {var} + ({first}));"
-        return fast if self._vec_exact else f"if (xfull) {fast} else {scatter()}"
+        return fast if self._vec_exact else f"if ({self._vec_full}) {fast} else {scatter()}"
 
     def dtype_to_str(self, dtype: torch.dtype) -> str:
         return var_type(dtype)
@@ -458,7 +519,7 @@ class OclKernel(SIMDKernel):
         index = self.prepare_indexing(index)
         _check_buffer_dtype(name, dtype)
         if self.vec:
-            if dtype not in (torch.float32, torch.int32):
+            if dtype not in (torch.float32, torch.int32, torch.bool):
                 raise NotVectorizable(f"a load of {dtype}")
             return self.cse.generate(self.loads, self._vec_load(var, index, dtype), dtype=dtype)
         line = _info(dtype)["load"].replace("@P", var).replace("@I", self.index_to_str(index))
@@ -474,11 +535,17 @@ class OclKernel(SIMDKernel):
         _check_buffer_dtype(name, dtype)
         info = _info(dtype)
         if self.vec:
-            if mode is not None or dtype not in (torch.float32, torch.int32):
+            if mode is not None or dtype not in (torch.float32, torch.int32, torch.bool):
                 raise NotVectorizable(f"a store of {dtype} (mode {mode})")
             if getattr(value, "dtype", None) != dtype:
                 raise NotVectorizable(f"a store of {getattr(value, 'dtype', None)} as {dtype}")
-            self.stores.writeline(DeferredLine(name, self._vec_store(var, index, value)))
+            line = DeferredLine(name, self._vec_store(var, index, value, dtype))
+            if self.inside_reduction and self._rtree is not None:
+                self.compute.writeline(line)
+            elif self._rtree is not None:
+                self.reduction_stores.writeline(line)
+            else:
+                self.stores.writeline(line)
             return
         if mode == "atomic_add":
             # Scatter-add (index_put accumulate, embedding backward): OpenCL 1.2 has 32-bit
@@ -594,6 +661,8 @@ class OclKernel(SIMDKernel):
 
     def _reduction_nocache(self, dtype, src_dtype, reduction_type, value):
         assert self.inside_reduction
+        if self.vec:
+            return self._vec_reduction(dtype, src_dtype, reduction_type, value)
         w = self.compute
         acc_dtype = (
             torch.float32 if src_dtype in (torch.float16, torch.bfloat16) else src_dtype
@@ -766,17 +835,112 @@ class OclKernel(SIMDKernel):
             f"torch-ocl's compiled path does not support the {reduction_type!r} reduction yet"
         )
 
+    def _vec_hreduce(self, acc: str, base: str, op: str) -> str:
+        """The expression that combines the lanes of vector ``acc`` (of ``base`` elements) with
+        ``op`` (a format over {a} and {b}), halving the width each step."""
+        n = next(self.acc_ids)
+        cur, width = acc, VECTOR_WIDTH
+        while width > 2:
+            width //= 2
+            name = f"h{n}_{width}"
+            self.post_loop.writeline(
+                f"const {base}{width} {name} = {op.format(a=cur + '.lo', b=cur + '.hi')};")
+            cur = name
+        return op.format(a=f"{cur}.s0", b=f"{cur}.s1")
+
+    def _vec_result(self, expr: str, dtype: torch.dtype) -> CSEVariable:
+        """A row's result as a vector value (every lane the same), for the code after the loop."""
+        var = self.cse.newvar(dtype=dtype)
+        vt = vec_type(dtype)
+        self.post_loop.writeline(f"const {vt} {var} = ({vt})({expr});")
+        self.outside_loop_vars.add(var)
+        return var
+
+    def _vec_reduction(self, dtype, src_dtype, reduction_type, value):
+        """A reduction of a vector reduction kernel: an accumulator per lane (float16/int16),
+        combined across the lanes after the loop. In a row's last, partial chunk the lanes past
+        the end repeat its last element (OclKernel.codegen_body): max, min and any take them
+        as they are, sum and Welford mask them out with ``r0_valid``."""
+        w, W = self.compute, VECTOR_WIDTH
+        vdtype = getattr(value, "dtype", None) if not isinstance(value, tuple) else None
+        i = next(self.acc_ids)
+        if reduction_type in ("sum", "max", "min"):
+            if src_dtype not in (torch.float32, torch.int32) or vdtype != src_dtype or (
+                    reduction_type == "sum" and src_dtype != torch.float32):
+                raise NotVectorizable(f"a {reduction_type} of {src_dtype}")
+            is_float = src_dtype == torch.float32
+            base = "float" if is_float else "int"
+            vt = f"{base}{W}"
+            acc = f"vacc{i}"
+            if reduction_type == "sum":
+                self.pre_loop.writeline(f"{vt} {acc} = ({vt})(0);")
+                w.writeline(f"{acc} += select(({vt})(0), {value}, r0_valid);")
+                res = self._vec_hreduce(acc, base, "({a} + {b})")
+                return self._vec_result(res, dtype)
+            cmp = ">" if reduction_type == "max" else "<"
+            if is_float:
+                init = "-INFINITY" if reduction_type == "max" else "INFINITY"
+            else:
+                init = "INT_MIN" if reduction_type == "max" else "INT_MAX"
+            self.pre_loop.writeline(f"{vt} {acc} = ({vt})({init});")
+            w.writeline(f"{acc} = select({acc}, {value}, {value} {cmp} {acc});")
+            fn = ("fmax" if is_float else "max") if reduction_type == "max" else (
+                "fmin" if is_float else "min")
+            res = self._vec_hreduce(acc, base, fn + "({a}, {b})")
+            if is_float:
+                # NaN wins, as in eager: a lane flag beside the plain select
+                nan = f"vnan{i}"
+                self.pre_loop.writeline(f"int{W} {nan} = (int{W})(0);")
+                w.writeline(f"{nan} |= ({value} != {value});")
+                res = f"(any({nan}) ? NAN : {res})"
+            return self._vec_result(res, dtype)
+        if reduction_type == "any":
+            if vdtype != torch.bool:
+                raise NotVectorizable(f"any of {vdtype}")
+            acc = f"vacc{i}"
+            self.pre_loop.writeline(f"int{W} {acc} = (int{W})(0);")
+            w.writeline(f"{acc} |= {value};")
+            return self._vec_result(f"(any({acc}) ? -1 : 0)", dtype)
+        if reduction_type == "welford_reduce":
+            if vdtype != torch.float32:
+                raise NotVectorizable(f"welford_reduce of {vdtype}")
+            vt = f"float{W}"
+            m, m2, wt, d = f"vwm{i}", f"vwm2_{i}", f"vww{i}", f"vwd{i}"
+            for name in (m, m2, wt):
+                self.pre_loop.writeline(f"{vt} {name} = ({vt})(0);")
+            zero = f"({vt})(0)"
+            # In whole chunks every lane has the same weight: one scalar division, not 16.
+            w.writelines([
+                f"{wt} += select({zero}, ({vt})(1), r0_valid);",
+                f"const {vt} {d} = {value} - {m};",
+                f"const {vt} {d}r = rfull ? ({vt})(1.0f / {wt}.s0) : ({vt})(1.0f) / {wt};",
+                f"{m} += select({zero}, {d} * {d}r, r0_valid);",
+                f"{m2} += select({zero}, {d} * ({value} - {m}), r0_valid);",
+            ])
+            p = self.post_loop
+            sm, sm2, sw = f"wm{i}", f"wm2_{i}", f"ww{i}"
+            p.writeline(f"float {sm} = {m}.s0, {sm2} = {m2}.s0, {sw} = {wt}.s0;")
+            for k in range(1, W):
+                c = f".s{k:x}"
+                p.writeline(f"OCL_WELFORD_COMBINE(float, {sm}, {sm2}, {sw}, "
+                            f"{m}{c}, {m2}{c}, {wt}{c})")
+            return tuple(self._vec_result(v, torch.float32) for v in (sm, sm2, sw))
+        raise NotVectorizable(f"a {reduction_type} reduction")
+
     # ---- structure ------------------------------------------------------------------------
 
     def codegen_iteration_ranges_entry(self, entry: IterationRangesEntry) -> None:
-        if self.vec:
+        if self.vec and (not self.vec_red or entry.root.is_loop):
             # per lane (int16) and, for addresses of consecutive or uniform lanes, lane 0's
+            # (a vector reduction's r variables: at the chunk's first element)
             expr = self.rename_indexing(entry.expr)
             self._vec_check_expr(expr, vector=True)
-            self.body.writeline(f"const int{VECTOR_WIDTH} {entry.name} = {self.sexpr(expr)};")
-            first = sympy_subs(expr, {entry.root.symbol(): sympy.Symbol("xbase", integer=True,
+            buf = self.indexing_code if self.vec_red else self.body
+            buf.writeline(f"const int{VECTOR_WIDTH} {entry.name} = {self.sexpr(expr)};")
+            base = "r0_base" if self.vec_red else "xbase"
+            first = sympy_subs(expr, {entry.root.symbol(): sympy.Symbol(base, integer=True,
                                                                         nonnegative=True)})
-            self.body.writeline(f"const int {entry.name}_b = {self.sexpr(first)};")
+            buf.writeline(f"const int {entry.name}_b = {self.sexpr(first)};")
             return
         line = f"const {self.idx_t} {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};"
         if entry.root.is_loop:
@@ -799,6 +963,33 @@ class OclKernel(SIMDKernel):
                 b.splice(buf)
         b.writeline("}")
 
+    def _vec_row_loop(self, loop_body) -> None:
+        """A vector reduction's loop stage: the row in whole chunks of VECTOR_WIDTH, then the
+        partial chunk, if any, with its lanes past the end clamped to the last element and
+        marked in ``r0_valid`` (the same code: in whole chunks the flags are constants)."""
+        b, W = self.body, VECTOR_WIDTH
+        lanes = f"(int{W})({', '.join(str(k) for k in range(W))})"
+        b.writeline("{  // one loop stage over the row, in chunks of its elements")
+        b.writeline("int r0_base = 0;")
+        b.writeline(f"for (; r0_base + {W} <= r0_numel; r0_base += {W}) {{")
+        with b.indent():
+            b.writeline(f"const int{W} r0_index = r0_base + {lanes};")
+            b.writeline(f"const int{W} r0_valid = (int{W})(-1);")
+            b.writeline("const bool rfull = true;")
+            for buf in loop_body:
+                b.splice(buf)
+        b.writeline("}")
+        if not self._vec_exact:
+            b.writeline("if (r0_base < r0_numel) {")
+            with b.indent():
+                b.writeline(f"const int{W} r0_index = min(r0_base + {lanes}, (int)(r0_numel - 1));")
+                b.writeline(f"const int{W} r0_valid = (r0_base + {lanes}) < (int)r0_numel;")
+                b.writeline("const bool rfull = false;")
+                for buf in loop_body:
+                    b.splice(buf)
+            b.writeline("}")
+        b.writeline("}")
+
     def codegen_body(self) -> None:
         if not (self.loads or self.compute or self.stores or self.post_loop or self.pre_loop
                 or self.reduction_stores):
@@ -806,7 +997,9 @@ class OclKernel(SIMDKernel):
         if self.inside_reduction and self._rtree is not None:
             self.body.splice(self.pre_loop)
             loop_body = [self.indexing_code, self.loads, self.compute, self.stores]
-            if self.col_xl:
+            if self.vec_red:
+                self._vec_row_loop(loop_body)
+            elif self.col_xl:
                 # Column shape: the rows once, each row's lanes in an inner loop.
                 self.body.writeline(
                     f"for ({self.idx_t} r0_index = 0; r0_index < r0_numel; ++r0_index) {{"
@@ -870,6 +1063,7 @@ class OclKernel(SIMDKernel):
         for buf in (self.indexing_code, self.loads, self.compute, self.stores, self.pre_loop,
                     self.post_loop, self.reduction_stores):
             buf.clear()
+        self.vec_loads_idx.clear()  # their declarations were in the loads just written
 
     def _numel_args(self) -> list[tuple[str, sympy.Expr]]:
         out = []
@@ -972,7 +1166,7 @@ class OclKernel(SIMDKernel):
 
     def work_items(self, xnumel: str) -> str:
         """The number of work items the kernel needs, given the wrapper's xnumel expression."""
-        if self.vec:
+        if self.vec and not self.vec_red:
             return str(-(-int(xnumel) // self.vec))  # static in combo kernels
         return str(int(xnumel) // self.col_xl) if self.col_xl else xnumel
 
@@ -1008,7 +1202,7 @@ class OclKernel(SIMDKernel):
             if self._rtree is not None and self.inside_reduction and self.rblock > 1:
                 code.writeline(f"const {self.idx_t} xindex = ({self.idx_t})get_group_id(0);")
                 code.writeline("const int r0_lid = (int)get_local_id(0);")
-            elif self.vec:
+            elif self.vec and not self.vec_red:
                 # VECTOR_WIDTH elements per work item; past the end (a size that is not a
                 # multiple), lanes repeat the last element: every address stays in range and
                 # the repeated stores write the last element's own value again
@@ -1059,7 +1253,7 @@ class OclKernel(SIMDKernel):
         elif self.col_xl:
             # a work group per work item: few work items, and each core should get some
             loc, glob = 1, str(int(x) // self.col_xl)
-        elif self.vec:
+        elif self.vec and not self.vec_red:
             loc, w = _VEC_LOCAL, self.vec
             glob = (str((-(-int(x) // w) + loc - 1) // loc * loc) if static
                     else f"((({x}) + {w - 1}) // {w} + {loc - 1}) // {loc} * {loc}")
@@ -1179,7 +1373,7 @@ class OclScheduling(SIMDScheduling):
             except NotVectorizable as e:
                 log.debug("torch-ocl: scalar kernel (%s)", e)
             except Exception as e:  # a bug of the vector form must not fail the compile
-                log.warning("torch-ocl: the vector form of a pointwise kernel failed (%s: %s); "
+                log.warning("torch-ocl: the vector form of a kernel failed (%s: %s); "
                             "generating it scalar", type(e).__name__, e)
             else:
                 kernel.__dict__.update(trial.__dict__)
@@ -1274,7 +1468,8 @@ class OclScheduling(SIMDScheduling):
                 names += shared[key]
             # xnumel is the first of the numels, after the buffers and size variables
             xnumel = names[[n for _, n in kernel._params()].index("xnumel")]
-            if kernel.col_xl or kernel.vec:  # a static size: the work items as a literal
+            if kernel.col_xl or (kernel.vec and not kernel.vec_red):
+                # a static size: the work items as a literal
                 x = kernel.work_items(x)
                 xnumel = f"{x}L"
             numels.append(x)

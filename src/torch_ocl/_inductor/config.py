@@ -22,6 +22,10 @@ column_lanes: int = 64
 # where every op and access has a vector form (codegen.OclKernel.vector_candidate); False
 # keeps one element per work item.
 vector_pointwise: bool = True
+# Reductions with one work item per row (CPU drivers) as vector code: the row in chunks of 16
+# elements, float16 accumulators combined across lanes after the loop (sum, max, min, any,
+# Welford), where every op and access has a vector form; False keeps the scalar row loop.
+vector_reductions: bool = True
 # Float sums with one work item per row: this many accumulators (1: a single chain of adds).
 sum_lanes: int = 8
 # mm/addmm/bmm with at most this many multiply-adds (static sizes, float32/float64) lower as

@@ -540,8 +540,8 @@ VECTOR_WIDTH = 16
 
 
 class NotVectorizable(Exception):
-    """Raised while a pointwise kernel is generated as vectors (codegen.OclKernel.vec) at the
-    first thing that has no vector form; the kernel is then generated scalar."""
+    """Raised while a kernel is generated as vectors (codegen.OclKernel.vec) at the first thing
+    that has no vector form; the kernel is then generated scalar."""
 
 
 def vec_type(dtype: torch.dtype | None, bounds=None) -> str:
@@ -576,7 +576,7 @@ _VEC_SAME = {
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "and_", "or_", "xor",
     "libdevice_sqrt",
-    "libdevice_log", "libdevice_abs", "identity",
+    "libdevice_log", "libdevice_abs", "identity", "square",
 }
 
 
@@ -593,7 +593,7 @@ def _vmath(name: str):
 
 
 class OclVecOverrides(OclOverrides):
-    """OclOverrides for vector pointwise kernels: values are float16/int16 (vec_type)."""
+    """OclOverrides for vector kernels: values are float16/int16 (vec_type)."""
 
     @staticmethod
     def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
@@ -606,6 +606,13 @@ class OclVecOverrides(OclOverrides):
             raise NotVectorizable(f"to_dtype {src} -> {dtype}")
         if src == torch.bool:
             x = f"(-({x}))"  # -1 -> 1
+            if dtype == torch.int64:
+                # 0 or 1: an int16 whatever bounds Inductor knows (none in reductions' bodies)
+                from torch.utils._sympy.value_ranges import ValueRanges
+
+                k = V.kernel
+                return k.cse.generate(k.compute, f"({x})", bounds=ValueRanges(0, 1),
+                                      dtype=torch.int64)
         if src == dtype or (src in ints and dtype in ints):
             return f"({x})"
         return f"convert_{'float' if dtype == torch.float32 else 'int'}{VECTOR_WIDTH}({x})"
@@ -626,10 +633,12 @@ class OclVecOverrides(OclOverrides):
         k = V.kernel
         index = k.rename_indexing(k.prepare_indexing(expr))
         k._vec_check_expr(index, vector=True)
+        # (a vector reduction's x variables are scalars: the cast makes every index a vector)
+        text = f"((int{VECTOR_WIDTH})({k.sexpr(index)}))"
         if dtype in (torch.int32, torch.int64):
-            return f"({k.sexpr(index)})"
+            return text
         if dtype == torch.float32:
-            return f"convert_float{VECTOR_WIDTH}({k.sexpr(index)})"
+            return f"convert_float{VECTOR_WIDTH}({text})"
         raise NotVectorizable(f"index_expr as {dtype}")
 
     @staticmethod
@@ -682,6 +691,43 @@ class OclVecOverrides(OclOverrides):
         if getattr(a, "dtype", None) == torch.float32 and str(a) in uniform and str(b) in uniform:
             return OclOverrides.pow(a, b)  # computed by the wrapper, passed by value
         raise NotVectorizable("pow")
+
+
+def _vec_operand(x, other_dtype):
+    """Operand ``x`` of a binary op whose other operand is of ``other_dtype``, converted as C
+    would convert a scalar: vectors of different element types do not mix, and a bool's -1 is
+    a 1 in arithmetic."""
+    dtype = getattr(x, "dtype", None)
+    if dtype == other_dtype or other_dtype is None or dtype is None:
+        return x
+    if dtype == torch.bool:
+        x = f"(-({x}))"
+    if other_dtype == torch.float32 and dtype != torch.float32:
+        return f"convert_float{VECTOR_WIDTH}({x})"
+    return x
+
+
+def _vec_mixed(name: str, *operands: int):
+    """A _VEC_SAME op whose ``operands`` (positions) may differ in dtype (a float divided by an
+    int index, an int plus a bool): each converted to the other's kind first."""
+    base = getattr(OclOverrides, name)
+
+    def fn(*args):
+        args = list(args)
+        i, j = operands
+        a, b = args[i], args[j]
+        da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
+        if da != db and torch.float32 in (da, db) or torch.bool in (da, db) and da != db:
+            args[i], args[j] = _vec_operand(a, db), _vec_operand(b, da)
+        return base(*args)
+
+    return staticmethod(fn)
+
+
+for _name in ("add", "sub", "mul", "truediv", "maximum", "minimum", "eq", "ne", "lt", "le",
+              "gt", "ge", "atan2", "copysign", "hypot"):
+    setattr(OclVecOverrides, _name, _vec_mixed(_name, 0, 1))
+OclVecOverrides.where = _vec_mixed("where", 1, 2)
 
 
 def _install_vec_unsupported() -> None:
