@@ -107,6 +107,7 @@ log = logging.getLogger(__name__)
 
 _POINTWISE_LOCAL = 256
 _VEC_LOCAL = 64  # work items (of VECTOR_WIDTH elements each) per group of a vector kernel
+_COL_ROW_LANES = 4  # rows whose updates a vector column reduction keeps apart (accumulators)
 _ROW_LOCAL = 64  # rows per work group when each work item reduces a row (CPU drivers)
 # Column-shaped reductions with more elements than this run alone (OclKernel.flat).
 _COL_COMBO_MAX_ELEMENTS = 1 << 18
@@ -187,6 +188,8 @@ class OclKernel(SIMDKernel):
         # other shapes. See vector_candidate.
         self.vec = 0
         self.vec_red = False  # a vector reduction: x scalar per work item, r in chunks of vec
+        # a vector column reduction: x in lanes (vec consecutive columns), r a scalar loop
+        self.vec_col = False
         self.vec_ids = itertools.count()
         self.vec_loads_idx: dict[str, str] = {}  # index expression -> its int16 variable
         self.vec_masks: list[str] = []  # the masks of the ops.masked bodies being generated
@@ -283,6 +286,10 @@ class OclKernel(SIMDKernel):
         from . import config
 
         if self.reducing:
+            if self.col_xl:
+                # the column shape (_column_lanes) with its columns as the lanes of a vector
+                return (config.vector_reductions and self.idx_t == "int"
+                        and int(self.numels["x"]) % VECTOR_WIDTH == 0)
             return self._vec_reduction_candidate()
         if not config.vector_pointwise or self.col_xl or self.idx_t != "int":
             return False
@@ -317,7 +324,10 @@ class OclKernel(SIMDKernel):
 
     def enable_vector(self) -> None:
         self.vec = VECTOR_WIDTH
-        self.vec_red = self.reducing
+        if self.col_xl:
+            self.vec_col, self.col_xl = True, 0
+        else:
+            self.vec_red = self.reducing
         self.cse.vec = VECTOR_WIDTH
         self.overrides = OclVecOverrides
 
@@ -335,9 +345,11 @@ class OclKernel(SIMDKernel):
 
     def _vec_symbol(self, sym: sympy.Symbol) -> bool:
         """Whether index variable ``sym`` differs across a vector's lanes (r's variables in a
-        vector reduction, where x's are one row's scalars; x's in a pointwise kernel)."""
-        return sym in self.range_tree_nodes and (
-            not self.vec_red or self.range_tree_nodes[sym].root.is_reduction)
+        vector reduction, where x's are one row's scalars; x's in pointwise kernels and vector
+        column reductions, where r's are the loop's scalars)."""
+        if sym not in self.range_tree_nodes:
+            return False
+        return self.range_tree_nodes[sym].root.is_reduction == self.vec_red
 
     def _vec_lane_kind(self, sym: sympy.Symbol) -> str:
         """How x index variable ``sym`` varies over a work item's lanes (its first element is a
@@ -864,6 +876,8 @@ class OclKernel(SIMDKernel):
         w, W = self.compute, VECTOR_WIDTH
         vdtype = getattr(value, "dtype", None) if not isinstance(value, tuple) else None
         i = next(self.acc_ids)
+        if self.vec_col:
+            return self._vec_col_reduction(dtype, src_dtype, reduction_type, value, vdtype, i)
         if reduction_type in ("sum", "max", "min"):
             if src_dtype not in (torch.float32, torch.int32) or vdtype != src_dtype or (
                     reduction_type == "sum" and src_dtype != torch.float32):
@@ -927,12 +941,77 @@ class OclKernel(SIMDKernel):
             return tuple(self._vec_result(v, torch.float32) for v in (sm, sm2, sw))
         raise NotVectorizable(f"a {reduction_type} reduction")
 
+    def _vec_col_reduction(self, dtype, src_dtype, reduction_type, value, vdtype, i):
+        """A reduction of a vector column reduction: each lane is its own column's accumulator
+        (no combine across lanes; the lanes past a partial last vector repeat the last column
+        and store its own result again). Sums, max, min and any keep _COL_ROW_LANES
+        accumulators, one per row of a block of rows (r0_lane, codegen_body), so that
+        consecutive rows' updates do not wait for each other; combined pairwise after the
+        loop."""
+        w, W, n = self.compute, VECTOR_WIDTH, _COL_ROW_LANES
+        self.uses_lanes = True
+
+        def lanes(vt: str, init: str) -> str:
+            arr = f"vacc{i}_{next(self.acc_ids)}"
+            self.pre_loop.writeline(f"{vt} {arr}[{n}] = {{{', '.join([f'({vt})({init})'] * n)}}};")
+            return arr
+
+        if reduction_type in ("sum", "max", "min"):
+            if src_dtype not in (torch.float32, torch.int32) or vdtype != src_dtype or (
+                    reduction_type == "sum" and src_dtype != torch.float32):
+                raise NotVectorizable(f"a {reduction_type} of {src_dtype}")
+            is_float = src_dtype == torch.float32
+            vt = f"{'float' if is_float else 'int'}{W}"
+            if reduction_type == "sum":
+                acc = lanes(vt, "0")
+                w.writeline(f"{acc}[r0_lane] += {value};")
+                return self._vec_result(self._pairwise(acc, 0, n), dtype)
+            cmp = ">" if reduction_type == "max" else "<"
+            if is_float:
+                init = "-INFINITY" if reduction_type == "max" else "INFINITY"
+            else:
+                init = "INT_MIN" if reduction_type == "max" else "INT_MAX"
+            acc = lanes(vt, init)
+            lane = f"{acc}[r0_lane]"
+            w.writeline(f"{lane} = select({lane}, {value}, {value} {cmp} {lane});")
+            best = self._pairwise(acc, 0, n, f"select({{a}}, {{b}}, {{b}} {cmp} {{a}})")
+            if not is_float:
+                return self._vec_result(best, dtype)
+            nan = lanes(f"int{W}", "0")  # NaN wins, as in eager
+            w.writeline(f"{nan}[r0_lane] |= ({value} != {value});")
+            return self._vec_result(
+                f"select({best}, ({vt})(NAN), {self._pairwise(nan, 0, n, '({a} | {b})')})",
+                dtype)
+        if reduction_type == "any":
+            if vdtype != torch.bool:
+                raise NotVectorizable(f"any of {vdtype}")
+            acc = lanes(f"int{W}", "0")
+            w.writeline(f"{acc}[r0_lane] |= {value};")
+            return self._vec_result(self._pairwise(acc, 0, n, "({a} | {b})"), dtype)
+        if reduction_type == "welford_reduce":
+            if vdtype != torch.float32:
+                raise NotVectorizable(f"welford_reduce of {vdtype}")
+            vt = f"float{W}"
+            m, m2, cnt, d = f"vwm{i}", f"vwm2_{i}", f"vwn{i}", f"vwd{i}"
+            for name in (m, m2):
+                self.pre_loop.writeline(f"{vt} {name} = ({vt})(0);")
+            self.pre_loop.writeline(f"float {cnt} = 0.0f;")  # every lane's weight
+            w.writelines([
+                f"{cnt} += 1.0f;",
+                f"const {vt} {d} = {value} - {m};",
+                f"{m} += {d} * (1.0f / {cnt});",
+                f"{m2} += {d} * ({value} - {m});",
+            ])
+            return tuple(self._vec_result(v, torch.float32) for v in (m, m2, cnt))
+        raise NotVectorizable(f"a {reduction_type} reduction")
+
     # ---- structure ------------------------------------------------------------------------
 
     def codegen_iteration_ranges_entry(self, entry: IterationRangesEntry) -> None:
-        if self.vec and (not self.vec_red or entry.root.is_loop):
+        if self.vec and (entry.root.is_loop if self.vec_red else not entry.root.is_reduction):
             # per lane (int16) and, for addresses of consecutive or uniform lanes, lane 0's
-            # (a vector reduction's r variables: at the chunk's first element)
+            # (a vector reduction's r variables: at the chunk's first element; a vector column
+            # reduction's r variables are the loop's scalars)
             expr = self.rename_indexing(entry.expr)
             self._vec_check_expr(expr, vector=True)
             buf = self.indexing_code if self.vec_red else self.body
@@ -999,6 +1078,29 @@ class OclKernel(SIMDKernel):
             loop_body = [self.indexing_code, self.loads, self.compute, self.stores]
             if self.vec_red:
                 self._vec_row_loop(loop_body)
+            elif self.vec_col:
+                # blocks of _COL_ROW_LANES rows (the body once per row of the block, with one
+                # accumulator per row), then the rest
+                b, n = self.body, _COL_ROW_LANES
+                b.writeline("{  // one loop stage over the rows")
+                b.writeline("int r0_base = 0;")
+                b.writeline(f"for (; r0_base + {n} <= r0_numel; r0_base += {n}) {{")
+                with b.indent():
+                    for k in range(n):  # unrolled here: a loop kept the arrays in memory
+                        b.writeline(f"{{ const int r0_lane = {k}; "
+                                    f"const int r0_index = r0_base + {k};")
+                        with b.indent():
+                            for buf in loop_body:
+                                b.splice(buf)
+                        b.writeline("}")
+                b.writeline("}")
+                b.writeline("for (int r0_index = r0_base; r0_index < r0_numel; ++r0_index) {")
+                with b.indent():
+                    b.writeline("const int r0_lane = 0;")
+                    for buf in loop_body:
+                        b.splice(buf)
+                b.writeline("}")
+                b.writeline("}")
             elif self.col_xl:
                 # Column shape: the rows once, each row's lanes in an inner loop.
                 self.body.writeline(
@@ -1153,7 +1255,7 @@ class OclKernel(SIMDKernel):
     def flat(self) -> bool:
         """One work item per x index (pointwise kernels, and reductions with one work item per
         row): such kernels can run side by side in one combo kernel."""
-        if self.col_xl:
+        if self.col_xl or self.vec_col:
             # A column-shaped reduction joins a combo kernel while it is small: there its work
             # items share one work group (one thread of a CPU driver); a large one runs alone,
             # a work group per work item.
@@ -1250,9 +1352,9 @@ class OclKernel(SIMDKernel):
         if self._rtree is not None and self.inside_reduction and self.rblock > 1:
             loc = self.rblock
             glob = str(int(x) * loc) if static else f"({x}) * {loc}"
-        elif self.col_xl:
+        elif self.col_xl or self.vec_col:
             # a work group per work item: few work items, and each core should get some
-            loc, glob = 1, str(int(x) // self.col_xl)
+            loc, glob = 1, str(int(x) // (self.col_xl or self.vec))
         elif self.vec and not self.vec_red:
             loc, w = _VEC_LOCAL, self.vec
             glob = (str((-(-int(x) // w) + loc - 1) // loc * loc) if static
