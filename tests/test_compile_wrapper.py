@@ -64,6 +64,20 @@ def test_pointwise_and_reduction_wrapper_matches_cpu():
         torch.testing.assert_close(got.cpu(), want, **TOL)
 
 
+def test_zero_size_and_0d_inputs():
+    def f(a, s, z):
+        return a * s + 1, torch.cat([z, a]) * 2, (z + 1).sum(0)
+
+    cpu = (torch.randn(3, 4), torch.tensor(1.5), torch.empty(0, 4))
+    out, (code,) = compiled_code(f, *[t.to("ocl") for t in cpu])
+    line = next(ln for ln in code.splitlines() if "ocl_assert_inputs((" in ln)
+    # The 0-d input is checked; the empty one is not (as Inductor: strides of empty tensors).
+    assert "(arg0_1, arg1_1,)" in line and "((), ())" in line, line
+    check_wrapper(code)
+    for got, want in zip(out, f(*cpu)):
+        torch.testing.assert_close(got.cpu(), want, **TOL)
+
+
 def test_training_step_graphs_each_have_one_assert():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.GELU(), torch.nn.LayerNorm(16),
