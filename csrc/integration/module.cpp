@@ -16,12 +16,13 @@ namespace py = pybind11;
 
 namespace torch_ocl {
 
-void registerHooks();                  // hooks.cpp
-void bindRawBench(py::module_& m);     // raw_bench.cpp
-void bindUserKernels(py::module_& m);  // user_kernels.cpp
-void bindGemm(py::module_& m);         // gemm_bindings.cpp
-void bindDistributed(py::module_& m);  // distributed/bindings.cpp
-void bindProfiler(py::module_& m);     // profiler.cpp
+void registerHooks();                     // hooks.cpp
+void bindRawBench(py::module_& m);        // raw_bench.cpp
+void bindUserKernels(py::module_& m);     // user_kernels.cpp
+void bindGemm(py::module_& m);            // gemm_bindings.cpp
+void bindDistributed(py::module_& m);     // distributed/bindings.cpp
+void bindProfiler(py::module_& m);        // profiler.cpp
+void bindWrapperHelpers(py::module_& m);  // wrapper_helpers.cpp
 
 namespace {
 
@@ -216,4 +217,5 @@ PYBIND11_MODULE(_C, m) {
   bindGemm(m);
   bindDistributed(m);
   bindProfiler(m);
+  bindWrapperHelpers(m);
 }

@@ -35,7 +35,7 @@ from torch._inductor.codegen.common import (
     PythonPrinter,
 )
 from torch._inductor.codegen.simd import IterationRangesEntry, SIMDKernel, SIMDScheduling
-from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
 from torch._inductor.utils import get_kernel_metadata, sympy_subs
 from torch._inductor.virtualized import V
 from torch.utils._ordered_set import OrderedSet
@@ -1733,17 +1733,105 @@ def _spliced_helpers() -> str:
     return code.getvalue()
 
 
-class OclWrapperCodegen(PythonWrapperCodegen):
+class _OclWrapperHostCode:
+    """What the graph wrappers of ocl graphs (the module's ``call``, graph partitions, control
+    flow subgraphs) do on the host each step, in fewer Python-level calls than Inductor's:
+
+    - all input size/stride asserts of a graph as one ``ocl_assert_inputs(...)`` line at the
+      top of the function (one C++ call, ~0.35 us per input before), instead of one
+      ``assert_size_stride`` line per input before the first kernel that reads it;
+    - ocl allocations through ``empty_strided_ocl`` (torch_ocl._C._empty_strided_ocl), as CUDA's
+      go through ``empty_strided_cuda``, instead of ``empty_strided(..., device='ocl', dtype=)``
+      and its argument parser (~1.1 us each)."""
+
+    def _ocl_header(self) -> bool:
+        """Whether the module's header (the root wrapper's) binds the helpers this code calls:
+        a subgraph's code lies in its root's module, whose wrapper may be another device's."""
+        root = self.get_root_graph() if isinstance(self, SubgraphPythonWrapperCodegen) else self
+        return isinstance(root, OclWrapperCodegen)
+
+    def codegen_input_size_asserts(self) -> None:
+        # Nothing goes to _pending_input_asserts, so the scheduler's codegen_deferred_input_asserts
+        # emits no per-input lines. Graph partitions: the module's call checks all graph inputs
+        # once (a partition only sees graph inputs the call already checked), unless the call
+        # skips its asserts for cudagraph partitions (write_prefix), as the base class does.
+        from torch._inductor import ir
+        from torch._inductor.utils import (
+            is_codegen_graph_partition_subgraph,
+            is_using_cudagraph_partition,
+            sympy_product,
+        )
+
+        if not self._ocl_header():
+            return super().codegen_input_size_asserts()
+        if is_codegen_graph_partition_subgraph(self) and not is_using_cudagraph_partition():
+            return
+        names, specs = [], []
+        for name, buf in self.get_graph_inputs().items():
+            if buf is None or isinstance(buf, (sympy.Basic, ir.TorchBindObject,
+                                                ir.GeneratorState, ir.OpaqueObjectState)):
+                continue
+            # A partition may take an IRNode output of an earlier partition (as the base).
+            if name not in V.graph.graph_input_names:
+                continue
+            # As the base: no asserts for tensors known to be empty.
+            if sympy_product(buf.get_size()) == 0:
+                continue
+            size = self.codegen_shape_tuple(buf.get_size())
+            stride = self.codegen_shape_tuple(buf.get_stride())
+            names.append(name)
+            specs.append(f"({size}, {stride})")
+        if names:
+            # Static specs are literals: CPython folds the nested tuple into one constant.
+            self.prefix.writeline(
+                f"ocl_assert_inputs(({', '.join(names)},), ({', '.join(specs)},))")
+
+    def make_allocation(self, name, device, dtype, shape, stride, allocation_shape=None,
+                        is_pinned=False):
+        if (device.type != "ocl" or not self._ocl_header()
+                or torch._inductor.config.test_configs.track_memory_lifecycle):
+            return super().make_allocation(name, device, dtype, shape, stride, allocation_shape,
+                                           is_pinned)
+        if allocation_shape is None:
+            allocation_shape = shape
+        shape_tuple = self.codegen_python_shape_tuple(shape)
+        allocation_tuple = self.codegen_python_shape_tuple(allocation_shape)
+        stride_tuple = self.codegen_python_shape_tuple(stride)
+        out = f"{name} = empty_strided_ocl({allocation_tuple}, {stride_tuple}, {dtype})"
+        if shape_tuple != allocation_tuple:
+            out += f".as_strided({shape_tuple}, {stride_tuple})"
+        return out
+
+    # Kernel calls of ocl kernels: a plain call (the kernel launches on the current stream), in
+    # the module's call and in subgraphs (torch.cond branches, while_loop bodies) alike.
+    def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True,
+                                     **kwargs):
+        device = device or V.graph.get_current_device_or_throw()
+        if not triton and device.type == "ocl":
+            self.writeline(self.wrap_kernel_call(kernel_name, call_args))
+            return
+        return super()._generate_kernel_call_helper(
+            kernel_name, call_args, device=device, triton=triton, **kwargs
+        )
+
+
+class OclSubgraphWrapperCodegen(_OclWrapperHostCode, SubgraphPythonWrapperCodegen):
+    """Graph partitions and control flow subgraphs of ocl graphs: code in the module of the
+    root OclWrapperCodegen, whose header binds what they call."""
+
+
+class OclWrapperCodegen(_OclWrapperHostCode, PythonWrapperCodegen):
     @staticmethod
     def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
         if is_subgraph:
-            from torch._inductor.codegen.wrapper import SubgraphPythonWrapperCodegen
-
-            return SubgraphPythonWrapperCodegen(subgraph_name, parent_wrapper, partition_signatures)
+            return OclSubgraphWrapperCodegen(subgraph_name, parent_wrapper, partition_signatures)
         return OclWrapperCodegen()
 
     def write_header(self) -> None:
         super().write_header()
+        self.imports.writeline("from torch_ocl._C import _empty_strided_ocl as empty_strided_ocl")
+        self.imports.writeline(
+            "from torch_ocl._inductor.runtime import assert_inputs as ocl_assert_inputs")
         self.imports.writeline("from torch_ocl._inductor.runtime import async_compile_ocl")
         self.imports.writeline("from torch_ocl._inductor.runtime import pow_f32 as ocl_pow_f32")
         self.imports.writeline(
@@ -1755,13 +1843,3 @@ class OclWrapperCodegen(PythonWrapperCodegen):
     def write_async_compile_wait(self) -> None:
         super().write_async_compile_wait()
         self.prefix.writeline("ocl_wait_kernels(globals())")
-
-    def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True,
-                                     **kwargs):
-        device = device or V.graph.get_current_device_or_throw()
-        if not triton and device.type == "ocl":
-            self.writeline(self.wrap_kernel_call(kernel_name, call_args))
-            return
-        return super()._generate_kernel_call_helper(
-            kernel_name, call_args, device=device, triton=triton, **kwargs
-        )

@@ -9,6 +9,8 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+import torch
+
 from .. import _C
 
 
@@ -47,6 +49,23 @@ def _f32(x: float) -> float:
         return _struct.unpack("f", _struct.pack("f", x))[0]
     except OverflowError:  # finite beyond float's range: rounds to infinity
         return math.copysign(math.inf, x)
+
+
+def assert_inputs(tensors: tuple, spec: tuple) -> None:
+    """The input size/stride asserts of a generated graph, one call for all its inputs:
+    ``spec[i]`` is the ``(size, stride)`` that ``tensors[i]`` was compiled for. The C++ check
+    flags exactly what ``assert_size_stride`` rejects (sizes; strides of dimensions with more
+    than one element; nothing for empty tensors); a flagged tensor goes through
+    ``assert_size_stride`` itself, so that the error is PyTorch's own."""
+    i = _assert_size_stride_all(tensors, spec)
+    while i >= 0:
+        size, stride = spec[i]
+        _assert_size_stride(tensors[i], size, stride, "input")
+        i = _assert_size_stride_all(tensors, spec, i + 1)
+
+
+_assert_size_stride_all = _C._assert_size_stride_all
+_assert_size_stride = torch._C._dynamo.guards.assert_size_stride
 
 
 # The program name of generated kernels: the profiler's kernel rows read
