@@ -586,13 +586,14 @@ def test_tuning_table_measured_stored_and_followed(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("k", [1, 64, 255, 256, 300])
+@pytest.mark.parametrize("rows", [70, 127, 128, 190])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
-def test_cpu_tile_packed_b_short_and_long_k(k, dtype):
-    # cpu_tile with a packed B and fewer rows than columns: for K < 256 it packs B and stores C
-    # in place, from 256 on it computes C^T (packing A^T) and stores transposed; both against CPU,
-    # with an epilogue bias, strict mode.
-    g = torch.Generator().manual_seed(k)
-    a = torch.randn(k, 70, generator=g).to(dtype).t()  # (70 x k), transposed
+def test_cpu_tile_packed_b_short_and_long_k(k, rows, dtype):
+    # cpu_tile with a packed B and fewer rows than columns: for K < 256, or from 128 rows of C on,
+    # it packs B and stores C in place; from K = 256 with fewer rows it computes C^T (packing
+    # A^T) and stores transposed; both against CPU, with an epilogue bias, strict mode.
+    g = torch.Generator().manual_seed(k + rows)
+    a = torch.randn(k, rows, generator=g).to(dtype).t()  # (rows x k), transposed
     b = torch.randn(k, 200, generator=g).to(dtype)  # 200 columns: not whole panels
     bias = torch.randn(200, generator=g).to(dtype)
     ref = torch.addmm(bias.float(), a.float(), b.float())
