@@ -72,6 +72,8 @@ def main() -> int:
         ("erf", lambda: torch.erf(x), 2),
         ("exp", lambda: torch.exp(x), 2),
         ("silu", lambda: torch.nn.functional.silu(x), 2),
+        ("pow 2", lambda: torch.pow(x, 2), 2),
+        ("pow 1.7", lambda: torch.pow(x, 1.7), 2),
     ]
     # The same ops in CPU PyTorch, as a fraction of CPU PyTorch's own copy: where that is low too
     # (gelu on a CPU), the op is compute-bound on this hardware whatever the implementation.
@@ -87,6 +89,8 @@ def main() -> int:
         "erf": lambda: torch.erf(xc),
         "exp": lambda: torch.exp(xc),
         "silu": lambda: torch.nn.functional.silu(xc),
+        "pow 2": lambda: torch.pow(xc, 2),
+        "pow 1.7": lambda: torch.pow(xc, 1.7),
     }
     for name, fn, touched in cases:
         t = median_time(fn, args.reps, sync)
