@@ -585,17 +585,19 @@ def test_tuning_table_measured_stored_and_followed(tmp_path, monkeypatch):
         _C._gemm_tuning_reload()
 
 
-@pytest.mark.parametrize("k", [1, 64, 255, 256, 300])
-@pytest.mark.parametrize("rows", [70, 127, 128, 190])
+@pytest.mark.parametrize("k", [1, 64, 255, 256, 300, 400])
+@pytest.mark.parametrize("rows,cols", [(8, 256), (70, 200), (70, 256), (127, 200), (128, 200),
+                                       (190, 256)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
-def test_cpu_tile_packed_b_short_and_long_k(k, rows, dtype):
-    # cpu_tile with a packed B and fewer rows than columns: for K < 256, or from 128 rows of C on,
-    # it packs B and stores C in place; from K = 256 with fewer rows it computes C^T (packing
-    # A^T) and stores transposed; both against CPU, with an epilogue bias, strict mode.
-    g = torch.Generator().manual_seed(k + rows)
+def test_cpu_tile_packed_b_short_and_long_k(k, rows, cols, dtype):
+    # cpu_tile with a packed B and fewer rows than columns: it packs B and stores C in place, or
+    # from K = 256 computes C^T (packing A^T) and stores transposed where K >= 48 rows (8 rows, K
+    # 400) or, below 128 rows, B's columns end in a partial panel (200); both against CPU, with
+    # an epilogue bias, strict mode.
+    g = torch.Generator().manual_seed(k + rows + cols)
     a = torch.randn(k, rows, generator=g).to(dtype).t()  # (rows x k), transposed
-    b = torch.randn(k, 200, generator=g).to(dtype)  # 200 columns: not whole panels
-    bias = torch.randn(200, generator=g).to(dtype)
+    b = torch.randn(k, cols, generator=g).to(dtype)
+    bias = torch.randn(cols, generator=g).to(dtype)
     ref = torch.addmm(bias.float(), a.float(), b.float())
     _C._set_gemm_provider("cpu_tile")
     try:

@@ -944,7 +944,9 @@ bool cpuTileReadsBInPlace(const at::Tensor& b, int64_t cols, int64_t rows) {
 
 // The shortest K for which cpuTileGemm computes out^T instead of packing a wide B.
 constexpr int64_t kSwapMinK = 256;
-// ... and the number of rows of C from which it packs B instead (see cpuTileGemm).
+// ... and K per row of C it needs for that, or fewer rows than this with a partial last panel of
+// B's columns (see cpuTileGemm).
+constexpr int64_t kSwapKPerRow = 48;
 constexpr int64_t kSwapMaxRows = 128;
 
 // K blocks of gemm_6x64_kblocks (<= KBMAX in gemm_cpu.cl), and its row tiles per work item
@@ -989,11 +991,16 @@ void cpuTileGemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
   // so it never swaps back.) It then stores C transposed, 6 floats per cache line, which costs
   // more than the packing saves when K is short: a weight gradient's (64x512)^T @ 64x784 ran
   // 236 GFLOP/s unswapped, 160 swapped (best reps, 2 AVX-512 cores); x @ W^T with K = 784
-  // 189 swapped, 145 unswapped. From 128 rows of C a packed B pays for itself over the rows, and
-  // the transposed stores (one 6-float piece per row of C, rows of C a few KB apart) cost more:
-  // x @ W^T of a transformer's MLP (256x384 @ (1536x384)^T) ran 177 GFLOP/s swapped, 405 packed;
-  // 128-256 rows: 1536-wide 2x, 512-wide 1.5x faster, 784-wide 0.9x (device time, PoCL, 2 cores).
-  if (!direct && n < m && k >= kSwapMinK && n < kSwapMaxRows)
+  // 189 swapped, 145 unswapped. Swapping trades packing B (K x N) for packing A^T (K x M) and
+  // storing C transposed (one 6-float piece per row of C, rows a few KB apart), which costs per
+  // element of C what the product costs for ~48 of K: it pays when K >= 48 rows of C (a
+  // convolution's weight gradient, K = its pixels), or, below 128 rows, when B's columns end in
+  // a partial panel (x @ W^T with 784 outputs: 64x512 @ (784x512)^T 239 swapped, 150 packed).
+  // Elsewhere packing B won (device time, PoCL, 2 cores, /work/scratch/s13/gemm_rows*.py): a
+  // transformer MLP's 256x384 @ (1536x384)^T 177 -> 405 GFLOP/s; 16-96 rows with 256-2048
+  // columns 1.1-2.9x faster.
+  if (!direct && n < m && k >= kSwapMinK &&
+      (k >= kSwapKPerRow * n || (n < kSwapMaxRows && m % kTn != 0)))
     return cpuTileGemm(out.transpose(-1, -2), b.transpose(-1, -2), a.transpose(-1, -2), alpha, beta,
                        transposed(epi), nsum);
   cl_program prog = cpuTileProgram(idx, t, epilogueCode(epi));
