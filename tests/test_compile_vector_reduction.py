@@ -7,40 +7,29 @@ graphs, and the scalar kernel for what has no vector form."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 import torch_ocl
 from torch._inductor import config as inductor_config
-from torch._inductor.utils import run_and_get_code
 
+from test_compile_vector import _close as _close_tight
+from test_compile_vector import _on_cpu_driver
+from test_compile_vector import _run as _run_strict
 from torch_ocl._inductor import config
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 F = torch.nn.functional
-
-
-def _on_cpu_driver() -> bool:
-    return torch.ocl.get_device_properties(0).type == "CPU"
+# (sums in another order than CPU's: float32 tolerances for reductions)
+_close = functools.partial(_close_tight, atol=1e-5, rtol=1e-5)
 
 
 def _run(fn, *args, **kw):
     # (caches off: the FX graph cache would hand back code generated before)
-    with torch_ocl.strict(), inductor_config.patch(force_disable_caches=True):
-        got, code = run_and_get_code(torch.compile(fn, **kw), *[a.to("ocl") for a in args])
-    return got, "\n".join(code)
-
-
-def _close(got, expected, atol=1e-5, rtol=1e-5):
-    got = got if isinstance(got, (list, tuple)) else [got]
-    expected = expected if isinstance(expected, (list, tuple)) else [expected]
-    assert len(got) == len(expected)
-    for g, e in zip(got, expected):
-        assert g.dtype == e.dtype and g.shape == e.shape
-        if e.dtype.is_floating_point:
-            torch.testing.assert_close(g.cpu(), e, atol=atol, rtol=rtol, equal_nan=True)
-        else:
-            assert torch.equal(g.cpu(), e)
+    with inductor_config.patch(force_disable_caches=True):
+        return _run_strict(fn, *args, **kw)
 
 
 def _rows(x, w, b):

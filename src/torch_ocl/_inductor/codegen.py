@@ -1048,25 +1048,24 @@ class OclKernel(SIMDKernel):
         marked in ``r0_valid`` (the same code: in whole chunks the flags are constants)."""
         b, W = self.body, VECTOR_WIDTH
         lanes = f"(int{W})({', '.join(str(k) for k in range(W))})"
-        b.writeline("{  // one loop stage over the row, in chunks of its elements")
-        b.writeline("int r0_base = 0;")
-        b.writeline(f"for (; r0_base + {W} <= r0_numel; r0_base += {W}) {{")
-        with b.indent():
-            b.writeline(f"const int{W} r0_index = r0_base + {lanes};")
-            b.writeline(f"const int{W} r0_valid = (int{W})(-1);")
-            b.writeline("const bool rfull = true;")
-            for buf in loop_body:
-                b.splice(buf)
-        b.writeline("}")
-        if not self._vec_exact:
-            b.writeline("if (r0_base < r0_numel) {")
+
+        def chunk(index: str, valid: str, full: str) -> None:
             with b.indent():
-                b.writeline(f"const int{W} r0_index = min(r0_base + {lanes}, (int)(r0_numel - 1));")
-                b.writeline(f"const int{W} r0_valid = (r0_base + {lanes}) < (int)r0_numel;")
-                b.writeline("const bool rfull = false;")
+                b.writeline(f"const int{W} r0_index = {index};")
+                b.writeline(f"const int{W} r0_valid = {valid};")
+                b.writeline(f"const bool rfull = {full};")
                 for buf in loop_body:
                     b.splice(buf)
             b.writeline("}")
+
+        b.writeline("{  // one loop stage over the row, in chunks of its elements")
+        b.writeline("int r0_base = 0;")
+        b.writeline(f"for (; r0_base + {W} <= r0_numel; r0_base += {W}) {{")
+        chunk(f"r0_base + {lanes}", f"(int{W})(-1)", "true")
+        if not self._vec_exact:
+            b.writeline("if (r0_base < r0_numel) {")
+            chunk(f"min(r0_base + {lanes}, (int)(r0_numel - 1))",
+                  f"(r0_base + {lanes}) < (int)r0_numel", "false")
         b.writeline("}")
 
     def codegen_body(self) -> None:
