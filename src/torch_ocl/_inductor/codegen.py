@@ -475,9 +475,10 @@ class OclKernel(SIMDKernel):
         kind, first = self._vec_access(index)
         if kind == "vector" and self.vec_red:
             raise NotVectorizable("a scatter along a reduced row")
+        if kind == "uniform" and self.vec_red:  # a row's result: every lane holds it
+            lane0 = f"{value}.s0"
+            return f"{var}[{first}] = {f'(uchar)({lane0} != 0)' if dtype == torch.bool else lane0};"
         if dtype == torch.bool:  # -1/0 -> uchar 1/0
-            if kind == "uniform" and self.vec_red:
-                return f"{var}[{first}] = (uchar)({value}.s0 != 0);"
             value = f"convert_uchar{VECTOR_WIDTH}(-({value}))"
 
         def scatter() -> str:
@@ -486,8 +487,6 @@ class OclKernel(SIMDKernel):
             return "{ " + b.getvalue().strip() + " " + " ".join(
                 f"{var}[{idx}.s{k:x}] = {value}.s{k:x};" for k in range(VECTOR_WIDTH)) + " }"
 
-        if kind == "uniform" and self.vec_red:
-            return f"{var}[{first}] = {value}.s0;"  # a row's result: every lane holds it
         if kind != "lane":
             return scatter()
         fast = f"vstore{VECTOR_WIDTH}({value}, 0, {var} + ({first}));"
@@ -551,13 +550,8 @@ class OclKernel(SIMDKernel):
                 raise NotVectorizable(f"a store of {dtype} (mode {mode})")
             if getattr(value, "dtype", None) != dtype:
                 raise NotVectorizable(f"a store of {getattr(value, 'dtype', None)} as {dtype}")
-            line = DeferredLine(name, self._vec_store(var, index, value, dtype))
-            if self.inside_reduction and self._rtree is not None:
-                self.compute.writeline(line)
-            elif self._rtree is not None:
-                self.reduction_stores.writeline(line)
-            else:
-                self.stores.writeline(line)
+            # (a vector kernel's row result is one store, in every work item's lanes alike)
+            self._place_store(name, self._vec_store(var, index, value, dtype), guard=False)
             return
         if mode == "atomic_add":
             # Scatter-add (index_put accumulate, embedding backward): OpenCL 1.2 has 32-bit
@@ -569,12 +563,7 @@ class OclKernel(SIMDKernel):
                     "(float32 and int32 only)"
                 )
             line = f"{fn}({var} + {self.index_to_str(index)}, ({info['compute']})({value}));"
-            if self.inside_reduction:
-                self.compute.writeline(DeferredLine(name, line))
-            elif self._rtree is not None:
-                self.reduction_stores.writeline(DeferredLine(name, f"if (r0_lid == 0) {line}"))
-            else:
-                self.stores.writeline(DeferredLine(name, line))
+            self._place_store(name, line)
             return
         if mode is not None:
             raise NotImplementedError(
@@ -590,15 +579,19 @@ class OclKernel(SIMDKernel):
             .replace("@I", self.index_to_str(index))
             .replace("@V", cast)
         )
+        self._place_store(name, line)
+
+    def _place_store(self, name: str, line: str, guard: bool = True) -> None:
+        """A store inside the reduction loop goes with its body; a reduction's result (or x-only
+        work) in a reduction kernel after the loop and the work-group combine that produce it,
+        by one work item (``guard``); any other with the kernel's stores."""
         if self.inside_reduction:
             self.compute.writeline(DeferredLine(name, line))
+        elif self._rtree is not None:
+            prefix = "if (r0_lid == 0) " if guard else ""
+            self.reduction_stores.writeline(DeferredLine(name, prefix + line))
         else:
-            if self._rtree is not None:
-                # A reduction's result (or x-only work) in a reduction kernel: one work item
-                # stores it, after the loop and the work-group combine that produce it.
-                self.reduction_stores.writeline(DeferredLine(name, f"if (r0_lid == 0) {line}"))
-            else:
-                self.stores.writeline(DeferredLine(name, line))
+            self.stores.writeline(DeferredLine(name, line))
 
     # ---- reductions -----------------------------------------------------------------------
 
@@ -868,6 +861,22 @@ class OclKernel(SIMDKernel):
         self.outside_loop_vars.add(var)
         return var
 
+    @staticmethod
+    def _vec_sum_max_min(reduction_type, src_dtype, vdtype) -> tuple[bool, str, str]:
+        """(is_float, element type, start value) of a vector sum, max or min; NotVectorizable
+        for what has no vector form (sums of ints: int64 results)."""
+        if src_dtype not in (torch.float32, torch.int32) or vdtype != src_dtype or (
+                reduction_type == "sum" and src_dtype != torch.float32):
+            raise NotVectorizable(f"a {reduction_type} of {src_dtype}")
+        is_float = src_dtype == torch.float32
+        if reduction_type == "sum":
+            init = "0"
+        elif is_float:
+            init = "-INFINITY" if reduction_type == "max" else "INFINITY"
+        else:
+            init = "INT_MIN" if reduction_type == "max" else "INT_MAX"
+        return is_float, "float" if is_float else "int", init
+
     def _vec_reduction(self, dtype, src_dtype, reduction_type, value):
         """A reduction of a vector reduction kernel: an accumulator per lane (float16/int16),
         combined across the lanes after the loop. In a row's last, partial chunk the lanes past
@@ -879,24 +888,15 @@ class OclKernel(SIMDKernel):
         if self.vec_col:
             return self._vec_col_reduction(dtype, src_dtype, reduction_type, value, vdtype, i)
         if reduction_type in ("sum", "max", "min"):
-            if src_dtype not in (torch.float32, torch.int32) or vdtype != src_dtype or (
-                    reduction_type == "sum" and src_dtype != torch.float32):
-                raise NotVectorizable(f"a {reduction_type} of {src_dtype}")
-            is_float = src_dtype == torch.float32
-            base = "float" if is_float else "int"
+            is_float, base, init = self._vec_sum_max_min(reduction_type, src_dtype, vdtype)
             vt = f"{base}{W}"
             acc = f"vacc{i}"
+            self.pre_loop.writeline(f"{vt} {acc} = ({vt})({init});")
             if reduction_type == "sum":
-                self.pre_loop.writeline(f"{vt} {acc} = ({vt})(0);")
                 w.writeline(f"{acc} += select(({vt})(0), {value}, r0_valid);")
                 res = self._vec_hreduce(acc, base, "({a} + {b})")
                 return self._vec_result(res, dtype)
             cmp = ">" if reduction_type == "max" else "<"
-            if is_float:
-                init = "-INFINITY" if reduction_type == "max" else "INFINITY"
-            else:
-                init = "INT_MIN" if reduction_type == "max" else "INT_MAX"
-            self.pre_loop.writeline(f"{vt} {acc} = ({vt})({init});")
             w.writeline(f"{acc} = select({acc}, {value}, {value} {cmp} {acc});")
             fn = ("fmax" if is_float else "max") if reduction_type == "max" else (
                 "fmin" if is_float else "min")
@@ -949,7 +949,6 @@ class OclKernel(SIMDKernel):
         consecutive rows' updates do not wait for each other; combined pairwise after the
         loop."""
         w, W, n = self.compute, VECTOR_WIDTH, _COL_ROW_LANES
-        self.uses_lanes = True
 
         def lanes(vt: str, init: str) -> str:
             arr = f"vacc{i}_{next(self.acc_ids)}"
@@ -957,21 +956,13 @@ class OclKernel(SIMDKernel):
             return arr
 
         if reduction_type in ("sum", "max", "min"):
-            if src_dtype not in (torch.float32, torch.int32) or vdtype != src_dtype or (
-                    reduction_type == "sum" and src_dtype != torch.float32):
-                raise NotVectorizable(f"a {reduction_type} of {src_dtype}")
-            is_float = src_dtype == torch.float32
-            vt = f"{'float' if is_float else 'int'}{W}"
+            is_float, base, init = self._vec_sum_max_min(reduction_type, src_dtype, vdtype)
+            vt = f"{base}{W}"
+            acc = lanes(vt, init)
             if reduction_type == "sum":
-                acc = lanes(vt, "0")
                 w.writeline(f"{acc}[r0_lane] += {value};")
                 return self._vec_result(self._pairwise(acc, 0, n), dtype)
             cmp = ">" if reduction_type == "max" else "<"
-            if is_float:
-                init = "-INFINITY" if reduction_type == "max" else "INFINITY"
-            else:
-                init = "INT_MIN" if reduction_type == "max" else "INT_MAX"
-            acc = lanes(vt, init)
             lane = f"{acc}[r0_lane]"
             w.writeline(f"{lane} = select({lane}, {value}, {value} {cmp} {lane});")
             best = self._pairwise(acc, 0, n, f"select({{a}}, {{b}}, {{b}} {cmp} {{a}})")
@@ -1068,6 +1059,38 @@ class OclKernel(SIMDKernel):
                   f"(r0_base + {lanes}) < (int)r0_numel", "false")
         b.writeline("}")
 
+    def _row_lane_blocks(self, loop_body, n: int, unrolled: bool) -> None:
+        """A loop stage over the row in whole blocks of ``n`` rows, ``r0_lane`` each row's place
+        in its block (accumulator arrays index it), as an inner loop or written out ``n``
+        times, then the rest of the row with ``r0_lane`` 0."""
+        b, it = self.body, self.idx_t
+        b.writeline("{  // one loop stage over the row")
+        b.writeline(f"{it} r0_base = 0;")
+        b.writeline(f"for (; r0_base + {n} <= r0_numel; r0_base += {n}) {{")
+        with b.indent():
+            if unrolled:
+                for k in range(n):
+                    b.writeline(f"{{ const int r0_lane = {k}; const {it} r0_index = r0_base + {k};")
+                    with b.indent():
+                        for buf in loop_body:
+                            b.splice(buf)
+                    b.writeline("}")
+            else:
+                b.writeline(f"for (int r0_lane = 0; r0_lane < {n}; ++r0_lane) {{")
+                with b.indent():
+                    b.writeline(f"const {it} r0_index = r0_base + r0_lane;")
+                    for buf in loop_body:
+                        b.splice(buf)
+                b.writeline("}")
+        b.writeline("}")
+        b.writeline(f"for ({it} r0_index = r0_base; r0_index < r0_numel; ++r0_index) {{")
+        with b.indent():
+            b.writeline("const int r0_lane = 0;")
+            for buf in loop_body:
+                b.splice(buf)
+        b.writeline("}")
+        b.writeline("}")
+
     def codegen_body(self) -> None:
         if not (self.loads or self.compute or self.stores or self.post_loop or self.pre_loop
                 or self.reduction_stores):
@@ -1078,28 +1101,9 @@ class OclKernel(SIMDKernel):
             if self.vec_red:
                 self._vec_row_loop(loop_body)
             elif self.vec_col:
-                # blocks of _COL_ROW_LANES rows (the body once per row of the block, with one
-                # accumulator per row), then the rest
-                b, n = self.body, _COL_ROW_LANES
-                b.writeline("{  // one loop stage over the rows")
-                b.writeline("int r0_base = 0;")
-                b.writeline(f"for (; r0_base + {n} <= r0_numel; r0_base += {n}) {{")
-                with b.indent():
-                    for k in range(n):  # unrolled here: a loop kept the arrays in memory
-                        b.writeline(f"{{ const int r0_lane = {k}; "
-                                    f"const int r0_index = r0_base + {k};")
-                        with b.indent():
-                            for buf in loop_body:
-                                b.splice(buf)
-                        b.writeline("}")
-                b.writeline("}")
-                b.writeline("for (int r0_index = r0_base; r0_index < r0_numel; ++r0_index) {")
-                with b.indent():
-                    b.writeline("const int r0_lane = 0;")
-                    for buf in loop_body:
-                        b.splice(buf)
-                b.writeline("}")
-                b.writeline("}")
+                # the body once per row of the block (one accumulator each): as a loop, PoCL
+                # kept the accumulator arrays in memory
+                self._row_lane_blocks(loop_body, _COL_ROW_LANES, unrolled=True)
             elif self.col_xl:
                 # Column shape: the rows once, each row's lanes in an inner loop.
                 self.body.writeline(
@@ -1109,31 +1113,10 @@ class OclKernel(SIMDKernel):
                     self._col_lane_block(loop_body)
                 self.body.writeline("}")
             elif self.uses_lanes:
-                # Whole blocks of config.sum_lanes (a constant inner loop: unrolled, lanes in registers),
-                # then the rest; in order over r0_index, so other reductions of the kernel see
-                # the usual sequence.
-                self.body.writeline("{  // one loop stage over the row")
-                self.body.writeline(f"{self.idx_t} r0_base = 0;")
-                self.body.writeline(
-                    f"for (; r0_base + {_lanes()} <= r0_numel; r0_base += {_lanes()}) {{"
-                )
-                with self.body.indent():
-                    self.body.writeline(f"for (int r0_lane = 0; r0_lane < {_lanes()}; ++r0_lane) {{")
-                    with self.body.indent():
-                        self.body.writeline(f"const {self.idx_t} r0_index = r0_base + r0_lane;")
-                        for buf in loop_body:
-                            self.body.splice(buf)
-                    self.body.writeline("}")
-                self.body.writeline("}")
-                self.body.writeline(
-                    f"for ({self.idx_t} r0_index = r0_base; r0_index < r0_numel; ++r0_index) {{"
-                )
-                with self.body.indent():
-                    self.body.writeline("const int r0_lane = 0;")
-                    for buf in loop_body:
-                        self.body.splice(buf)
-                self.body.writeline("}")
-                self.body.writeline("}")
+                # Whole blocks of config.sum_lanes (a constant inner loop: unrolled, lanes in
+                # registers), then the rest; in order over r0_index, so other reductions of the
+                # kernel see the usual sequence.
+                self._row_lane_blocks(loop_body, _lanes(), unrolled=False)
             else:
                 self.body.writeline(
                     f"for ({self.idx_t} r0_index = r0_lid; r0_index < r0_numel; "

@@ -716,9 +716,8 @@ def _vec_mixed(name: str, *operands: int):
         args = list(args)
         i, j = operands
         a, b = args[i], args[j]
-        da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
-        if da != db and torch.float32 in (da, db) or torch.bool in (da, db) and da != db:
-            args[i], args[j] = _vec_operand(a, db), _vec_operand(b, da)
+        args[i] = _vec_operand(a, getattr(b, "dtype", None))
+        args[j] = _vec_operand(b, getattr(a, "dtype", None))
         return base(*args)
 
     return staticmethod(fn)
