@@ -542,7 +542,8 @@ struct HostGemmArgs {
 // were then often scheduled onto the same core (measured: half speed). Restores the mask after.
 class WidenedAffinity {
  public:
-  WidenedAffinity() {
+  explicit WidenedAffinity(bool wanted) {
+    if (!wanted) return;
     const cpu_set_t& all = processCpus();
     if (CPU_COUNT(&all) == 0) return;
     if (pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) != 0) return;
@@ -654,9 +655,20 @@ void runHostGemm(const HostGemmArgs& g) {
   }
 }
 
+// OpenBLAS 0.3 runs a product of at most 65536 * 4 multiply-adds on the calling thread alone
+// (interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD), so widening the worker's
+// mask there buys nothing and costs two affinity syscalls and often a migration per call.
+constexpr double kBlasSingleThreadWork = 262144.0;
+
+bool blasMayThread(const HostGemmArgs& g) {
+  return hostBlas().info.threads != 1 &&
+         static_cast<double>(g.n) * g.m * g.k > kBlasSingleThreadWork;
+}
+
 void CL_CALLBACK hostGemmKernel(void* p) {
-  const WidenedAffinity widen;
-  runHostGemm(*static_cast<const HostGemmArgs*>(p));
+  const auto& g = *static_cast<const HostGemmArgs*>(p);
+  const WidenedAffinity widen(blasMayThread(g));
+  runHostGemm(g);
 }
 
 // Products of gemmGroup in one native kernel, run in turn on the driver's worker.
@@ -668,7 +680,8 @@ struct HostGemmGroupArgs {
 
 void CL_CALLBACK hostGemmGroupKernel(void* p) {
   const auto& grp = *static_cast<const HostGemmGroupArgs*>(p);
-  const WidenedAffinity widen;
+  const WidenedAffinity widen(std::any_of(grp.calls, grp.calls + grp.count,
+                                          [](const HostGemmArgs& g) { return blasMayThread(g); }));
   for (int i = 0; i < grp.count; ++i) runHostGemm(grp.calls[i]);
 }
 
