@@ -77,6 +77,8 @@ void bindGemm(py::module_& m) {
   // SDPA on CPU drivers takes the math path (batched products); 0: always the fused kernels.
   m.def("_set_sdpa_gemm_min_work", [](int64_t work) { return aten::setSdpaGemmMinWork(work); });
   m.def("_sdpa_gemm_min_work", [] { return aten::sdpaGemmMinWork(); });
+  // The float16 attention kernels on CPU drivers (attention_vec.cl); returns the old setting.
+  m.def("_set_sdpa_vector", [](bool on) { return aten::setSdpaVector(on); });
 }
 
 }  // namespace torch_ocl

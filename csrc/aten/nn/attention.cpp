@@ -37,12 +37,13 @@ struct alignas(8) SdpaGeom {
   cl_long wo[4], wq[4], wk[4], wv[4];  // the outputs: out, dQ, dK, dV
 };
 
-// The fused kernels give a work item a row and recompute its scores, with scalar loads and
-// private chunks: fine for short sequences, slow for long ones on CPU drivers. Forward plus
-// backward, causal, PoCL on 2 cores (Zen 5), fused / math path, quiet, same run, without / with
-// dropout 0.1: B4 H2 L=S=16 E16 (32768 multiply-adds of scores) 0.83 / 0.92 (the fused kernels
-// win), B4 H2 32 E16 (131072) 1.56 / 1.80, B16 H4 64 E32 7.5 / 5.6, B12 H6 256 E64 16.0 / 8.6,
-// B1 H8 1024 E64 18.2 / 8.5.
+// The fused kernels give a work item a row and recompute its scores: fine for short sequences,
+// slower than batched products for long ones on CPU drivers. Forward plus backward, causal,
+// float32, PoCL on 2 cores (Zen 5), wall time, fused (attention_vec.cl) / math path: B4 H2
+// L=S=16 E16 (32768 multiply-adds of scores) 0.86 (the fused kernels win), B4 H4 32 E16
+// (262144) 1.01, B8 H4 64 E32 1.52, B16 H4 64 E32 2.27, B4 H6 256 E64 2.65, B1 H8 1024 E64 2.40.
+// (The scalar kernels of attention.cl, before: 0.83, -, -, 7.5 at B16 H4 64 E32, 16.0 at B12 H6
+// 256 E64.)
 constexpr int64_t kSdpaGemmMinWorkDefault = 1 << 16;
 // The math path holds the batch's scores (and the probabilities, the dropout mask) at once; the
 // fused kernels hold O(rows). Beyond this many bytes of scores the fused kernels stay (the
@@ -115,6 +116,74 @@ int64_t chooseBackend(const at::Tensor& q, const at::Tensor& k, const at::Tensor
 
 cl_program attentionProgram(c10::DeviceIndex idx, c10::ScalarType t) {
   return typedProgram(idx, &kAttentionFamily, "attention.cl", t);
+}
+
+// The float16 kernels of attention_vec.cl: float32 on CPU drivers, head dims up to 128. Forward
+// plus backward, causal, device time on PoCL (2 Zen 5 cores), scalar -> float16: 4x2x16x16
+// (the small GPT) 98-134 -> 48-54 us, 4x4x32x16 406-486 -> 139-216 us, 16x4x64x32 9.1 -> 2.6 ms,
+// 4x6x256x64 117 -> 18 ms; 1x8x128x128 (not causal) 82 -> 4.9 ms. TORCH_OCL_SDPA_VECTOR=0 or
+// _C._set_sdpa_vector(False) keeps the scalar kernels.
+constexpr int64_t kSdpaVecMaxHead = 128;
+
+std::atomic<bool>& vectorKernels() {
+  static std::atomic<bool> v{[] {
+    const char* env = std::getenv("TORCH_OCL_SDPA_VECTOR");
+    return !(env && std::string(env) == "0");
+  }()};
+  return v;
+}
+
+bool useVectorKernels(c10::DeviceIndex idx, c10::ScalarType t, const SdpaGeom& g) {
+  return t == at::kFloat && g.E <= kSdpaVecMaxHead && g.Ev <= kSdpaVecMaxHead &&
+         vectorKernels().load(std::memory_order_relaxed) &&
+         (device(idx).info().type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
+char kAttentionVecFamily;
+
+// attention.cl (SdpaGeom, sdpa_at) followed by attention_vec.cl, for float32, specialised on the
+// head dimensions' chunks of 16 and on unit head-dimension strides (a few programs per process:
+// one per head size a model uses).
+cl_program attentionVecProgram(c10::DeviceIndex idx, const SdpaGeom& g, bool bwd) {
+  const int64_t nce = (g.E + 15) / 16, ncv = (g.Ev + 15) / 16;
+  const bool full = g.E % 16 == 0 && g.Ev % 16 == 0;
+  bool unit = g.q[3] == 1 && g.k[3] == 1 && g.v[3] == 1;
+  unit = unit && (bwd ? g.go[3] == 1 && g.o[3] == 1 && g.wq[3] == 1 && g.wk[3] == 1 && g.wv[3] == 1
+                      : g.wo[3] == 1);
+  const uint64_t variant = static_cast<uint64_t>(nce) | static_cast<uint64_t>(ncv) << 8 |
+                           static_cast<uint64_t>(full) << 16 | static_cast<uint64_t>(unit) << 17;
+  return programs(idx).get({&kAttentionVecFamily, variant}, [&] {
+    const std::string defs =
+        std::string("#define ST float\n#define ACC float\n#define LD(p, i) ((ACC)(") +
+        loadExpr(at::kFloat, "(p)", "(i)") + "))\n#define STORE(p, i, v) " +
+        storeStmt(at::kFloat, "(p)", "(i)", "(v)") + "\n#define AV_NCE " + std::to_string(nce) +
+        "\n#define AV_NCV " + std::to_string(ncv) + "\n#define AV_FULL " + (full ? "1" : "0") +
+        "\n#define AV_UNIT " + (unit ? "1" : "0") + "\n";
+    return rt::ProgramSource{
+        "attention_vec.cl<Float," + std::to_string(nce) + "," + std::to_string(ncv) +
+            (full ? ",full" : "") + (unit ? ",unit" : "") + ">",
+        withPrelude(defs + kernels::source("attention.cl") + kernels::source("attention_vec.cl")),
+        ""};
+  });
+}
+
+// The kernel `name` of the scalar program, or its float16 form `vec_name` (work-groups of one).
+struct SdpaKernel {
+  cl_kernel kernel;
+  bool vec;
+};
+SdpaKernel sdpaKernel(c10::DeviceIndex idx, c10::ScalarType t, const SdpaGeom& g, const char* name,
+                      const char* vec_name, bool bwd) {
+  if (useVectorKernels(idx, t, g))
+    return {programs(idx).kernel(attentionVecProgram(idx, g, bwd), vec_name), true};
+  return {programs(idx).kernel(attentionProgram(idx, t), name), false};
+}
+
+void launchSdpa(c10::DeviceIndex idx, const SdpaKernel& k, int64_t rows) {
+  if (k.vec)
+    launchND(device(idx), currentQueue(idx), k.kernel, static_cast<size_t>(rows), 1);
+  else
+    launch1D(device(idx), currentQueue(idx), k.kernel, rows);
 }
 
 void strides4(cl_long* dst, const at::Tensor& t) {
@@ -239,16 +308,16 @@ sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& va
   strides4(c.g.wo, out);
   at::Tensor lse = at::empty({c.g.B, c.g.H, c.g.L}, query.options().dtype(accType(t)));
   if (out.numel() > 0 || lse.numel() > 0) {
-    cl_program prog = attentionProgram(idx, t);
     OCL_TRY
-    cl_kernel k = programs(idx).kernel(prog, "sdpa_fwd");
+    const SdpaKernel sk = sdpaKernel(idx, t, c.g, "sdpa_fwd", "sdpa_fwd_vec", false);
+    cl_kernel k = sk.kernel;
     cl_uint a = 0;
     setArg(k, a, out.numel() > 0 ? bufferOf(out) : bufferOf(lse));
     setArg(k, a, bufferOf(lse));
     setTail(k, a, c, t, query, key, value);
     setArg(k, a, static_cast<cl_int>(is_causal));
     setDropout(k, a, c, t);
-    launch1D(device(idx), currentQueue(idx), k, c.g.B * c.g.H * c.g.L);
+    launchSdpa(idx, sk, c.g.B * c.g.H * c.g.L);
     OCL_CATCH
   }
   const auto cpu_long = at::TensorOptions().dtype(at::kLong);
@@ -298,10 +367,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
   at::Tensor ds =
       want_ds ? at::empty({c.g.B, c.g.H, c.g.L, c.g.S}, logsumexp.options()) : at::Tensor();
   const at::Tensor lse = logsumexp.contiguous();
-  cl_program prog = attentionProgram(idx, t);
   OCL_TRY
   if (delta.numel() > 0) {
-    cl_kernel k = programs(idx).kernel(prog, "sdpa_bwd_q");
+    const SdpaKernel sk = sdpaKernel(idx, t, c.g, "sdpa_bwd_q", "sdpa_bwd_q_vec", true);
+    cl_kernel k = sk.kernel;
     cl_uint a = 0;
     setArg(k, a, dq.numel() > 0 ? bufferOf(dq) : bufferOf(delta));
     setArg(k, a, bufferOf(delta));
@@ -313,10 +382,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
     setTail(k, a, c, t, query, key, value);
     setArg(k, a, static_cast<cl_int>(is_causal));
     setDropout(k, a, c, t);
-    launch1D(device(idx), currentQueue(idx), k, c.g.B * c.g.H * c.g.L);
+    launchSdpa(idx, sk, c.g.B * c.g.H * c.g.L);
   }
   if (dk.numel() > 0 || dv.numel() > 0) {
-    cl_kernel k = programs(idx).kernel(prog, "sdpa_bwd_kv");
+    const SdpaKernel sk = sdpaKernel(idx, t, c.g, "sdpa_bwd_kv", "sdpa_bwd_kv_vec", true);
+    cl_kernel k = sk.kernel;
     cl_uint a = 0;
     setArg(k, a, dk.numel() > 0 ? bufferOf(dk) : bufferOf(dv));
     setArg(k, a, dv.numel() > 0 ? bufferOf(dv) : bufferOf(dk));
@@ -326,7 +396,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
     setTail(k, a, c, t, query, key, value);
     setArg(k, a, static_cast<cl_int>(is_causal));
     setDropout(k, a, c, t);
-    launch1D(device(idx), currentQueue(idx), k, c.g.B * c.g.Hk * c.g.S);
+    launchSdpa(idx, sk, c.g.B * c.g.Hk * c.g.S);
   }
   OCL_CATCH
   at::Tensor dbias;
@@ -342,6 +412,9 @@ int64_t setSdpaGemmMinWork(int64_t work) {
 }
 int64_t sdpaGemmMinWork() {
   return gemmMinWork().load();
+}
+bool setSdpaVector(bool on) {
+  return vectorKernels().exchange(on);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

@@ -11,5 +11,8 @@ namespace torch_ocl::aten {
 // the fused kernels. TORCH_OCL_SDPA_GEMM_MIN_WORK sets it; returns the previous value.
 int64_t setSdpaGemmMinWork(int64_t work);
 int64_t sdpaGemmMinWork();
+// Whether float32 attention on CPU drivers runs the float16 kernels of attention_vec.cl (default
+// on; TORCH_OCL_SDPA_VECTOR=0 turns them off); returns the previous value.
+bool setSdpaVector(bool on);
 
 }  // namespace torch_ocl::aten
