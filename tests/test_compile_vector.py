@@ -112,6 +112,31 @@ def test_broadcasts_and_layouts():
         _close(got, f(x, bias, row, xt, big, s), atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("head", [32, 16, 24])
+def test_head_split_and_merge_views(head):
+    """Attention's (B, T, H, D) <-> (B, H, T, D) views and a cat of the three heads' gradients
+    into one (B, T, 3 H D) buffer (a compiled backward's q/k/v): where D is a multiple of 16,
+    each work item's lanes are consecutive elements of one head row inside index expressions
+    with ModularIndexing and FloorDiv, read with vload16, not gathered."""
+    g = torch.Generator().manual_seed(8)
+    B, T, H = 2, 24, 4
+    q = torch.randn(B, H, T, head, generator=g)
+    k = torch.randn(B, H, T, head, generator=g)
+    v = torch.randn(B, T, H * head, generator=g)
+
+    def f(q, k, v):
+        merged = q.transpose(1, 2).reshape(B, T, H * head)
+        qkv = torch.cat([merged * 0.5, k.transpose(1, 2).reshape(B, T, H * head), v], -1)
+        split = v.view(B, T, H, head).transpose(1, 2) * 2
+        return [qkv, split.contiguous()]
+
+    got, code = _run(f, q, k, v, dynamic=False)
+    _close(got, f(q, k, v))
+    if _on_cpu_driver():
+        gathered = [ln for ln in code.splitlines() if "const int16 vidx" in ln]
+        assert bool(gathered) == (head % 16 != 0), gathered
+
+
 def test_in_place_and_combo():
     """An optimizer-style in-place update (the input is also the output) and a foreach op over
     tensors of several sizes (a combo kernel of vector and scalar sub-kernels)."""

@@ -402,14 +402,46 @@ class OclKernel(SIMDKernel):
         first = sympy_subs(index, {v: sympy.Symbol(f"{v.name}_b", integer=True, nonnegative=True)
                                    for v in xs})
         first_s = self.sexpr(first)
-        lanes = [v for v in xs if kinds[v] == "lane"]
         if all(k == "uniform" for k in kinds.values()):
             return "uniform", first_s
-        if (len(lanes) == 1 and "vector" not in kinds.values()
-                and sympy.diff(index, lanes[0]) == 1
-                and lanes[0] not in sympy.expand(index - lanes[0]).free_symbols):
-            return "lane", first_s
-        return "vector", first_s
+        if "vector" in kinds.values():
+            return "vector", first_s
+        return self._vec_lane_form(index, kinds), first_s
+
+    def _vec_lane_form(self, index: sympy.Expr, kinds: dict) -> str:
+        """"lane", "uniform" or "vector" for ``index`` over x variables of lane kinds ``kinds``
+        ("lane" or "uniform"). A "lane" variable v is v_b + L over the lanes L = 0..15 with v_b a
+        multiple of VECTOR_WIDTH and v_b + 15 in its range, so inside ``index``
+        ModularIndexing(v, d, m) and FloorDiv(v, d) with d a multiple of VECTOR_WIDTH are the
+        same in every lane, and ModularIndexing(v, 1, m) with m a multiple of it is
+        ModularIndexing(v_b, 1, m) + L. A view that splits or merges dimensions of whole chunks
+        of 16 (attention's (B, T, H, 32) <-> (B, H, T, 32)) then reads 16 consecutive elements
+        with one vload16 instead of 16 loads."""
+        w = VECTOR_WIDTH
+        lane = sympy.Symbol("ocl_lane", integer=True, nonnegative=True)
+        base = {v: sympy.Symbol(f"{v.name}_b", integer=True, nonnegative=True) for v in kinds}
+        lanes = {v for v, k in kinds.items() if k == "lane"}
+
+        def whole(d) -> bool:
+            return isinstance(d, sympy.Integer) and int(d) % w == 0
+
+        def mod(a, d, m):
+            if a in lanes and whole(d):
+                return ModularIndexing(base[a], d, m)
+            if a in lanes and d == 1 and whole(m):
+                return ModularIndexing(base[a], 1, m) + lane
+            return ModularIndexing(a, d, m)
+
+        def div(a, d):
+            return FloorDiv(base[a], d) if a in lanes and whole(d) else FloorDiv(a, d)
+
+        e = index.replace(ModularIndexing, mod).replace(FloorDiv, div)
+        e = sympy.expand(sympy_subs(e, {v: base[v] + (lane if v in lanes else 0)
+                                        for v in kinds}))
+        if lane not in e.free_symbols:
+            return "uniform"
+        rest = sympy.expand(e - lane)
+        return "lane" if lane not in rest.free_symbols else "vector"
 
     def _vec_index(self, buf: IndentedBuffer, index: sympy.Expr) -> str:
         """An int16 variable holding ``index`` per lane (for a gather or a scatter)."""
