@@ -53,6 +53,7 @@
 
 #include "aten/cl_types.h"
 #include "aten/multi_tensor.h"
+#include "aten/ops.h"
 #include "codegen/reduce.h"
 #include "integration/state.h"
 
@@ -222,14 +223,18 @@ void Plan::upload(c10::DeviceIndex idx) {
     device_table_ = std::move(hit);
     return;
   }
-  at::Tensor host = at::empty({static_cast<int64_t>(total)},
-                              at::TensorOptions().dtype(at::kLong).pinned_memory(true));
-  std::memcpy(host.data_ptr<int64_t>(), all.data(), total * sizeof(int64_t));
   // Whole 512-byte blocks: a cached table then requests what it holds (requested_bytes ==
-  // allocated_bytes in memory_stats()), as if it were any other tensor's block.
+  // allocated_bytes in memory_stats()), as if it were any other tensor's block. The staging
+  // block has the same size, so the write is copyFrom's plain pinned path with no view or
+  // dispatch in between (the tables of an optimizer step mostly miss the cache: freshly
+  // allocated gradients rarely get the addresses of the step before).
   const int64_t padded = static_cast<int64_t>((total + 63) / 64 * 64);
+  at::Tensor host = at::empty({padded}, at::TensorOptions().dtype(at::kLong).pinned_memory(true));
+  int64_t* h = host.data_ptr<int64_t>();
+  std::memcpy(h, all.data(), total * sizeof(int64_t));
+  std::fill(h + total, h + padded, int64_t{0});
   device_table_ = at::empty({padded}, at::TensorOptions().dtype(at::kLong).device(kOcl, idx));
-  device_table_.narrow(0, 0, static_cast<int64_t>(total)).copy_(host, /*non_blocking=*/true);
+  copyFrom(host, device_table_, /*non_blocking=*/true);
   TableCache::get().insert(idx, stream, std::move(all), device_table_);
 }
 
