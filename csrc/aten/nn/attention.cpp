@@ -280,12 +280,15 @@ at::Tensor emptyInLayoutOf(const at::Tensor& ref, at::IntArrayRef sizes,
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return ref.stride(a) > ref.stride(b); });
   if (order == std::array<int64_t, 4>{0, 1, 2, 3}) return at::empty(sizes, options);
-  std::vector<int64_t> permuted(4), inverse(4);
-  for (int64_t i = 0; i < 4; ++i) {
-    permuted[i] = sizes[order[i]];
-    inverse[order[i]] = i;
+  // The strides of a contiguous tensor in that dimension order, allocated as one empty_strided
+  // (an empty and a permuted view cost a second dispatch and a TensorImpl per output).
+  std::array<int64_t, 4> strides{};
+  int64_t next = 1;
+  for (int64_t i = 3; i >= 0; --i) {
+    strides[order[i]] = next;
+    next *= std::max<int64_t>(sizes[order[i]], 1);
   }
-  return at::empty(permuted, options).permute(inverse);
+  return at::empty_strided(sizes, strides, options);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
@@ -321,8 +324,9 @@ sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& va
     OCL_CATCH
   }
   const auto cpu_long = at::TensorOptions().dtype(at::kLong);
-  at::Tensor seed = at::scalar_tensor(static_cast<int64_t>(c.dropout.seed()), cpu_long);
-  at::Tensor offset = at::scalar_tensor(static_cast<int64_t>(c.dropout.offset()), cpu_long);
+  at::Tensor seed = at::empty({}, cpu_long), offset = at::empty({}, cpu_long);
+  *seed.data_ptr<int64_t>() = static_cast<int64_t>(c.dropout.seed());
+  *offset.data_ptr<int64_t>() = static_cast<int64_t>(c.dropout.offset());
   // A replay draws a new mask: the state saved for the backward follows it.
   c.dropout.bindHost(seed.data_ptr<int64_t>(), offset.data_ptr<int64_t>(),
                      std::make_shared<std::pair<at::Tensor, at::Tensor>>(seed, offset));
