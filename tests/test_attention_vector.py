@@ -20,12 +20,12 @@ CPU_DRIVER = _C.get_device_properties(0)["type"] == "CPU"
 @pytest.fixture(params=[True, False], ids=["vector", "scalar"])
 def kernels(request):
     """Both kernel families on the same cases, fused kernels at every size (no math path)."""
-    old_vec = _C._set_sdpa_vector(request.param)
+    old_vec = torch_ocl._attention.set_sdpa_vector(request.param)
     old_work = torch_ocl._attention.set_sdpa_gemm_min_work(0)
     try:
         yield request.param
     finally:
-        _C._set_sdpa_vector(old_vec)
+        torch_ocl._attention.set_sdpa_vector(old_vec)
         torch_ocl._attention.set_sdpa_gemm_min_work(old_work)
 
 
@@ -108,7 +108,7 @@ def test_same_dropout_mask_as_scalar_kernels():
     results = []
     try:
         for vec in (True, False):
-            old_vec = _C._set_sdpa_vector(vec)
+            old_vec = torch_ocl._attention.set_sdpa_vector(vec)
             try:
                 leaves = [t.to("ocl").requires_grad_() for t in (q, k, v)]
                 torch.manual_seed(11)
@@ -116,7 +116,7 @@ def test_same_dropout_mask_as_scalar_kernels():
                 out.backward(torch.ones_like(out))
                 results.append([out.detach().cpu()] + [t.grad.cpu() for t in leaves])
             finally:
-                _C._set_sdpa_vector(old_vec)
+                torch_ocl._attention.set_sdpa_vector(old_vec)
     finally:
         torch_ocl._attention.set_sdpa_gemm_min_work(old)
     vec, scalar = results
@@ -131,18 +131,18 @@ def test_switch_and_width_pick_the_kernels():
         q, k, v = (t.to("ocl").requires_grad_() for t in qkv(1, 2, 2, 5, 6, E, E))
         return lambda: F.scaled_dot_product_attention(q, k, v).sum().backward()
 
-    old = _C._set_sdpa_vector(True)
+    old = torch_ocl._attention.set_sdpa_vector(True)
     try:
         names = _sdpa_kernel_names(run(32))
         assert len(names) == 3 and all("_vec" in n for n in names), names
         names = _sdpa_kernel_names(run(130))  # beyond 128 columns: the scalar kernels
         assert len(names) == 3 and not any("_vec" in n for n in names), names
-        _C._set_sdpa_vector(False)
+        torch_ocl._attention.set_sdpa_vector(False)
         names = _sdpa_kernel_names(run(32))
         assert len(names) == 3 and not any("_vec" in n for n in names), names
         q64 = torch.randn(1, 1, 4, 8, dtype=torch.float64, device="ocl")
-        _C._set_sdpa_vector(True)
+        torch_ocl._attention.set_sdpa_vector(True)
         names = _sdpa_kernel_names(lambda: F.scaled_dot_product_attention(q64, q64, q64))
         assert names and not any("_vec" in n for n in names), names  # float64: scalar
     finally:
-        _C._set_sdpa_vector(old)
+        torch_ocl._attention.set_sdpa_vector(old)

@@ -39,12 +39,13 @@ struct alignas(8) SdpaGeom {
 
 // The fused kernels give a work item a row and recompute its scores: fine for short sequences,
 // slower than batched products for long ones on CPU drivers. Forward plus backward, causal,
-// float32, PoCL on 2 cores (Zen 5), wall time, fused (attention_vec.cl) / math path: B4 H2
-// L=S=16 E16 (32768 multiply-adds of scores) 0.86 (the fused kernels win), B4 H4 32 E16
-// (262144) 1.01, B8 H4 64 E32 1.52, B16 H4 64 E32 2.27, B4 H6 256 E64 2.65, B1 H8 1024 E64 2.40.
-// (The scalar kernels of attention.cl, before: 0.83, -, -, 7.5 at B16 H4 64 E32, 16.0 at B12 H6
-// 256 E64.)
-constexpr int64_t kSdpaGemmMinWorkDefault = 1 << 16;
+// float32, PoCL on 2 cores (Zen 5), wall time, fused (attention_vec.cl) / math path, best of 3
+// rounds in one process: B4 H2 L=S=16 E16 (32768 multiply-adds of scores) 0.82, B4 H4 32 E16
+// (2^18) 0.88, B4 H4 32 E32 (2^19) 0.78, at 2^20 0.86-1.06 (B8 H4 32 E32, B4 H2 64 E32, B4 H4 64
+// E16), at 2^21 1.05-1.21, B16 H4 64 E32 1.59, B4 H6 256 E64 2.11, B1 H8 1024 E64 1.93. (The
+// scalar kernels of attention.cl, before: 0.83 at 32768, 7.5 at B16 H4 64 E32, 16.0 at B12 H6
+// 256 E64: the threshold was 2^16.)
+constexpr int64_t kSdpaGemmMinWorkDefault = 1 << 20;
 // The math path holds the batch's scores (and the probabilities, the dropout mask) at once; the
 // fused kernels hold O(rows). Beyond this many bytes of scores the fused kernels stay (the
 // compiled path's config.sdpa_math_max_bytes).
@@ -122,7 +123,7 @@ cl_program attentionProgram(c10::DeviceIndex idx, c10::ScalarType t) {
 // plus backward, causal, device time on PoCL (2 Zen 5 cores), scalar -> float16: 4x2x16x16
 // (the small GPT) 98-134 -> 48-54 us, 4x4x32x16 406-486 -> 139-216 us, 16x4x64x32 9.1 -> 2.6 ms,
 // 4x6x256x64 117 -> 18 ms; 1x8x128x128 (not causal) 82 -> 4.9 ms. TORCH_OCL_SDPA_VECTOR=0 or
-// _C._set_sdpa_vector(False) keeps the scalar kernels.
+// torch_ocl._attention.set_sdpa_vector(False) keeps the scalar kernels.
 constexpr int64_t kSdpaVecMaxHead = 128;
 
 std::atomic<bool>& vectorKernels() {
