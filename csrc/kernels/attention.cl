@@ -43,20 +43,44 @@ inline ACC sdpa_keep(float p, ACC keep_scale, ulong seed, ulong offset, __privat
   return ocl_uniform_float(r.x) >= p ? keep_scale : (ACC)0;
 }
 
+// The kernels' argument lists (attention_vec.cl's kernels take the same: the host binds both
+// families alike), the row of a query-row kernel, and the typed inputs of every kernel.
+#define SDPA_TAIL_PARAMS                                                                           \
+  __global const char *qb, ulong qoff, __global const char *kb, ulong koff,                        \
+      __global const char *vb, ulong voff, __global const char *mb, ulong moff, int has_mask,      \
+      SdpaGeom g, ACC scale, int causal, float p, ACC keep_scale, ulong seed, ulong offset
+#define SDPA_FWD_PARAMS                                                                            \
+  __global char *ob, ulong ooff, __global char *lb, ulong loff, SDPA_TAIL_PARAMS
+#define SDPA_BWD_Q_PARAMS                                                                          \
+  __global char *dqb, ulong dqoff, __global char *db, ulong doff, __global char *dsb,              \
+      ulong dsoff, int want_ds, __global const char *gob, ulong gooff, __global const char *ob,    \
+      ulong ooff, __global const char *lb, ulong loff, SDPA_TAIL_PARAMS
+#define SDPA_BWD_KV_PARAMS                                                                         \
+  __global char *dkb, ulong dkoff, __global char *dvb, ulong dvoff, __global const char *db,       \
+      ulong doff, __global const char *gob, ulong gooff, __global const char *lb, ulong loff,      \
+      SDPA_TAIL_PARAMS
+// (b, h, i) of query row `row` and its key/value head hk; returns past the last row.
+#define SDPA_QUERY_ROW()                                                                           \
+  const long row = get_global_id(0);                                                               \
+  if (row >= g.B * g.H * g.L) return;                                                              \
+  const long i = row % g.L, bh = row / g.L, h = bh % g.H, b = bh / g.H;                            \
+  const long hk = h / (g.H / g.Hk)
+// (b, hk, j) of key row `row` and the query heads per key head; returns past the last row.
+#define SDPA_KEY_ROW()                                                                             \
+  const long row = get_global_id(0);                                                               \
+  if (row >= g.B * g.Hk * g.S) return;                                                             \
+  const long j = row % g.S, bhk = row / g.S, hk = bhk % g.Hk, b = bhk / g.Hk;                      \
+  const long group = g.H / g.Hk
+#define SDPA_INPUTS(T)                                                                             \
+  __global const T* q = (__global const T*)(qb + qoff);                                            \
+  __global const T* k = (__global const T*)(kb + koff);                                            \
+  __global const T* v = (__global const T*)(vb + voff);                                            \
+  __global const T* m = (__global const T*)(mb + moff)
+
 // out (B, H, L, Ev) and lse (B, H, L) contiguous.
-__kernel void sdpa_fwd(__global char* ob, ulong ooff, __global char* lb, ulong loff,
-                       __global const char* qb, ulong qoff, __global const char* kb, ulong koff,
-                       __global const char* vb, ulong voff, __global const char* mb, ulong moff,
-                       int has_mask, SdpaGeom g, ACC scale, int causal, float p, ACC keep_scale,
-                       ulong seed, ulong offset) {
-  const long row = get_global_id(0);
-  if (row >= g.B * g.H * g.L) return;
-  const long i = row % g.L, bh = row / g.L, h = bh % g.H, b = bh / g.H;
-  const long hk = h / (g.H / g.Hk);
-  __global const ST* q = (__global const ST*)(qb + qoff);
-  __global const ST* k = (__global const ST*)(kb + koff);
-  __global const ST* v = (__global const ST*)(vb + voff);
-  __global const ST* m = (__global const ST*)(mb + moff);
+__kernel void sdpa_fwd(SDPA_FWD_PARAMS) {
+  SDPA_QUERY_ROW();
+  SDPA_INPUTS(ST);
   __global ST* o = (__global ST*)(ob + ooff);
   ACC mx = -INFINITY, l = 0;
   if (g.Ev <= SDPA_CHUNK) {
@@ -115,24 +139,11 @@ __kernel void sdpa_fwd(__global char* ob, ulong ooff, __global char* lb, ulong l
 
 // dQ (B, H, L, E) contiguous, delta (B, H, L) = rowsum(dO * O), and, when dbias is requested,
 // dS (B, H, L, S) contiguous in ACC.
-__kernel void sdpa_bwd_q(__global char* dqb, ulong dqoff, __global char* db, ulong doff,
-                         __global char* dsb, ulong dsoff, int want_ds, __global const char* gob,
-                         ulong gooff, __global const char* ob, ulong ooff,
-                         __global const char* lb, ulong loff, __global const char* qb, ulong qoff,
-                         __global const char* kb, ulong koff, __global const char* vb,
-                         ulong voff, __global const char* mb, ulong moff, int has_mask,
-                         SdpaGeom g, ACC scale, int causal, float p, ACC keep_scale, ulong seed,
-                         ulong offset) {
-  const long row = get_global_id(0);
-  if (row >= g.B * g.H * g.L) return;
-  const long i = row % g.L, bh = row / g.L, h = bh % g.H, b = bh / g.H;
-  const long hk = h / (g.H / g.Hk);
+__kernel void sdpa_bwd_q(SDPA_BWD_Q_PARAMS) {
+  SDPA_QUERY_ROW();
+  SDPA_INPUTS(ST);
   __global const ST* go = (__global const ST*)(gob + gooff);
   __global const ST* o = (__global const ST*)(ob + ooff);
-  __global const ST* q = (__global const ST*)(qb + qoff);
-  __global const ST* k = (__global const ST*)(kb + koff);
-  __global const ST* v = (__global const ST*)(vb + voff);
-  __global const ST* m = (__global const ST*)(mb + moff);
   __global ST* dq = (__global ST*)(dqb + dqoff);
   __global ACC* ds = (__global ACC*)(dsb + dsoff);
   const ACC lse = ((__global const ACC*)(lb + loff))[row];
@@ -166,23 +177,10 @@ __kernel void sdpa_bwd_q(__global char* dqb, ulong dqoff, __global char* db, ulo
 
 // dK (B, Hk, S, E) and dV (B, Hk, S, Ev) at strides wk / wv; one work item per key row, summing over
 // the query heads that share it (GQA) and over query rows. Needs delta from sdpa_bwd_q.
-__kernel void sdpa_bwd_kv(__global char* dkb, ulong dkoff, __global char* dvb, ulong dvoff,
-                          __global const char* db, ulong doff, __global const char* gob,
-                          ulong gooff, __global const char* lb, ulong loff,
-                          __global const char* qb, ulong qoff, __global const char* kb,
-                          ulong koff, __global const char* vb, ulong voff,
-                          __global const char* mb, ulong moff, int has_mask, SdpaGeom g,
-                          ACC scale, int causal, float p, ACC keep_scale, ulong seed,
-                          ulong offset) {
-  const long row = get_global_id(0);
-  if (row >= g.B * g.Hk * g.S) return;
-  const long j = row % g.S, bhk = row / g.S, hk = bhk % g.Hk, b = bhk / g.Hk;
-  const long group = g.H / g.Hk;
+__kernel void sdpa_bwd_kv(SDPA_BWD_KV_PARAMS) {
+  SDPA_KEY_ROW();
+  SDPA_INPUTS(ST);
   __global const ST* go = (__global const ST*)(gob + gooff);
-  __global const ST* q = (__global const ST*)(qb + qoff);
-  __global const ST* k = (__global const ST*)(kb + koff);
-  __global const ST* v = (__global const ST*)(vb + voff);
-  __global const ST* m = (__global const ST*)(mb + moff);
   __global const ACC* lse = (__global const ACC*)(lb + loff);
   __global const ACC* delta = (__global const ACC*)(db + doff);
   __global ST* dk = (__global ST*)(dkb + dkoff);

@@ -125,20 +125,9 @@ inline float16 av_lanes(void) {
   return (float16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 
-__kernel void sdpa_fwd_vec(__global char* ob, ulong ooff, __global char* lb, ulong loff,
-                           __global const char* qb, ulong qoff, __global const char* kb,
-                           ulong koff, __global const char* vb, ulong voff,
-                           __global const char* mb, ulong moff, int has_mask, SdpaGeom g,
-                           float scale, int causal, float p, float keep_scale, ulong seed,
-                           ulong offset) {
-  const long row = get_global_id(0);
-  if (row >= g.B * g.H * g.L) return;
-  const long i = row % g.L, bh = row / g.L, h = bh % g.H, b = bh / g.H;
-  const long hk = h / (g.H / g.Hk);
-  __global const float* q = (__global const float*)(qb + qoff);
-  __global const float* k = (__global const float*)(kb + koff);
-  __global const float* v = (__global const float*)(vb + voff);
-  __global const float* m = (__global const float*)(mb + moff);
+__kernel void sdpa_fwd_vec(SDPA_FWD_PARAMS) {
+  SDPA_QUERY_ROW();
+  SDPA_INPUTS(float);
   __global float* o = (__global float*)(ob + ooff);
   const int nce = AV_NCE, ncv = AV_NCV;
   float16 qr[AV_NCE], acc[AV_NCV];
@@ -174,24 +163,11 @@ __kernel void sdpa_fwd_vec(__global char* ob, ulong ooff, __global char* lb, ulo
     AV_PUT_CHUNK(o, obase, g.wo[3], g.Ev, c, acc[c] * inv);
 }
 
-__kernel void sdpa_bwd_q_vec(__global char* dqb, ulong dqoff, __global char* db, ulong doff,
-                             __global char* dsb, ulong dsoff, int want_ds, __global const char* gob,
-                             ulong gooff, __global const char* ob, ulong ooff,
-                             __global const char* lb, ulong loff, __global const char* qb,
-                             ulong qoff, __global const char* kb, ulong koff,
-                             __global const char* vb, ulong voff, __global const char* mb,
-                             ulong moff, int has_mask, SdpaGeom g, float scale, int causal,
-                             float p, float keep_scale, ulong seed, ulong offset) {
-  const long row = get_global_id(0);
-  if (row >= g.B * g.H * g.L) return;
-  const long i = row % g.L, bh = row / g.L, h = bh % g.H, b = bh / g.H;
-  const long hk = h / (g.H / g.Hk);
+__kernel void sdpa_bwd_q_vec(SDPA_BWD_Q_PARAMS) {
+  SDPA_QUERY_ROW();
+  SDPA_INPUTS(float);
   __global const float* go = (__global const float*)(gob + gooff);
   __global const float* o = (__global const float*)(ob + ooff);
-  __global const float* q = (__global const float*)(qb + qoff);
-  __global const float* k = (__global const float*)(kb + koff);
-  __global const float* v = (__global const float*)(vb + voff);
-  __global const float* m = (__global const float*)(mb + moff);
   __global float* dq = (__global float*)(dqb + dqoff);
   __global float* ds = (__global float*)(dsb + dsoff);
   const int nce = AV_NCE, ncv = AV_NCV;
@@ -231,23 +207,10 @@ __kernel void sdpa_bwd_q_vec(__global char* dqb, ulong dqoff, __global char* db,
     AV_PUT_CHUNK(dq, wbase, g.wq[3], g.E, c, acc[c] * scale);
 }
 
-__kernel void sdpa_bwd_kv_vec(__global char* dkb, ulong dkoff, __global char* dvb, ulong dvoff,
-                              __global const char* db, ulong doff, __global const char* gob,
-                              ulong gooff, __global const char* lb, ulong loff,
-                              __global const char* qb, ulong qoff, __global const char* kb,
-                              ulong koff, __global const char* vb, ulong voff,
-                              __global const char* mb, ulong moff, int has_mask, SdpaGeom g,
-                              float scale, int causal, float p, float keep_scale, ulong seed,
-                              ulong offset) {
-  const long row = get_global_id(0);
-  if (row >= g.B * g.Hk * g.S) return;
-  const long j = row % g.S, bhk = row / g.S, hk = bhk % g.Hk, b = bhk / g.Hk;
-  const long group = g.H / g.Hk;
+__kernel void sdpa_bwd_kv_vec(SDPA_BWD_KV_PARAMS) {
+  SDPA_KEY_ROW();
+  SDPA_INPUTS(float);
   __global const float* go = (__global const float*)(gob + gooff);
-  __global const float* q = (__global const float*)(qb + qoff);
-  __global const float* k = (__global const float*)(kb + koff);
-  __global const float* v = (__global const float*)(vb + voff);
-  __global const float* m = (__global const float*)(mb + moff);
   __global const float* lse = (__global const float*)(lb + loff);
   __global const float* delta = (__global const float*)(db + doff);
   __global float* dk = (__global float*)(dkb + dkoff);
