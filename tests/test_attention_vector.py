@@ -146,3 +146,35 @@ def test_switch_and_width_pick_the_kernels():
         assert names and not any("_vec" in n for n in names), names  # float64: scalar
     finally:
         torch_ocl._attention.set_sdpa_vector(old)
+
+
+@pytest.mark.parametrize("vec", [True, False])
+def test_fused_op_with_empty_head_or_rows(vec):
+    """The fused ops called directly (F.scaled_dot_product_attention sends empty calls to the
+    math path) with a head dim of 0 or no query rows: empty operands bind no buffer of their
+    own, and the float16 kernels leave head dims of 0 to the scalar ones."""
+    import math
+
+    fwd = torch.ops.aten._scaled_dot_product_fused_attention_overrideable
+    bwd = torch.ops.aten._scaled_dot_product_fused_attention_overrideable_backward
+    old = torch_ocl._attention.set_sdpa_vector(vec)
+    try:
+        q, k, v = rand(1, 2, 5, 8, seed=1), rand(1, 2, 6, 8, seed=2), rand(1, 2, 6, 0, seed=3)
+        out, lse = fwd(q.to("ocl"), k.to("ocl"), v.to("ocl"))[:2]
+        assert out.shape == (1, 2, 5, 0)
+        torch.testing.assert_close(
+            lse.cpu(), torch.logsumexp(q @ k.transpose(-1, -2) / math.sqrt(8), -1))
+        # E = 0 with scale 1: every score is 0, so each row averages v
+        q0, k0, v0 = rand(1, 2, 5, 0), rand(1, 2, 6, 0), rand(1, 2, 6, 4, seed=4)
+        out = fwd(q0.to("ocl"), k0.to("ocl"), v0.to("ocl"), scale=1.0)[0]
+        torch.testing.assert_close(out.cpu(), v0.mean(2, keepdim=True).expand(1, 2, 5, 4))
+        # no query rows: dK and dV are zeros
+        qe, ke, ve = (t.to("ocl").requires_grad_() for t in (
+            rand(1, 2, 0, 8), rand(1, 2, 6, 8, seed=5), rand(1, 2, 6, 4, seed=6)))
+        o = fwd(qe, ke, ve)[0]
+        o.sum().backward()
+        assert qe.grad.shape == (1, 2, 0, 8)
+        assert torch.equal(ke.grad.cpu(), torch.zeros(1, 2, 6, 8))
+        assert torch.equal(ve.grad.cpu(), torch.zeros(1, 2, 6, 4))
+    finally:
+        torch_ocl._attention.set_sdpa_vector(old)

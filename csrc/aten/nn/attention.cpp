@@ -135,8 +135,8 @@ std::atomic<bool>& vectorKernels() {
 }
 
 bool useVectorKernels(c10::DeviceIndex idx, c10::ScalarType t, const SdpaGeom& g) {
-  return t == at::kFloat && g.E <= kSdpaVecMaxHead && g.Ev <= kSdpaVecMaxHead &&
-         vectorKernels().load(std::memory_order_relaxed) &&
+  return t == at::kFloat && g.E > 0 && g.Ev > 0 && g.E <= kSdpaVecMaxHead &&
+         g.Ev <= kSdpaVecMaxHead && vectorKernels().load(std::memory_order_relaxed) &&
          (device(idx).info().type & CL_DEVICE_TYPE_CPU) != 0;
 }
 
@@ -243,13 +243,19 @@ Call makeCall(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   return c;
 }
 
-// Arguments common to every kernel after the ones specific to it.
+// The buffer of t, or of fallback where t has no elements (and so no storage): the kernels
+// never read a tensor with no elements, but every buffer argument must be a buffer.
+rt::BufferRef bufferOr(const at::Tensor& t, const at::Tensor& fallback) {
+  return t.numel() > 0 ? bufferOf(t) : bufferOf(fallback);
+}
+
+// Arguments common to every kernel after the ones specific to it; fallback has elements.
 void setTail(cl_kernel k, cl_uint& a, const Call& c, c10::ScalarType t, const at::Tensor& q,
-             const at::Tensor& key, const at::Tensor& v) {
-  setArg(k, a, bufferOf(q));
-  setArg(k, a, bufferOf(key));
-  setArg(k, a, bufferOf(v));
-  setArg(k, a, c.mask.defined() ? bufferOf(c.mask) : bufferOf(q));
+             const at::Tensor& key, const at::Tensor& v, const at::Tensor& fallback) {
+  setArg(k, a, bufferOr(q, fallback));
+  setArg(k, a, bufferOr(key, fallback));
+  setArg(k, a, bufferOr(v, fallback));
+  setArg(k, a, c.mask.defined() ? bufferOr(c.mask, fallback) : bufferOr(q, fallback));
   setArg(k, a, static_cast<cl_int>(c.mask.defined()));
   setArg(k, a, c.g);
   if (t == at::kDouble)
@@ -318,7 +324,7 @@ sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& va
     cl_uint a = 0;
     setArg(k, a, out.numel() > 0 ? bufferOf(out) : bufferOf(lse));
     setArg(k, a, bufferOf(lse));
-    setTail(k, a, c, t, query, key, value);
+    setTail(k, a, c, t, query, key, value, lse);
     setArg(k, a, static_cast<cl_int>(is_causal));
     setDropout(k, a, c, t);
     launchSdpa(idx, sk, c.g.B * c.g.H * c.g.L);
@@ -384,7 +390,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
     setArg(k, a, go.numel() > 0 ? bufferOf(go) : bufferOf(delta));
     setArg(k, a, o.numel() > 0 ? bufferOf(o) : bufferOf(delta));
     setArg(k, a, bufferOf(lse));
-    setTail(k, a, c, t, query, key, value);
+    setTail(k, a, c, t, query, key, value, delta);
     setArg(k, a, static_cast<cl_int>(is_causal));
     setDropout(k, a, c, t);
     launchSdpa(idx, sk, c.g.B * c.g.H * c.g.L);
@@ -393,12 +399,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
     const SdpaKernel sk = sdpaKernel(idx, t, c.g, "sdpa_bwd_kv", "sdpa_bwd_kv_vec", true);
     cl_kernel k = sk.kernel;
     cl_uint a = 0;
-    setArg(k, a, dk.numel() > 0 ? bufferOf(dk) : bufferOf(dv));
-    setArg(k, a, dv.numel() > 0 ? bufferOf(dv) : bufferOf(dk));
-    setArg(k, a, bufferOf(delta));
-    setArg(k, a, bufferOf(go));
-    setArg(k, a, bufferOf(lse));
-    setTail(k, a, c, t, query, key, value);
+    const at::Tensor& out_kv = dk.numel() > 0 ? dk : dv;
+    setArg(k, a, bufferOf(out_kv));
+    setArg(k, a, bufferOr(dv, out_kv));
+    setArg(k, a, bufferOr(delta, out_kv));
+    setArg(k, a, bufferOr(go, out_kv));
+    setArg(k, a, bufferOr(lse, out_kv));
+    setTail(k, a, c, t, query, key, value, out_kv);
     setArg(k, a, static_cast<cl_int>(is_causal));
     setDropout(k, a, c, t);
     launchSdpa(idx, sk, c.g.B * c.g.Hk * c.g.S);
