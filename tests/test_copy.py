@@ -409,11 +409,14 @@ def test_copy_into_strided_destination():
 @pytest.mark.parametrize("shape,perm", [((17, 33), (1, 0)), ((16, 16), (1, 0)), ((1, 40), (1, 0)),
                                         ((40, 1), (1, 0)), ((3, 5, 70, 9), (0, 2, 1, 3)),
                                         ((2, 19, 23), (2, 0, 1)), ((6, 4, 5, 3), (3, 1, 0, 2)),
-                                        ((0, 7), (1, 0)), ((130, 3), (1, 0))])
+                                        ((0, 7), (1, 0)), ((130, 3), (1, 0)),
+                                        ((3, 5, 7, 37), (0, 2, 1, 3)), ((2, 3, 4, 64), (0, 2, 1, 3)),
+                                        ((3, 2, 150), (1, 0, 2)), ((2, 3, 16), (1, 0, 2))])
 def test_device_permuted_copies(dtype, shape, perm):
     # Device-to-device copies of permuted views: whole-tile, partial-tile and row blocks on CPU
-    # drivers, one element per item elsewhere; .contiguous(), copy_ into a strided destination,
-    # converting copies and a strided 1-d source.
+    # drivers (rows that stay contiguous on both sides in vector pieces of 16 and a tail: the
+    # last four shapes), one element per item elsewhere; .contiguous(), copy_ into a strided
+    # destination, converting copies and a strided 1-d source.
     src = make_cpu(shape, dtype, seed=11)
     dev = src.to("ocl")
     with torch_ocl.strict():

@@ -27,12 +27,15 @@ char kCopyFamily;
 // transpositions (the source contiguous along the second one), so that the 16 source rows a tile
 // reads stay in the cache while its destination rows are written in order. GPUs keep one element
 // per work item (neighbouring items touch neighbouring destination memory).
-enum class CopyBlocks : uint8_t { kElements = 0, kRows = 1, kTiles = 2 };
+// kUnitRows are kRows blocks of a same-dtype copy whose innermost dimension is contiguous on both
+// sides (a permute that keeps the last dimension: attention's (B, T, H, D) <-> (B, H, T, D)): whole
+// 16-element pieces move as vload16/vstore16, element by element only the row's tail.
+enum class CopyBlocks : uint8_t { kElements = 0, kRows = 1, kTiles = 2, kUnitRows = 3 };
 constexpr int64_t kTile0(CopyBlocks b) {
-  return b == CopyBlocks::kRows ? 64 : 16;
+  return b == CopyBlocks::kRows || b == CopyBlocks::kUnitRows ? 64 : 16;
 }
 constexpr int64_t kTile1(CopyBlocks b) {
-  return b == CopyBlocks::kRows ? 1 : 16;
+  return b == CopyBlocks::kRows || b == CopyBlocks::kUnitRows ? 1 : 16;
 }
 
 cl_program copyProgram(c10::DeviceIndex idx, c10::ScalarType dst, c10::ScalarType src,
@@ -71,7 +74,19 @@ cl_program copyProgram(c10::DeviceIndex idx, c10::ScalarType dst, c10::ScalarTyp
     body += "  __global " + dst_t + "* d = (__global " + dst_t + "*)(db + doff);\n";
     body += "  __global const " + src_t + "* s = (__global const " + src_t + "*)(sb + soff);\n";
     body += bounded("i") + "  " + storeStmt(dst, "d", "i", value) + "\n}\n";
-    if (blocks == CopyBlocks::kElements) {
+    if (blocks == CopyBlocks::kUnitRows) {
+      body +=
+          "__kernel void copy_strided(__global char* db, ulong doff, __global const char* sb,\n"
+          "    ulong soff, long n, int ndim, OclStrides2 st, long tiles0, long tiles1) {\n";
+      body += bounded("item") +
+              "  long rem = item / tiles0;\n  const long t0 = item - rem * tiles0;\n"
+              "  long od = 0, os = 0;\n" +
+              decompose(1, "od", "os") +
+              "  const long a0 = t0 * 64, e0 = min(a0 + 64, st.sizes[0]);\n" + dst_p + src_p +
+              "  long i0 = a0;\n"
+              "  for (; i0 + 16 <= e0; i0 += 16) vstore16(vload16(0, s + i0), 0, d + i0);\n"
+              "  for (; i0 < e0; ++i0) d[i0] = s[i0];\n}\n";
+    } else if (blocks == CopyBlocks::kElements) {
       body +=
           "__kernel void copy_strided(__global char* db, ulong doff, __global const char* sb,\n"
           "    ulong soff, long n, int ndim, OclStrides2 st) {\n";
@@ -135,11 +150,16 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
   if (iter.numel() == 0) return;
   const bool contiguous = iter.is_contiguous();
   CopyBlocks blocks = CopyBlocks::kElements;
-  if (!contiguous && codegen::preferItemReductions(dev.info()))
+  if (!contiguous && codegen::preferItemReductions(dev.info())) {
     blocks = iter.ndim() >= 2 && iter.strides(1)[1] == iter.element_size(1) &&
                      iter.strides(1)[0] != iter.element_size(1)
                  ? CopyBlocks::kTiles
                  : CopyBlocks::kRows;
+    if (blocks == CopyBlocks::kRows && dst.scalar_type() == src.scalar_type() &&
+        !c10::isComplexType(dst.scalar_type()) && iter.shape()[0] >= 16 &&
+        iter.strides(0)[0] == iter.element_size(0) && iter.strides(1)[0] == iter.element_size(1))
+      blocks = CopyBlocks::kUnitRows;
+  }
   cl_program prog = copyProgram(idx, dst.scalar_type(), src.scalar_type(), blocks);
   rt::BufferRef d = resolvePtr(iter.data_ptr(0)), s = resolvePtr(iter.data_ptr(1));
   OCL_TRY
