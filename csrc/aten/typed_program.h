@@ -11,16 +11,19 @@
 
 namespace torch_ocl::aten {
 
+// The ST, ACC, LD and STORE definitions for dtype t.
+inline std::string typedDefs(c10::ScalarType t) {
+  const std::string acc = t == c10::kDouble ? "double" : "float";
+  return std::string("#define ST ") + clStorageType(t) + "\n#define ACC " + acc +
+         "\n#define LD(p, i) ((ACC)(" + loadExpr(t, "(p)", "(i)") + "))\n#define STORE(p, i, v) " +
+         storeStmt(t, "(p)", "(i)", "(v)") + "\n";
+}
+
 inline cl_program typedProgram(c10::DeviceIndex idx, const void* family, const char* file,
                                c10::ScalarType t) {
   return programs(idx).get({family, dtypeCode(t)}, [&] {
-    const std::string acc = t == c10::kDouble ? "double" : "float";
-    const std::string defs = std::string("#define ST ") + clStorageType(t) + "\n#define ACC " +
-                             acc + "\n#define LD(p, i) ((ACC)(" + loadExpr(t, "(p)", "(i)") +
-                             "))\n#define STORE(p, i, v) " + storeStmt(t, "(p)", "(i)", "(v)") +
-                             "\n";
     return rt::ProgramSource{std::string(file) + "<" + c10::toString(t) + ">",
-                             withPrelude(defs + kernels::source(file)), ""};
+                             withPrelude(typedDefs(t) + kernels::source(file)), ""};
   });
 }
 

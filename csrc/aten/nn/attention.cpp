@@ -154,12 +154,9 @@ cl_program attentionVecProgram(c10::DeviceIndex idx, const SdpaGeom& g, bool bwd
   const uint64_t variant = static_cast<uint64_t>(nce) | static_cast<uint64_t>(ncv) << 8 |
                            static_cast<uint64_t>(full) << 16 | static_cast<uint64_t>(unit) << 17;
   return programs(idx).get({&kAttentionVecFamily, variant}, [&] {
-    const std::string defs =
-        std::string("#define ST float\n#define ACC float\n#define LD(p, i) ((ACC)(") +
-        loadExpr(at::kFloat, "(p)", "(i)") + "))\n#define STORE(p, i, v) " +
-        storeStmt(at::kFloat, "(p)", "(i)", "(v)") + "\n#define AV_NCE " + std::to_string(nce) +
-        "\n#define AV_NCV " + std::to_string(ncv) + "\n#define AV_FULL " + (full ? "1" : "0") +
-        "\n#define AV_UNIT " + (unit ? "1" : "0") + "\n";
+    const std::string defs = typedDefs(at::kFloat) + "#define AV_NCE " + std::to_string(nce) +
+                             "\n#define AV_NCV " + std::to_string(ncv) + "\n#define AV_FULL " +
+                             (full ? "1" : "0") + "\n#define AV_UNIT " + (unit ? "1" : "0") + "\n";
     return rt::ProgramSource{
         "attention_vec.cl<Float," + std::to_string(nce) + "," + std::to_string(ncv) +
             (full ? ",full" : "") + (unit ? ",unit" : "") + ">",
@@ -322,7 +319,7 @@ sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& va
     const SdpaKernel sk = sdpaKernel(idx, t, c.g, "sdpa_fwd", "sdpa_fwd_vec", false);
     cl_kernel k = sk.kernel;
     cl_uint a = 0;
-    setArg(k, a, out.numel() > 0 ? bufferOf(out) : bufferOf(lse));
+    setArg(k, a, bufferOr(out, lse));
     setArg(k, a, bufferOf(lse));
     setTail(k, a, c, t, query, key, value, lse);
     setArg(k, a, static_cast<cl_int>(is_causal));
@@ -383,12 +380,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
     const SdpaKernel sk = sdpaKernel(idx, t, c.g, "sdpa_bwd_q", "sdpa_bwd_q_vec", true);
     cl_kernel k = sk.kernel;
     cl_uint a = 0;
-    setArg(k, a, dq.numel() > 0 ? bufferOf(dq) : bufferOf(delta));
+    setArg(k, a, bufferOr(dq, delta));
     setArg(k, a, bufferOf(delta));
     setArg(k, a, want_ds ? bufferOf(ds) : bufferOf(delta));
     setArg(k, a, static_cast<cl_int>(want_ds));
-    setArg(k, a, go.numel() > 0 ? bufferOf(go) : bufferOf(delta));
-    setArg(k, a, o.numel() > 0 ? bufferOf(o) : bufferOf(delta));
+    setArg(k, a, bufferOr(go, delta));
+    setArg(k, a, bufferOr(o, delta));
     setArg(k, a, bufferOf(lse));
     setTail(k, a, c, t, query, key, value, delta);
     setArg(k, a, static_cast<cl_int>(is_causal));
