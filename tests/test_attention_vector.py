@@ -102,6 +102,21 @@ def test_non_unit_head_strides(kernels):
     run_both(torch.float32, q, k, v, is_causal=True)
 
 
+def test_expanded_output_gradient(kernels):
+    # out.sum() / out.mean() hand the backward an expanded gradient (all strides 0): copied once
+    # to unit stride before the kernels read it
+    q, k, v = qkv(2, 2, 2, 19, 23, 32, 24, seed=8)
+    for reduce, causal in ((torch.sum, False), (torch.mean, True)):
+        grads = []
+        for dev in ("ocl", "cpu"):
+            leaves = [t.to(dev, copy=True).requires_grad_() for t in (q, k, v)]
+            with torch_ocl.strict():
+                reduce(F.scaled_dot_product_attention(*leaves, is_causal=causal)).backward()
+            grads.append([t.grad.cpu() for t in leaves])
+        for d, c, name in zip(*grads, "qkv"):
+            torch.testing.assert_close(d, c, rtol=1e-4, atol=1e-5, msg=f"grad {name}")
+
+
 def test_same_dropout_mask_as_scalar_kernels():
     q, k, v = qkv(2, 2, 2, 21, 37, 16, 16, seed=4)
     old = torch_ocl._attention.set_sdpa_gemm_min_work(0)
