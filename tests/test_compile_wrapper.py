@@ -13,6 +13,7 @@ import re
 import pytest
 import torch
 import torch_ocl
+import torch_ocl._attention
 from torch._C._dynamo.guards import assert_size_stride
 from torch._dynamo.testing import CompileCounterWithBackend
 from torch._inductor import config as inductor_config
@@ -212,6 +213,56 @@ def test_assert_inputs_matches_assert_size_stride():
     # Not a tensor: PyTorch's TypeError.
     kind, _ = error_of(lambda: assert_inputs((x, 3), (ok, ok)))
     assert kind is TypeError
+
+
+def test_output_assert_matches_assert_size_stride():
+    # torch_ocl._C._assert_size_stride: the extern outputs' per-tensor assert of the wrappers
+    ours = torch_ocl._C._assert_size_stride
+    x = torch.randn(3, 4).to("ocl")
+    xt = torch.randn(4, 3).to("ocl").t()
+    row = torch.randn(1, 4).to("ocl")
+    row_view = torch.randn(4, 4).to("ocl")[:1]
+    empty = torch.empty(0, 5).to("ocl")
+    scalar = torch.tensor(2.0).to("ocl")
+    op = "torch.ops.aten.some_op.default"
+    for t, size, stride in [(x, (3, 4), (4, 1)), (row_view, (1, 4), (1, 1)),
+                            (empty, (0, 5), (1, 7)), (scalar, (), ())]:
+        assert ours(t, size, stride, op) is True  # what assert_size_stride returns
+    cases = [
+        (xt, (3, 4), (4, 1)),       # strides
+        (x, (3, 5), (5, 1)),        # sizes
+        (x, (12,), (1,)),           # ndim
+        (scalar, (1,), (1,)),       # 0-d against 1-d
+        (row, (1, 4), (4, 2)),      # stride of a dim with more than one element
+        (x, [3, 4], (4, 1)),        # a list where the assert wants a tuple
+        (3, (1,), (1,)),            # not a tensor
+    ]
+    for t, size, stride in cases:
+        want = error_of(lambda: assert_size_stride(t, size, stride, op))
+        assert error_of(lambda: ours(t, size, stride, op)) == want
+    # without the op name: accepted, and a mismatch raises PyTorch's error
+    assert ours(x, (3, 4), (4, 1)) is True
+    assert error_of(lambda: ours(xt, (3, 4), (4, 1))) == \
+        error_of(lambda: assert_size_stride(xt, (3, 4), (4, 1)))
+
+
+def test_extern_outputs_checked_by_ocl_assert():
+    # An extern kernel with several outputs (the attention op): each output's assert is the
+    # C++ one, and the compiled result matches CPU.
+    q, k, v = (torch.randn(2, 2, 9, 16, generator=torch.Generator().manual_seed(i))
+               for i in range(3))
+
+    def f(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 2
+
+    old = torch_ocl._attention.set_sdpa_gemm_min_work(0)  # the fused kernels, an extern call
+    try:
+        out, (code,) = compiled_code(f, *[t.to("ocl") for t in (q, k, v)])
+    finally:
+        torch_ocl._attention.set_sdpa_gemm_min_work(old)
+    call = code.split("def call", 1)[1]
+    assert "ocl_assert_size_stride(" in call and "\n        assert_size_stride(" not in call, call
+    torch.testing.assert_close(out.cpu(), f(q, k, v), **TOL)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int64,
