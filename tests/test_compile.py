@@ -715,6 +715,23 @@ def test_float64_buffer_without_fp64_is_a_clear_error(monkeypatch):
             torch.compile(lambda x: x * 2 + 1)(torch.ones(4, dtype=torch.float64, device="ocl"))
 
 
+def test_cpp_wrapper_and_aot_inductor_are_clear_errors():
+    # Inductor's C++ wrapper is not built for ocl: AOTInductor and cpp_wrapper=True say so (and
+    # the same exported program compiles with the Python wrapper).
+    m = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU()).to("ocl")
+    x = torch.randn(3, 6).to("ocl")
+    ep = torch.export.export(m, (x,))
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        with pytest.raises(Exception, match="C\\+\\+ wrapper is not supported on ocl"):
+            torch._inductor.aoti_compile_and_package(ep)
+        with pytest.raises(Exception, match="C\\+\\+ wrapper is not supported on ocl"):
+            torch.compile(m, options={"cpp_wrapper": True})(x)
+    torch._dynamo.reset()
+    with torch_ocl.strict():
+        out = torch.compile(ep.module())(x)
+    assert_close(out.cpu(), m.cpu()(x.cpu()), atol=1e-5, rtol=1e-5)
+
+
 def test_registration_is_lazy():
     code = (
         "import sys, torch, torch_ocl\n"

@@ -58,6 +58,24 @@ def _codegen_hash() -> str:
     return h.hexdigest()
 
 
+class _NoCppWrapper:
+    """Inductor's C++ wrapper (``cpp_wrapper=True``, AOTInductor's
+    ``aoti_compile_and_package``) for ocl graphs: not built yet. Registered so that asking for it
+    says so, instead of Inductor's bare "Device ocl not supported"."""
+
+    supports_caching = False  # read before the graph is lowered (compile_fx)
+
+    @staticmethod
+    def create(*args, **kwargs):
+        raise NotImplementedError(
+            "torch-ocl: Inductor's C++ wrapper is not supported on ocl yet, so neither "
+            "AOTInductor (torch._inductor.aoti_compile_and_package / aot_compile) nor "
+            "torch.compile(..., options={'cpp_wrapper': True}) can compile ocl graphs. "
+            "torch.compile with the default Python wrapper works (an exported program: "
+            "torch.compile(ep.module()))."
+        )
+
+
 @functools.cache
 def register_inductor() -> None:
     from torch._inductor.codegen.common import (
@@ -79,7 +97,8 @@ def register_inductor() -> None:
     config.codegen_hash = _codegen_hash()
     config.sdpa_gemm_min_work = _C._sdpa_gemm_min_work()
     register_backend_for_device(
-        "ocl", OclScheduling, OclWrapperCodegen, device_custom_config=config
+        "ocl", OclScheduling, OclWrapperCodegen, device_cpp_wrapper_codegen=_NoCppWrapper,
+        device_custom_config=config
     )
     register_device_op_overrides("ocl", OclDeviceOpOverrides())
     # Horizontal fusion: independent small kernels of one graph (the per-tensor copies of a
