@@ -114,6 +114,31 @@ def test_fully_masked_row_matches_cpu():
     torch.testing.assert_close(got, exp, equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("Ev", [16, 80, 136])
+def test_rows_masked_by_finite_minimum(dtype, Ev):
+    # A float mask of finfo.min (or -1e9) on every key of a row, as Hugging Face's 4-D masks
+    # give padded rows: softmax of equal scores, so the row's output is the mean of v. Heads
+    # wider than the one-pass kernels' chunk take the two-pass forward, which weighted each key
+    # by exp(s - lse) = 1 there (mx + log(l) rounds to mx): the sum instead of the mean.
+    q, k, v = (rand(2, 2, n, e, seed=i) for i, (n, e) in enumerate(((5, 24), (9, 24), (9, Ev))))
+    mask = torch.zeros(2, 1, 5, 9, dtype=dtype)
+    mask[:, :, 1] = torch.finfo(dtype).min
+    mask[1, :, 3] = -1e9
+    mask[0, :, 4, 2:] = torch.finfo(dtype).min
+    q, k, v, mask = (t.to(dtype) for t in (q, k, v, mask))
+    exp = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    old = torch_ocl._attention.set_sdpa_gemm_min_work(0)  # the fused kernels
+    try:
+        with torch_ocl.strict():
+            got = F.scaled_dot_product_attention(q.to("ocl"), k.to("ocl"), v.to("ocl"),
+                                                 attn_mask=mask.to("ocl")).cpu()
+    finally:
+        torch_ocl._attention.set_sdpa_gemm_min_work(old)
+    torch.testing.assert_close(got, exp, **TOL[dtype])
+    torch.testing.assert_close(got[:, :, 1], v.mean(2), **TOL[dtype])
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_gqa(dtype):
     q, k, v = qkv(2, 6, 2, 5, 7, 8, 4, seed=9)

@@ -117,8 +117,11 @@ __kernel void sdpa_fwd(SDPA_FWD_PARAMS) {
       l += exp(s - mx);
     }
   }
-  // A row with every key masked out yields zeros (and lse = -inf), as CPU PyTorch does.
+  // A row with every key masked out yields zeros (and lse = -inf), as CPU PyTorch does. The
+  // weights are exp(s - mx) / l, not exp(s - lse): where a finite mask (finfo.min, -1e9) masks
+  // every key, mx + log(l) rounds to mx and exp(s - lse) would give each key weight 1.
   const ACC lse = l > 0 ? mx + log(l) : -INFINITY;
+  const ACC inv_l = l > 0 ? 1 / l : 0;
   ((__global ACC*)(lb + loff))[row] = lse;
   for (long c0 = 0; c0 < g.Ev; c0 += SDPA_CHUNK) {
     const long cn = min((long)SDPA_CHUNK, g.Ev - c0);
@@ -128,7 +131,8 @@ __kernel void sdpa_fwd(SDPA_FWD_PARAMS) {
       for (long j = 0; j < g.S; ++j) {
         const ACC s = sdpa_score(q, k, m, has_mask, causal, &g, b, h, hk, i, j, scale);
         if (s == -INFINITY) continue;
-        const ACC pz = exp(s - lse) * sdpa_keep(p, keep_scale, seed, offset, &g, b, h, i, j);
+        const ACC pz =
+            exp(s - mx) * inv_l * sdpa_keep(p, keep_scale, seed, offset, &g, b, h, i, j);
         if (pz == 0) continue;
         for (long c = 0; c < cn; ++c) acc[c] += pz * LD(v, sdpa_at(g.v, b, hk, j, c0 + c));
       }
