@@ -114,29 +114,49 @@ def test_fully_masked_row_matches_cpu():
     torch.testing.assert_close(got, exp, equal_nan=True)
 
 
+@pytest.mark.parametrize("vector", [True, False], ids=["vector", "scalar"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("Ev", [16, 80, 136])
-def test_rows_masked_by_finite_minimum(dtype, Ev):
+def test_rows_masked_by_finite_minimum(dtype, Ev, vector):
     # A float mask of finfo.min (or -1e9) on every key of a row, as Hugging Face's 4-D masks
-    # give padded rows: softmax of equal scores, so the row's output is the mean of v. Heads
-    # wider than the one-pass kernels' chunk take the two-pass forward, which weighted each key
-    # by exp(s - lse) = 1 there (mx + log(l) rounds to mx): the sum instead of the mean.
+    # give padded rows: softmax of equal scores, so the row's output is the mean of v, and the
+    # gradients are those of that softmax (CPU's math path; its flash kernel rounds as ours did).
+    # There lse = mx + log(l) rounds to mx, so exp(s - lse) weighed every key 1: the two-pass
+    # forward of wide heads gave the sum of v, and every backward kernel those weights.
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
     q, k, v = (rand(2, 2, n, e, seed=i) for i, (n, e) in enumerate(((5, 24), (9, 24), (9, Ev))))
     mask = torch.zeros(2, 1, 5, 9, dtype=dtype)
     mask[:, :, 1] = torch.finfo(dtype).min
-    mask[1, :, 3] = -1e9
+    # -1e9 swamps the scores in float32 (its ulp is 64); in float64 it only rounds them, and
+    # CPU's own result is then no closer than 1e-8
+    mask[1, :, 3] = -1e9 if dtype == torch.float32 else torch.finfo(dtype).min
     mask[0, :, 4, 2:] = torch.finfo(dtype).min
-    q, k, v, mask = (t.to(dtype) for t in (q, k, v, mask))
-    exp = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    q, k, v = (t.to(dtype) for t in (q, k, v))
+    w = rand(2, 2, 5, Ev, seed=7).to(dtype)
+
+    def run(dev):
+        leaves = [t.detach().to(dev, copy=True).requires_grad_() for t in (q, k, v, mask)]
+        if dev == "cpu":
+            with sdpa_kernel([SDPBackend.MATH]):
+                out = F.scaled_dot_product_attention(*leaves[:3], attn_mask=leaves[3])
+        else:
+            with torch_ocl.strict():
+                out = F.scaled_dot_product_attention(*leaves[:3], attn_mask=leaves[3])
+        (out * w.to(dev)).sum().backward()
+        return [out.detach().cpu()] + [t.grad.cpu() for t in leaves]
+
+    exp = run("cpu")
     old = torch_ocl._attention.set_sdpa_gemm_min_work(0)  # the fused kernels
+    old_vec = torch_ocl._attention.set_sdpa_vector(vector)
     try:
-        with torch_ocl.strict():
-            got = F.scaled_dot_product_attention(q.to("ocl"), k.to("ocl"), v.to("ocl"),
-                                                 attn_mask=mask.to("ocl")).cpu()
+        got = run("ocl")
     finally:
         torch_ocl._attention.set_sdpa_gemm_min_work(old)
-    torch.testing.assert_close(got, exp, **TOL[dtype])
-    torch.testing.assert_close(got[:, :, 1], v.mean(2), **TOL[dtype])
+        torch_ocl._attention.set_sdpa_vector(old_vec)
+    for name, a, b in zip(("out", "dq", "dk", "dv", "dmask"), got, exp):
+        torch.testing.assert_close(a, b, **TOL[dtype], msg=name)
+    torch.testing.assert_close(got[0][:, :, 1], v.mean(2), **TOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -51,14 +51,18 @@ inline ACC sdpa_keep(float p, ACC keep_scale, ulong seed, ulong offset, __privat
       SdpaGeom g, ACC scale, int causal, float p, ACC keep_scale, ulong seed, ulong offset
 #define SDPA_FWD_PARAMS                                                                            \
   __global char *ob, ulong ooff, __global char *lb, ulong loff, SDPA_TAIL_PARAMS
+// The backward's row weights are exp(s - lse) * rinv: sdpa_bwd_q writes rinv (B, H, L), the
+// inverse of the row's sum of exp(s - lse) where that sum is not 1 (a row masked on every key by a
+// finite minimum: lse = mx + log(l) rounds to mx there, and each key would weigh 1), else 1.
+#define SDPA_RINV_TOL 1e-3f
 #define SDPA_BWD_Q_PARAMS                                                                          \
-  __global char *dqb, ulong dqoff, __global char *db, ulong doff, __global char *dsb,              \
-      ulong dsoff, int want_ds, __global const char *gob, ulong gooff, __global const char *ob,    \
-      ulong ooff, __global const char *lb, ulong loff, SDPA_TAIL_PARAMS
+  __global char *dqb, ulong dqoff, __global char *db, ulong doff, __global char *rb, ulong roff,   \
+      __global char *dsb, ulong dsoff, int want_ds, __global const char *gob, ulong gooff,         \
+      __global const char *ob, ulong ooff, __global const char *lb, ulong loff, SDPA_TAIL_PARAMS
 #define SDPA_BWD_KV_PARAMS                                                                         \
   __global char *dkb, ulong dkoff, __global char *dvb, ulong dvoff, __global const char *db,       \
-      ulong doff, __global const char *gob, ulong gooff, __global const char *lb, ulong loff,      \
-      SDPA_TAIL_PARAMS
+      ulong doff, __global const char *rb, ulong roff, __global const char *gob, ulong gooff,      \
+      __global const char *lb, ulong loff, SDPA_TAIL_PARAMS
 // (b, h, i) of query row `row` and its key/value head hk; returns past the last row.
 #define SDPA_QUERY_ROW()                                                                           \
   const long row = get_global_id(0);                                                               \
@@ -155,6 +159,7 @@ __kernel void sdpa_bwd_q(SDPA_BWD_Q_PARAMS) {
   for (long e = 0; e < g.Ev; ++e)
     delta += LD(go, sdpa_at(g.go, b, h, i, e)) * LD(o, sdpa_at(g.o, b, h, i, e));
   ((__global ACC*)(db + doff))[row] = delta;
+  ACC rsum = 0, rinv = 1;
   for (long c0 = 0; c0 < g.E; c0 += SDPA_CHUNK) {
     const long cn = min((long)SDPA_CHUNK, g.E - c0);
     ACC acc[SDPA_CHUNK];
@@ -164,6 +169,7 @@ __kernel void sdpa_bwd_q(SDPA_BWD_Q_PARAMS) {
       ACC dsv = 0;
       if (s != -INFINITY && lse != -INFINITY) {
         const ACC pr = exp(s - lse);
+        if (c0 == 0) rsum += pr;
         const ACC z = sdpa_keep(p, keep_scale, seed, offset, &g, b, h, i, j);
         ACC dp = 0;
         if (z != 0)
@@ -175,8 +181,18 @@ __kernel void sdpa_bwd_q(SDPA_BWD_Q_PARAMS) {
       if (dsv == 0) continue;
       for (long c = 0; c < cn; ++c) acc[c] += dsv * LD(k, sdpa_at(g.k, b, hk, j, c0 + c));
     }
-    for (long c = 0; c < cn; ++c) STORE(dq, sdpa_at(g.wq, b, h, i, c0 + c), acc[c] * scale);
+    if (c0 == 0) {  // dS is linear in the weights: rescaled once their sum is known
+      if (rsum > 0 && fabs(rsum - 1) > SDPA_RINV_TOL) {
+        rinv = 1 / rsum;
+        if (want_ds)
+          for (long j = 0; j < g.S; ++j) ds[row * g.S + j] *= rinv;
+      }
+      ((__global ACC*)(rb + roff))[row] = rinv;
+    }
+    for (long c = 0; c < cn; ++c)
+      STORE(dq, sdpa_at(g.wq, b, h, i, c0 + c), acc[c] * rinv * scale);
   }
+  if (g.E == 0) ((__global ACC*)(rb + roff))[row] = rinv;
 }
 
 // dK (B, Hk, S, E) and dV (B, Hk, S, Ev) at strides wk / wv; one work item per key row, summing over
@@ -187,6 +203,7 @@ __kernel void sdpa_bwd_kv(SDPA_BWD_KV_PARAMS) {
   __global const ST* go = (__global const ST*)(gob + gooff);
   __global const ACC* lse = (__global const ACC*)(lb + loff);
   __global const ACC* delta = (__global const ACC*)(db + doff);
+  __global const ACC* rinv = (__global const ACC*)(rb + roff);
   __global ST* dk = (__global ST*)(dkb + dkoff);
   __global ST* dv = (__global ST*)(dvb + dvoff);
   // dV_j = sum_i P_ij Z_ij dO_i
@@ -199,7 +216,8 @@ __kernel void sdpa_bwd_kv(SDPA_BWD_KV_PARAMS) {
         const long qrow = (b * g.H + h) * g.L + i;
         const ACC s = sdpa_score(q, k, m, has_mask, causal, &g, b, h, hk, i, j, scale);
         if (s == -INFINITY || lse[qrow] == -INFINITY) continue;
-        const ACC pz = exp(s - lse[qrow]) * sdpa_keep(p, keep_scale, seed, offset, &g, b, h, i, j);
+        const ACC pz = exp(s - lse[qrow]) * rinv[qrow] *
+                       sdpa_keep(p, keep_scale, seed, offset, &g, b, h, i, j);
         if (pz == 0) continue;
         for (long c = 0; c < cn; ++c) acc[c] += pz * LD(go, sdpa_at(g.go, b, h, i, c0 + c));
       }
@@ -216,7 +234,7 @@ __kernel void sdpa_bwd_kv(SDPA_BWD_KV_PARAMS) {
         const long qrow = (b * g.H + h) * g.L + i;
         const ACC s = sdpa_score(q, k, m, has_mask, causal, &g, b, h, hk, i, j, scale);
         if (s == -INFINITY || lse[qrow] == -INFINITY) continue;
-        const ACC pr = exp(s - lse[qrow]);
+        const ACC pr = exp(s - lse[qrow]) * rinv[qrow];
         const ACC z = sdpa_keep(p, keep_scale, seed, offset, &g, b, h, i, j);
         ACC dp = 0;
         if (z != 0)

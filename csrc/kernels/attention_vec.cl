@@ -204,12 +204,14 @@ __kernel void sdpa_bwd_q_vec(SDPA_BWD_Q_PARAMS) {
   }
   // Keys past send (causal) or of a row with every key masked (lse = -inf) have dS = 0.
   const long send = lse == -INFINITY ? 0 : causal ? min(g.S, i + 1) : g.S;
+  float16 rsum = 0;
   for (long j0 = 0; j0 < send; j0 += 16) {
     const int n = (int)min(16L, send - j0);
     float16 s = av_dots(qr, nce, g.E, k, sdpa_at(g.k, b, hk, j0, 0), g.k[2], g.k[3], n) * scale;
     if (has_mask) s += av_load(m, sdpa_at(g.m, b, h, i, j0), g.m[3], n);
     const int16 dead = av_lanes() >= (float)n || s == (float16)(-INFINITY);
     const float16 pr = select(ocl_exp_float16(s - lse), (float16)0, dead);
+    rsum += pr;
     float16 dp = av_dots(gr, ncv, g.Ev, v, sdpa_at(g.v, b, hk, j0, 0), g.v[2], g.v[3], n);
     if (p > 0) dp *= av_keep(p, keep_scale, seed, offset, ((b * g.H + h) * g.L + i) * g.S + j0, 1);
     const float16 dsv = select(pr * (dp - delta), (float16)0, dead);
@@ -218,9 +220,18 @@ __kernel void sdpa_bwd_q_vec(SDPA_BWD_Q_PARAMS) {
   }
   if (want_ds)
     for (long j = send; j < g.S; ++j) ds[row * g.S + j] = 0;
+  // The row's weights sum to rsum (attention.cl's SDPA_RINV_TOL): dS, so dQ, scale with them.
+  const float r = av_hsum(rsum);
+  float rinv = 1;
+  if (r > 0 && fabs(r - 1) > SDPA_RINV_TOL) {
+    rinv = 1 / r;
+    if (want_ds)
+      for (long j = 0; j < send; ++j) ds[row * g.S + j] *= rinv;
+  }
+  ((__global float*)(rb + roff))[row] = rinv;
   const long wbase = sdpa_at(g.wq, b, h, i, 0);
   for (int c = 0; c < nce; ++c)
-    AV_PUT_CHUNK(dq, wbase, g.wq[3], g.E, c, acc[c] * scale);
+    AV_PUT_CHUNK(dq, wbase, g.wq[3], g.E, c, acc[c] * (rinv * scale));
 }
 
 __kernel void sdpa_bwd_kv_vec(SDPA_BWD_KV_PARAMS) {
@@ -229,6 +240,7 @@ __kernel void sdpa_bwd_kv_vec(SDPA_BWD_KV_PARAMS) {
   __global const float* go = (__global const float*)(gob + gooff);
   __global const float* lse = (__global const float*)(lb + loff);
   __global const float* delta = (__global const float*)(db + doff);
+  __global const float* rinv = (__global const float*)(rb + roff);
   __global float* dk = (__global float*)(dkb + dkoff);
   __global float* dv = (__global float*)(dvb + dvoff);
   const int nce = AV_NCE, ncv = AV_NCV;
@@ -252,7 +264,8 @@ __kernel void sdpa_bwd_kv_vec(SDPA_BWD_KV_PARAMS) {
       const float16 l16 = av_load(lse, qrow0 + i0, 1, n);
       const int16 dead = av_lanes() >= (float)n || s == (float16)(-INFINITY) ||
                          l16 == (float16)(-INFINITY);
-      const float16 pr = select(ocl_exp_float16(s - l16), (float16)0, dead);
+      const float16 pr =
+          select(ocl_exp_float16(s - l16) * av_load(rinv, qrow0 + i0, 1, n), (float16)0, dead);
       float16 dp =
           av_dots(vr, ncv, g.Ev, go, sdpa_at(g.go, b, h, i0, 0), g.go[2], g.go[3], n);
       float16 pz = pr;

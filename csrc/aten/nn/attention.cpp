@@ -377,6 +377,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
   strides4(c.g.wv, dv);
   const bool want_ds = grad_input_mask[3] && attn_bias.defined();
   at::Tensor delta = at::empty({c.g.B, c.g.H, c.g.L}, logsumexp.options());
+  // Per query row, 1 / (sum of its weights exp(s - lse)) where that is not 1 (attention.cl).
+  at::Tensor rinv = at::empty_like(delta);
   at::Tensor ds =
       want_ds ? at::empty({c.g.B, c.g.H, c.g.L, c.g.S}, logsumexp.options()) : at::Tensor();
   const at::Tensor lse = logsumexp.contiguous();
@@ -387,6 +389,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
     cl_uint a = 0;
     setArg(k, a, bufferOr(dq, delta));
     setArg(k, a, bufferOf(delta));
+    setArg(k, a, bufferOf(rinv));
     setArg(k, a, want_ds ? bufferOf(ds) : bufferOf(delta));
     setArg(k, a, static_cast<cl_int>(want_ds));
     setArg(k, a, bufferOr(go, delta));
@@ -405,6 +408,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
     setArg(k, a, bufferOf(out_kv));
     setArg(k, a, bufferOr(dv, out_kv));
     setArg(k, a, bufferOr(delta, out_kv));
+    setArg(k, a, bufferOr(rinv, out_kv));
     setArg(k, a, bufferOr(go, out_kv));
     setArg(k, a, bufferOr(lse, out_kv));
     setTail(k, a, c, t, query, key, value, out_kv);
