@@ -296,6 +296,43 @@ def test_foreach_block_table(dtype):
             close(g, w, dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_foreach_ops_across_blocks(dtype):
+    # Every op that walks its blocks in float16 vectors on CPU drivers (float32), and the scalar
+    # form of the rest: whole vectors, each block's last elements, a view at an odd storage
+    # offset, a scalar tensor and a lerp weight each side of 0.5 and as a list.
+    base = rand(30000, seed=40, dtype=dtype)
+    xs = [rand(*s, seed=i, dtype=dtype) for i, s in enumerate(BLOCK_SIZES)] + [base[3:4124]]
+    ys = [rand(*x.shape, seed=10 + i, dtype=dtype) for i, x in enumerate(xs)]
+    zs = [rand(*x.shape, seed=20 + i, dtype=dtype).abs() + 1 for i, x in enumerate(xs)]
+    ws = [rand(*x.shape, seed=30 + i, dtype=dtype).abs() for i, x in enumerate(xs)]
+    s = torch.tensor(1.5, dtype=dtype)
+
+    def ops(x, y, z, w, s):
+        return [torch._foreach_sub(x, y, alpha=2.0), torch._foreach_div(x, z),
+                torch._foreach_addcmul(x, y, z, value=-0.5), torch._foreach_rsqrt(z),
+                torch._foreach_exp(x), torch._foreach_log(z), torch._foreach_neg(x),
+                torch._foreach_reciprocal(z), torch._foreach_abs(x), torch._foreach_sigmoid(x),
+                torch._foreach_lerp(x, y, 0.7), torch._foreach_lerp(x, y, w),
+                torch._foreach_mul(x, s), torch._foreach_add(x, 2.5), torch._foreach_div(x, 3.0)]
+
+    want = ops(xs, ys, zs, ws, s)
+    dev = [[t.to("ocl") for t in ts] for ts in (xs, ys, zs, ws)]
+    dev[0][-1] = base.to("ocl")[3:4124]  # the view, at the same storage offset
+    with torch_ocl.strict():
+        got = ops(*dev, s.to("ocl"))
+        copies = [torch.empty_like(t) for t in dev[1]]
+        torch._foreach_copy_(copies, dev[1])
+        zeroed = [t.clone() for t in dev[1]]
+        torch._foreach_zero_(zeroed)
+        torch._foreach_addcdiv_(dev[0], dev[1], dev[2], value=0.25)
+    torch._foreach_addcdiv_(xs, ys, zs, value=0.25)
+    for g_list, w_list in zip(got + [copies, zeroed, dev[0]],
+                              want + [ys, [torch.zeros_like(y) for y in ys], xs]):
+        for g, w in zip(g_list, w_list):
+            close(g, w, dtype=dtype)
+
+
 @pytest.mark.parametrize("kind", ["fused", "foreach"])
 @pytest.mark.parametrize("amsgrad", [False, True])
 def test_adamw_across_blocks(kind, amsgrad):
@@ -340,6 +377,18 @@ def test_fused_sgd_and_amp_unscale_across_blocks():
                                                                             device="ocl"))
     assert found.item() == 1.0
     close(gd[0], grads[0] * 0.5)
+    # A non-finite value in a block's whole vectors, then none at all.
+    for where, expect in ((100, 1.0), (None, 0.0)):
+        grads = [rand(*s, seed=80 + i) for i, s in enumerate(shapes)]
+        if where is not None:
+            grads[0][where] = float("nan")
+        gd = [g.to("ocl") for g in grads]
+        found = torch.zeros(1, device="ocl")
+        with torch_ocl.strict():
+            torch._amp_foreach_non_finite_check_and_unscale_(gd, found, torch.full((1,), 0.25,
+                                                                                device="ocl"))
+        assert found.item() == expect
+        close(gd[2], grads[2] * 0.25)
 
 
 

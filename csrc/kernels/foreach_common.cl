@@ -45,3 +45,8 @@ inline __global char* fe_base(ulong loc, FE_MEM_PARAMS) {
   const long e1 = min(e0 + fe_blk[0], (ends)[j] - (j > 0 ? (ends)[j - 1] : 0));
 #define FE_FIRST (e0 + (long)get_local_id(0))
 #define FE_STEP ((long)get_local_size(0))
+// Kernels whose one work item walks the whole block (Plan::launchBlocks(k, c, true), CPU
+// drivers): `FE_VEC16_LOOP(e) { ... }` visits its whole 16-element vectors from e0, then
+// `FE_VEC16_TAIL(e) { ... }` its last (e1 - e0) % 16 elements one by one.
+#define FE_VEC16_LOOP(e) for (long e = e0; e + 16 <= e1; e += 16)
+#define FE_VEC16_TAIL(e) for (long e = e0 + (e1 - e0) / 16 * 16; e < e1; ++e)

@@ -22,6 +22,43 @@ __kernel void adam_bias_corrections(__global const char* tb, ulong toff, int m, 
   bc[2 * j + 1] = sqrt((REAL)1 - pow(beta2, step));
 }
 
+// One element (T = REAL) or 16 (T = float16, with OPT_VEC16: float32 storage on CPU drivers,
+// where an item walks its block in vectors) of the fused Adam(W) step at e.
+#define ADAM_ELEMENT(T, LOAD, STORE, e)                                   \
+  {                                                                       \
+    T param = LOAD(pp, e);                                                \
+    T grad = LOAD(pg, e);                                                 \
+    if (has_gs) grad = grad / gs;                                         \
+    const T grad_to_store = grad;                                         \
+    if (maximize) grad = -grad;                                           \
+    if (weight_decay != 0) {                                              \
+      if (adamw)                                                          \
+        param -= lr * weight_decay * param;                               \
+      else                                                                \
+        grad += param * weight_decay;                                     \
+    }                                                                     \
+    T exp_avg = LOAD(pm, e);                                              \
+    T exp_avg_sq = LOAD(pv, e);                                           \
+    exp_avg = beta1 * exp_avg + ((REAL)1 - beta1) * grad;                 \
+    exp_avg_sq = beta2 * exp_avg_sq + ((REAL)1 - beta2) * grad * grad;    \
+    T denom;                                                              \
+    if (amsgrad) {                                                        \
+      const T max_exp_avg_sq = fmax(LOAD(pvmax, e), exp_avg_sq);          \
+      STORE(pvmax, e, max_exp_avg_sq);                                    \
+      denom = sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps;         \
+    } else {                                                              \
+      denom = sqrt(exp_avg_sq) / bias_correction2_sqrt + eps;             \
+    }                                                                     \
+    param -= step_size * exp_avg / denom;                                 \
+    STORE(pp, e, param);                                                  \
+    if (has_gs) STORE(pg, e, grad_to_store);                              \
+    STORE(pm, e, exp_avg);                                                \
+    STORE(pv, e, exp_avg_sq);                                             \
+  }
+// float16 loads and stores of float32 storage.
+#define LDV(p, e) vload16(0, (p) + (e))
+#define STV(p, e, v) vstore16((v), 0, (p) + (e))
+
 // Lists: param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (param again when !amsgrad), step;
 // bc from adam_bias_corrections over the same chunk.
 __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARAMS, REAL lr_arg,
@@ -42,37 +79,33 @@ __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARA
   const REAL bias_correction2_sqrt = bc[2 * j + 1];
   const REAL step_size = lr / bias_correction1;
   const REAL gs = has_gs ? *(__global const REAL*)(gsb + gsoff) : (REAL)1;
-  for (long e = FE_FIRST; e < e1; e += FE_STEP) {
-  REAL param = ld(pp, e);
-  REAL grad = ld(pg, e);
-  if (has_gs) grad = grad / gs;
-  const REAL grad_to_store = grad;
-  if (maximize) grad = -grad;
-  if (weight_decay != 0) {
-    if (adamw)
-      param -= lr * weight_decay * param;
-    else
-      grad += param * weight_decay;
-  }
-  REAL exp_avg = ld(pm, e);
-  REAL exp_avg_sq = ld(pv, e);
-  exp_avg = beta1 * exp_avg + ((REAL)1 - beta1) * grad;
-  exp_avg_sq = beta2 * exp_avg_sq + ((REAL)1 - beta2) * grad * grad;
-  REAL denom;
-  if (amsgrad) {
-    const REAL max_exp_avg_sq = fmax(ld(pvmax, e), exp_avg_sq);
-    st(pvmax, e, max_exp_avg_sq);
-    denom = sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps;
-  } else {
-    denom = sqrt(exp_avg_sq) / bias_correction2_sqrt + eps;
-  }
-  param -= step_size * exp_avg / denom;
-  st(pp, e, param);
-  if (has_gs) st(pg, e, grad_to_store);
-  st(pm, e, exp_avg);
-  st(pv, e, exp_avg_sq);
-  }
+#ifdef OPT_VEC16
+  FE_VEC16_LOOP(e) ADAM_ELEMENT(float16, LDV, STV, e)
+  FE_VEC16_TAIL(e) ADAM_ELEMENT(REAL, ld, st, e)
+#else
+  for (long e = FE_FIRST; e < e1; e += FE_STEP) ADAM_ELEMENT(REAL, ld, st, e)
+#endif
 }
+
+// One element or 16 (as ADAM_ELEMENT) of the fused SGD step at e.
+#define SGD_ELEMENT(T, LOAD, STORE, e)                                                     \
+  {                                                                                        \
+    T param = LOAD(pp, e);                                                                 \
+    T grad = LOAD(pg, e);                                                                  \
+    if (has_gs) {                                                                          \
+      grad = grad / gs;                                                                    \
+      STORE(pg, e, grad);                                                                  \
+    }                                                                                      \
+    if (maximize) grad = -grad;                                                            \
+    if (weight_decay != 0) grad += weight_decay * param;                                   \
+    if (momentum != 0) {                                                                   \
+      T buf = is_first_step ? grad : momentum * LOAD(pb, e) + ((REAL)1 - dampening) * grad; \
+      STORE(pb, e, buf);                                                                   \
+      grad = nesterov ? grad + momentum * buf : buf;                                       \
+    }                                                                                      \
+    param -= lr * grad;                                                                    \
+    STORE(pp, e, param);                                                                   \
+  }
 
 // Lists: param, grad, momentum_buffer (param again when momentum == 0).
 __kernel void fused_sgd(__global const char* tb, ulong toff, int m, FE_BUF_PARAMS, REAL lr_arg,
@@ -86,23 +119,12 @@ __kernel void fused_sgd(__global const char* tb, ulong toff, int m, FE_BUF_PARAM
   __global ST* pb = (__global ST*)FE_PTR(tab[3 * m + j]);
   const REAL lr = has_lr ? *(__global const REAL*)(lrb + lroff) : lr_arg;
   const REAL gs = has_gs ? *(__global const REAL*)(gsb + gsoff) : (REAL)1;
-  for (long e = FE_FIRST; e < e1; e += FE_STEP) {
-  REAL param = ld(pp, e);
-  REAL grad = ld(pg, e);
-  if (has_gs) {
-    grad = grad / gs;
-    st(pg, e, grad);
-  }
-  if (maximize) grad = -grad;
-  if (weight_decay != 0) grad += weight_decay * param;
-  if (momentum != 0) {
-    REAL buf = is_first_step ? grad : momentum * ld(pb, e) + ((REAL)1 - dampening) * grad;
-    st(pb, e, buf);
-    grad = nesterov ? grad + momentum * buf : buf;
-  }
-  param -= lr * grad;
-  st(pp, e, param);
-  }
+#ifdef OPT_VEC16
+  FE_VEC16_LOOP(e) SGD_ELEMENT(float16, LDV, STV, e)
+  FE_VEC16_TAIL(e) SGD_ELEMENT(REAL, ld, st, e)
+#else
+  for (long e = FE_FIRST; e < e1; e += FE_STEP) SGD_ELEMENT(REAL, ld, st, e)
+#endif
 }
 
 // GradScaler (torch.amp): the math of PyTorch's CUDA AmpKernels.cu. List 0 holds the gradients
@@ -115,7 +137,18 @@ __kernel void amp_unscale(__global const char* tb, ulong toff, int m, FE_BUF_PAR
   __global ST* p = (__global ST*)FE_PTR(tab[m + j]);
   const REAL inv = (REAL) * (__global const float*)(isb + isoff);
   int bad = 0;
+#ifdef OPT_VEC16
+  int16 badv = 0;
+  FE_VEC16_LOOP(e) {
+    const float16 v = LDV(p, e);
+    badv |= !isfinite(v);
+    STV(p, e, inv == (REAL)1 ? v : v * inv);
+  }
+  bad = any(badv);
+  FE_VEC16_TAIL(e) {
+#else
   for (long e = FE_FIRST; e < e1; e += FE_STEP) {
+#endif
     const REAL v = ld(p, e);
     bad |= !isfinite(v);
     st(p, e, inv == (REAL)1 ? v : v * inv);

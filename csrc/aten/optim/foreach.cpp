@@ -255,10 +255,15 @@ cl_uint Plan::setCommonArgs(cl_kernel k, size_t chunk) const {
   return a;
 }
 
-void Plan::launchBlocks(cl_kernel k, size_t chunk) const {
+void Plan::launchBlocks(cl_kernel k, size_t chunk, bool vector) const {
   const int64_t n = chunks_[chunk].blocks;
   if (n == 0) return;
-  launchND(device(device_), currentQueue(device_), k, static_cast<size_t>(n) * local_, local_);
+  const size_t local = vector ? 1 : local_;
+  launchND(device(device_), currentQueue(device_), k, static_cast<size_t>(n) * local, local);
+}
+
+bool vectorBlocks(c10::DeviceIndex idx) {
+  return codegen::preferItemReductions(device(idx).info());
 }
 
 std::string kernelHeader() {
@@ -448,12 +453,44 @@ std::string expression(Op op, const std::string& r, const std::string& c) {
   TORCH_INTERNAL_ASSERT(false, "unhandled foreach op");
 }
 
+// Whether fe_ew of op walks its blocks in float16 vectors (mt::vectorBlocks): float32 lists and
+// the ops whose expression means the same on vectors with scalar s and a (the optimizers' and
+// clipping's arithmetic; lerp with a scalar weight, whose select is then on a scalar).
+bool vectorElementwise(c10::DeviceIndex idx, Op op, int nin, c10::ScalarType t,
+                       c10::ScalarType in) {
+  if (t != c10::kFloat || in != c10::kFloat || !mt::vectorBlocks(idx)) return false;
+  switch (op) {
+    case Op::kAdd:
+    case Op::kSub:
+    case Op::kMul:
+    case Op::kDiv:
+    case Op::kAddcmul:
+    case Op::kAddcdiv:
+    case Op::kZero:
+    case Op::kCopy:
+    case Op::kSqrt:
+    case Op::kRsqrt:
+    case Op::kExp:
+    case Op::kLog:
+    case Op::kNeg:
+    case Op::kReciprocal:
+    case Op::kAbs:
+    case Op::kSigmoid:
+      return true;
+    case Op::kLerp:
+      return nin < 3;
+    default:
+      return false;
+  }
+}
+
 // nin: input lists read (x, y, z). Output and inputs share dtype `t` except for kCopy (from `in`).
 cl_program elementwiseProgram(c10::DeviceIndex idx, Op op, Src src, int nin, c10::ScalarType t,
                               c10::ScalarType in) {
   const uint64_t key = static_cast<uint64_t>(op) | static_cast<uint64_t>(src) << 8 |
                        static_cast<uint64_t>(nin) << 10 | dtypeCode(t) << 12 | dtypeCode(in) << 18;
   return programs(idx).get({&kForeachFamily, key}, [&] {
+    const bool vector = vectorElementwise(idx, op, nin, t, in);
     const std::string ot = clStorageType(t), it = clStorageType(in);
     const std::string c = clComputeType(in);  // compute type (== t's except for copy)
     const bool dbl = c == "double";
@@ -477,13 +514,23 @@ cl_program elementwiseProgram(c10::DeviceIndex idx, Op op, Src src, int nin, c10
     } else if (src == Src::kTensor) {
       b += "  s = *(__global const " + c + "*)(sb + soff);\n";
     }
-    b += "  for (long e = FE_FIRST; e < e1; e += FE_STEP) {\n";
-    for (int k = 0; k < nin; ++k)
-      b += "    const " + c + " " + names[k] + " = " +
-           loadExpr(in, std::string("p") + names[k], "e") + ";\n";
     // The second operand of binary ops is list y or scalar s; lerp's weight is list z or s.
     const std::string r = op == Op::kLerp ? (nin == 3 ? "z" : "s") : (nin >= 2 ? "y" : "s");
     const std::string value = op == Op::kCopy ? convertExpr(in, t, "x") : expression(op, r, c);
+    if (vector) {
+      // float16 over the block's whole vectors (x, y, z vectors; s, a scalars), then the rest.
+      b += "  FE_VEC16_LOOP(e) {\n";
+      for (int k = 0; k < nin; ++k)
+        b += "    const float16 " + std::string(names[k]) + " = vload16(0, p" + names[k] +
+             " + e);\n";
+      b += "    vstore16((float16)(" + value + "), 0, po + e);\n  }\n";
+      b += "  FE_VEC16_TAIL(e) {\n";
+    } else {
+      b += "  for (long e = FE_FIRST; e < e1; e += FE_STEP) {\n";
+    }
+    for (int k = 0; k < nin; ++k)
+      b += "    const " + c + " " + names[k] + " = " +
+           loadExpr(in, std::string("p") + names[k], "e") + ";\n";
     b += "    " + storeStmt(t, "po", "e", value) + "\n  }\n}\n";
     b = mt::kernelHeader() + b;
     return rt::ProgramSource{std::string("foreach<") + c10::toString(t) + "," +
@@ -531,6 +578,7 @@ void runElementwise(Op op, at::TensorList out, const std::vector<at::TensorList>
     plan.addColumn([&](size_t i) { return scalarBits(sc.list[i].toDouble(), dbl); });
   plan.upload(idx);
   cl_program prog = elementwiseProgram(idx, op, sc.src, static_cast<int>(ins.size()), t, in);
+  const bool vector = vectorElementwise(idx, op, static_cast<int>(ins.size()), t, in);
   OCL_TRY
   cl_kernel k = programs(idx).kernel(prog, "fe_ew");
   for (size_t c = 0; c < plan.chunks().size(); ++c) {
@@ -542,7 +590,7 @@ void runElementwise(Op op, at::TensorList out, const std::vector<at::TensorList>
     } else {
       setArg(k, a, bufferOf(out[plan.chunks()[c].index[0]]));  // unused
     }
-    plan.launchBlocks(k, c);
+    plan.launchBlocks(k, c, vector);
   }
   OCL_CATCH
 }

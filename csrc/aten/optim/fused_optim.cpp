@@ -18,11 +18,18 @@ namespace {
 
 char kOptimFamily;
 
+// Whether the fused steps walk their blocks in float16 vectors (mt::vectorBlocks; float32
+// parameters). 4.7M-element AdamW on PoCL: 13.0 -> 2.6 ms of device time.
+bool optimVector(c10::DeviceIndex idx, c10::ScalarType t) {
+  return t == c10::kFloat && mt::vectorBlocks(idx);
+}
+
 cl_program optimProgram(c10::DeviceIndex idx, c10::ScalarType t, c10::ScalarType step_t) {
   return programs(idx).get({&kOptimFamily, dtypeCode(t) | dtypeCode(step_t) << 6}, [&] {
     const std::string real = t == c10::kDouble ? "double" : "float";
     const std::string st = clStorageType(t), sst = clStorageType(step_t);
     std::string h = "#define REAL " + real + "\n#define ST " + st + "\n";
+    if (optimVector(idx, t)) h += "#define OPT_VEC16\n";
     h += "inline REAL ld(__global " + st + "* p, long i) { return (REAL)(" + loadExpr(t, "p", "i") +
          "); }\n";
     h += "inline void st(__global " + st + "* p, long i, REAL v) { " + storeStmt(t, "p", "i", "v") +
@@ -140,7 +147,7 @@ void adamImpl(bool adamw, at::TensorList self, at::TensorList grads, at::TensorL
     setArg(k, a, static_cast<cl_int>(adamw));
     setScalarArgs(k, a, scalars, bufferOf(self[chunk.index[0]]));
     setArg(k, a, bc_chunk);
-    plan.launchBlocks(k, c);
+    plan.launchBlocks(k, c, optimVector(idx, p0.scalar_type()));
     first += chunk.index.size();
   }
   OCL_CATCH
@@ -228,7 +235,7 @@ void sgdImpl(at::TensorList self, at::TensorList grads, at::TensorList bufs, dou
     setArg(k, a, static_cast<cl_int>(maximize));
     setArg(k, a, static_cast<cl_int>(is_first_step));
     setScalarArgs(k, a, scalars, bufferOf(self[plan.chunks()[c].index[0]]));
-    plan.launchBlocks(k, c);
+    plan.launchBlocks(k, c, optimVector(idx, p0.scalar_type()));
   }
   OCL_CATCH
 }
@@ -266,7 +273,7 @@ void ampUnscaleChunks(at::TensorList grads, const at::Tensor& found_inf,
     cl_uint a = plan.setCommonArgs(k, c);
     setArg(k, a, bufferOf(found_inf));
     setArg(k, a, bufferOf(inv_scale));
-    plan.launchBlocks(k, c);
+    plan.launchBlocks(k, c, optimVector(idx, g0.scalar_type()));
   }
   OCL_CATCH
 }
