@@ -438,6 +438,32 @@ def test_device_permuted_copies(dtype, shape, perm):
                     src.expand(2, *shape).permute(0, *[p + 1 for p in perm]).contiguous())
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16, torch.uint8])
+def test_large_device_copies(dtype):
+    # Contiguous same-dtype copies of 2 MiB and more run a vector copy kernel on CPU drivers
+    # (whole multiples of 4 bytes at offsets of 4): word counts that are not multiples of 16,
+    # views at storage offsets, an odd byte count (uint8: the driver's copy), and the profiler's
+    # memcpy row.
+    from torch.profiler import ProfilerActivity, profile
+
+    n = (5 << 20) // torch.empty(0, dtype=dtype).element_size() + 7
+    src = torch.arange(n, dtype=torch.float64).remainder(251).to(dtype)
+    d = src.to("ocl")
+    assert torch.equal(d.cpu(), src)
+    out = torch.empty_like(d)
+    with profile(activities=[ProfilerActivity.PrivateUse1]) as p:
+        out.copy_(d)
+        torch.ocl.synchronize()
+    assert torch.equal(out.cpu(), src)
+    assert any("Memcpy DtoD" in e.key for e in p.key_averages())
+    base = torch.zeros(n + 64, dtype=dtype, device="ocl")
+    base[5:5 + n - 9].copy_(d[3:n - 6])  # both at storage offsets
+    want = torch.zeros(n + 64, dtype=dtype)
+    want[5:5 + n - 9] = src[3:n - 6]
+    assert torch.equal(base.cpu(), want)
+    assert torch.equal(d.clone().cpu(), src)
+
+
 def test_copy_shape_mismatch_raises():
     # As on the CPU: the source must broadcast to the destination (same numel is not enough).
     for src in (torch.ones(6), torch.ones(6, device="ocl")):
