@@ -316,6 +316,43 @@ def test_optimizers_match_cpu(cls, kwargs, path):
         torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
 
 
+_O = torch.optim
+OTHER_FOREACH_CASES = [
+    (_O.RMSprop, dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.01)),
+    (_O.Adagrad, dict(lr=0.1, lr_decay=0.01, weight_decay=0.01)),
+    (_O.Adadelta, dict(lr=1.0, weight_decay=0.01)),
+    (_O.Adamax, dict(lr=0.01, weight_decay=0.01)),
+    (_O.NAdam, dict(lr=0.01, decoupled_weight_decay=True, weight_decay=0.01)),
+    (_O.RAdam, dict(lr=0.01, weight_decay=0.01)),
+    (_O.ASGD, dict(lr=0.01, weight_decay=0.01)),
+    (_O.Rprop, dict(lr=0.01)),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs", OTHER_FOREACH_CASES,
+                         ids=[c.__name__ for c, _ in OTHER_FOREACH_CASES])
+def test_other_foreach_optimizers_match_cpu(cls, kwargs):
+    # The rest of torch.optim on its foreach path (the multi-tensor kernels walk blocks of 2048
+    # elements in vectors on CPU drivers: tensors across blocks and with tails).
+    shapes = ((7,), (5000,), (2049,), (1,), (33, 3))
+
+    def run(device):
+        g = torch.Generator().manual_seed(0)
+        ps = [torch.randn(s, generator=g).to(device).requires_grad_() for s in shapes]
+        opt = cls(ps, foreach=True, **kwargs)
+        for _ in range(4):
+            for p in ps:
+                p.grad = torch.randn(p.shape, generator=g).to(device)
+            opt.step()
+        return [p.detach().cpu() for p in ps]
+
+    expected = run("cpu")
+    with torch_ocl.strict():
+        got = run("ocl")
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16] + (
     [torch.float64] if fp64_supported() else []))
 @pytest.mark.parametrize("cls", [torch.optim.SGD, torch.optim.AdamW])
