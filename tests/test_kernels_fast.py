@@ -331,6 +331,22 @@ def test_foreach_ops_across_blocks(dtype):
                               want + [ys, [torch.zeros_like(y) for y in ys], xs]):
         for g, w in zip(g_list, w_list):
             close(g, w, dtype=dtype)
+    # maximum/minimum/clamp propagate NaN from either side, in vectors and in the tails
+    xn = [t.clone() for t in xs]
+    yn = [t.clone() for t in ys]
+    for t, at in ((xn[6], (100, 20000)), (yn[6], (101, 19999)), (xn[2], (2048,)), (yn[4], (0,))):
+        for i in at:
+            t.view(-1)[i] = float("nan")
+
+    def minmax(x, y):
+        return [torch._foreach_maximum(x, y), torch._foreach_minimum(x, 0.3),
+                torch._foreach_clamp_min(x, -0.5), torch._foreach_clamp_max(x, y)]
+
+    with torch_ocl.strict():
+        got = minmax([t.to("ocl") for t in xn], [t.to("ocl") for t in yn])
+    for g_list, w_list in zip(got, minmax(xn, yn)):
+        for g, w in zip(g_list, w_list):
+            torch.testing.assert_close(g.cpu(), w, equal_nan=True)
 
 
 @pytest.mark.parametrize("kind", ["fused", "foreach"])

@@ -476,6 +476,10 @@ bool vectorElementwise(c10::DeviceIndex idx, Op op, int nin, c10::ScalarType t,
     case Op::kReciprocal:
     case Op::kAbs:
     case Op::kSigmoid:
+    case Op::kMaximum:
+    case Op::kMinimum:
+    case Op::kClampMin:
+    case Op::kClampMax:
       return true;
     case Op::kLerp:
       return nin < 3;
@@ -518,12 +522,21 @@ cl_program elementwiseProgram(c10::DeviceIndex idx, Op op, Src src, int nin, c10
     const std::string r = op == Op::kLerp ? (nin == 3 ? "z" : "s") : (nin >= 2 ? "y" : "s");
     const std::string value = op == Op::kCopy ? convertExpr(in, t, "x") : expression(op, r, c);
     if (vector) {
+      // maximum/minimum (and clamp): NaN-propagating as the scalar form, with selects (a vector
+      // condition does not select in ?:); the other operand widened when it is the scalar s.
+      std::string vvalue = value;
+      if (op == Op::kMaximum || op == Op::kMinimum || op == Op::kClampMin || op == Op::kClampMax) {
+        const std::string rv = "((float16)(" + r + "))";
+        const char* f = op == Op::kMaximum || op == Op::kClampMin ? "fmax" : "fmin";
+        vvalue = std::string("select(select(") + f + "(x, " + rv + "), " + rv + ", isnan(" + rv +
+                 ")), x, isnan(x))";
+      }
       // float16 over the block's whole vectors (x, y, z vectors; s, a scalars), then the rest.
       b += "  FE_VEC16_LOOP(e) {\n";
       for (int k = 0; k < nin; ++k)
         b += "    const float16 " + std::string(names[k]) + " = vload16(0, p" + names[k] +
              " + e);\n";
-      b += "    vstore16((float16)(" + value + "), 0, po + e);\n  }\n";
+      b += "    vstore16((float16)(" + vvalue + "), 0, po + e);\n  }\n";
       b += "  FE_VEC16_TAIL(e) {\n";
     } else {
       b += "  for (long e = FE_FIRST; e < e1; e += FE_STEP) {\n";
