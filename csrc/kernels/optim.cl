@@ -58,6 +58,16 @@ __kernel void adam_bias_corrections(__global const char* tb, ulong toff, int m, 
 // float16 loads and stores of float32 storage.
 #define LDV(p, e) vload16(0, (p) + (e))
 #define STV(p, e, v) vstore16((v), 0, (p) + (e))
+// A fused step's element loop over this work-group's block: ELEMENT(T, LOAD, STORE, e) in float16
+// vectors, then the block's last elements, with OPT_VEC16; else one element per item.
+#ifdef OPT_VEC16
+#define OPT_BLOCK_LOOP(ELEMENT)                    \
+  FE_VEC16_LOOP(e) ELEMENT(float16, LDV, STV, e) \
+  FE_VEC16_TAIL(e) ELEMENT(REAL, ld, st, e)
+#else
+#define OPT_BLOCK_LOOP(ELEMENT) \
+  for (long e = FE_FIRST; e < e1; e += FE_STEP) ELEMENT(REAL, ld, st, e)
+#endif
 
 // Lists: param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (param again when !amsgrad), step;
 // bc from adam_bias_corrections over the same chunk.
@@ -79,12 +89,7 @@ __kernel void fused_adam(__global const char* tb, ulong toff, int m, FE_BUF_PARA
   const REAL bias_correction2_sqrt = bc[2 * j + 1];
   const REAL step_size = lr / bias_correction1;
   const REAL gs = has_gs ? *(__global const REAL*)(gsb + gsoff) : (REAL)1;
-#ifdef OPT_VEC16
-  FE_VEC16_LOOP(e) ADAM_ELEMENT(float16, LDV, STV, e)
-  FE_VEC16_TAIL(e) ADAM_ELEMENT(REAL, ld, st, e)
-#else
-  for (long e = FE_FIRST; e < e1; e += FE_STEP) ADAM_ELEMENT(REAL, ld, st, e)
-#endif
+  OPT_BLOCK_LOOP(ADAM_ELEMENT)
 }
 
 // One element or 16 (as ADAM_ELEMENT) of the fused SGD step at e.
@@ -119,12 +124,7 @@ __kernel void fused_sgd(__global const char* tb, ulong toff, int m, FE_BUF_PARAM
   __global ST* pb = (__global ST*)FE_PTR(tab[3 * m + j]);
   const REAL lr = has_lr ? *(__global const REAL*)(lrb + lroff) : lr_arg;
   const REAL gs = has_gs ? *(__global const REAL*)(gsb + gsoff) : (REAL)1;
-#ifdef OPT_VEC16
-  FE_VEC16_LOOP(e) SGD_ELEMENT(float16, LDV, STV, e)
-  FE_VEC16_TAIL(e) SGD_ELEMENT(REAL, ld, st, e)
-#else
-  for (long e = FE_FIRST; e < e1; e += FE_STEP) SGD_ELEMENT(REAL, ld, st, e)
-#endif
+  OPT_BLOCK_LOOP(SGD_ELEMENT)
 }
 
 // GradScaler (torch.amp): the math of PyTorch's CUDA AmpKernels.cu. List 0 holds the gradients
