@@ -45,7 +45,10 @@ def check(fn, tensors, dtype=torch.float32, grads=True, prep=lambda i, t: t):
             torch.testing.assert_close(d.grad.cpu().to(ref_dtype), r.grad, **TOL[dtype])
 
 
-BN_SHAPES = [(4, 3), (2, 3, 7), (2, 5, 4, 3), (1, 2, 9, 1), (3, 2, 2, 2, 3)]
+# (the last two: runs of H * W >= 64 elements, which CPU drivers take in vectors a run per item,
+# with a tail that is not a whole vector)
+BN_SHAPES = [(4, 3), (2, 3, 7), (2, 5, 4, 3), (1, 2, 9, 1), (3, 2, 2, 2, 3), (2, 3, 9, 11),
+             (3, 4, 67)]
 
 
 @pytest.mark.parametrize("shape", BN_SHAPES)
@@ -67,7 +70,7 @@ def test_batch_norm_train(shape, affine):
     torch.testing.assert_close(rv_d.cpu(), rv_c, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 4, 3)])
+@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 4, 3), (2, 3, 9, 11)])
 def test_batch_norm_eval(shape):
     c = shape[1]
     rm, rv = rand((c,), 1), rand((c,), 2).abs() + 0.5
@@ -85,6 +88,7 @@ def test_batch_norm_dtypes(dtype):
         return F.batch_norm(x, None, None, w, b, training=True)
 
     check(fn, [rand((3, 4, 5, 2), 0), rand((4,), 1), rand((4,), 2)], dtype=dtype)
+    check(fn, [rand((2, 3, 9, 11), 5), rand((3,), 6), rand((3,), 7)], dtype=dtype)
 
 
 def test_batch_norm_module_channels_last_and_saved_stats():

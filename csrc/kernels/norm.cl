@@ -113,6 +113,28 @@ __kernel void norm_apply_runs(__global char* yb, ulong yoff, __global const char
   }
 }
 
+// norm_apply for CPU drivers where the statistics, weight and bias are constant along runs of
+// sdiv elements (batch norm's H * W): one run per work item, y = a * x + b in vectors.
+__kernel void norm_apply_runv(__global char* yb, ulong yoff, __global const char* xb, ulong xoff,
+                              __global const char* mb, ulong moff, __global const char* rb,
+                              ulong roff, __global const char* wb, ulong woff,
+                              __global const char* bb, ulong boff, long n, long sdiv, long smod,
+                              long wdiv, long wmod, int has_w, int has_b) {
+  const long k = get_global_id(0);
+  const long e0 = k * sdiv;
+  if (e0 >= n) return;
+  const long s = k % smod, c = (e0 / wdiv) % wmod;
+  const ACC rstd = ((__global const ACC*)(rb + roff))[s];
+  const ACC w = has_w ? ((__global const ACC*)(wb + woff))[c] : (ACC)1;
+  const ACC bias = has_b ? ((__global const ACC*)(bb + boff))[c] : (ACC)0;
+  const ACC a = rstd * w, b = bias - ((__global const ACC*)(mb + moff))[s] * a;
+  __global const T* x = (__global const T*)(xb + xoff) + e0;
+  __global T* y = (__global T*)(yb + yoff) + e0;
+  const long len = min(sdiv, n - e0), nv = len - len % VW;
+  for (long i = 0; i < nv; i += VW) VSTORE_T(y, i, a * VLOAD_T(x, i) + b);
+  for (long i = nv; i < len; ++i) ST(y, i, a * LD(x, i) + b);
+}
+
 // Per row: out[r] = sum(go * w), out[rows + r] = sum(go * w * xhat).
 __kernel void row_grad_sums(__global const char* gob, ulong gooff, __global const char* xb,
                             ulong xoff, __global const char* mb, ulong moff,
@@ -252,6 +274,68 @@ __kernel void row_moments_v(__global const char* xb, ulong xoff, __global char* 
     if (has_b) v += bs[i];
     ST(y, i, v);
   }
+}
+
+// row_grad_sums without a weight for CPU drivers (batch norm's per-channel sums): one row per work
+// item, its A runs of B elements in vectors.
+__kernel void row_grad_sums_v(__global const char* gob, ulong gooff, __global const char* xb,
+                              ulong xoff, __global const char* mb, ulong moff,
+                              __global const char* rb, ulong roff, __global char* ob, ulong ooff,
+                              long rows, long A, long SA, long B) {
+  const long r = get_global_id(0);
+  if (r >= rows) return;
+  __global const T* go = (__global const T*)(gob + gooff) + r * B;
+  __global const T* x = (__global const T*)(xb + xoff) + r * B;
+  const ACC mean = ((__global const ACC*)(mb + moff))[r];
+  const ACC rstd = ((__global const ACC*)(rb + roff))[r];
+  const long nv = B - B % VW;
+  ACCV s1v = 0, s2v = 0;
+  ACC s1 = 0, s2 = 0;
+  for (long a = 0; a < A; ++a) {
+    __global const T* pg = go + a * SA;
+    __global const T* px = x + a * SA;
+    for (long i = 0; i < nv; i += VW) {
+      const ACCV g = VLOAD_T(pg, i);
+      s1v += g;
+      s2v += g * (VLOAD_T(px, i) - mean);
+    }
+    for (long i = nv; i < B; ++i) {
+      const ACC g = LD(pg, i);
+      s1 += g;
+      s2 += g * (LD(px, i) - mean);
+    }
+  }
+  ((__global ACC*)(ob + ooff))[r] = s1 + v_hsum(s1v);
+  ((__global ACC*)(ob + ooff))[rows + r] = (s2 + v_hsum(s2v)) * rstd;
+}
+
+// norm_backward for CPU drivers where the statistics (and the weight) are constant along runs of
+// sdiv elements (batch norm: a channel's H * W): one run per work item, in vectors.
+__kernel void norm_backward_runv(__global char* gib, ulong gioff, __global const char* gob,
+                                 ulong gooff, __global const char* xb, ulong xoff,
+                                 __global const char* mb, ulong moff, __global const char* rb,
+                                 ulong roff, __global const char* sb, ulong soff,
+                                 __global const char* wb, ulong woff, long n, long sdiv,
+                                 long smod, long wdiv, long wmod, int w_pre, int w_post, int train,
+                                 ACC inv_m) {
+  const long k = get_global_id(0);
+  const long e0 = k * sdiv;
+  if (e0 >= n) return;
+  const long s = k % smod, c = (e0 / wdiv) % wmod;
+  const ACC rstd = ((__global const ACC*)(rb + roff))[s];
+  const ACC w = (w_pre || w_post) ? ((__global const ACC*)(wb + woff))[c] : (ACC)1;
+  __global const ACC* sums = (__global const ACC*)(sb + soff);
+  const ACC mean = ((__global const ACC*)(mb + moff))[s];
+  // gi = a * go + b * x + d on the run (train), or a * go
+  const ACC a = rstd * (w_pre ? w : (ACC)1) * (w_post ? w : (ACC)1);
+  const ACC bx = train ? -sums[smod + s] * inv_m * rstd * rstd * (w_post ? w : (ACC)1) : (ACC)0;
+  const ACC d = train ? (-sums[s] * inv_m * rstd * (w_post ? w : (ACC)1) - bx * mean) : (ACC)0;
+  __global const T* go = (__global const T*)(gob + gooff) + e0;
+  __global const T* x = (__global const T*)(xb + xoff) + e0;
+  __global T* gi = (__global T*)(gib + gioff) + e0;
+  const long len = min(sdiv, n - e0), nv = len - len % VW;
+  for (long i = 0; i < nv; i += VW) VSTORE_T(gi, i, a * VLOAD_T(go, i) + bx * VLOAD_T(x, i) + d);
+  for (long i = nv; i < len; ++i) ST(gi, i, a * LD(go, i) + bx * LD(x, i) + d);
 }
 
 // RMS norm forward: rstd[r] = 1 / sqrt(mean(x^2) + eps) over row r (B contiguous elements),
