@@ -55,6 +55,26 @@ __kernel void nll_fwd_reduce(__global char* ob, ulong ooff, __global char* twb, 
   STORE(twp, 0, tw);
 }
 
+// nll_bwd_dense for inner == 1 on CPU drivers: a row per work item (its C zeros, then the
+// target's entry; per element the dense kernel divided its index by C in 64 bits).
+__kernel void nll_bwd_rows(__global char* gib, ulong gioff, __global const char* gob,
+                           ulong gooff, __global const char* tb, ulong toff,
+                           __global const char* wb, ulong woff, int has_w,
+                           __global const char* twb, ulong twoff, long N, long C, long inner,
+                           long ignore, int reduction) {
+  const long n = get_global_id(0);
+  if (n >= N) return;
+  __global ST* gi = (__global ST*)(gib + gioff) + n * C;
+  for (long c = 0; c < C; ++c) STORE(gi, c, (ACC)0);
+  const long t = ((__global const long*)(tb + toff))[n];
+  if (t == ignore || t < 0 || t >= C) return;  // (the forward reported a target out of range)
+  __global const ST* go = (__global const ST*)(gob + gooff);
+  __global const ST* w = (__global const ST*)(wb + woff);
+  ACC g = reduction == 0 ? LD(go, n) : LD(go, 0);
+  if (reduction == 1) g = g / LD((__global const ST*)(twb + twoff), 0);
+  STORE(gi, t, -(has_w ? LD(w, t) : (ACC)1) * g);
+}
+
 // grad_input: every element written, one work item each (the target's entry gets its gradient,
 // the others zero), so the host needs no zero fill before it; reduction: 0 none, 1 mean, 2 sum.
 __kernel void nll_bwd_dense(__global char* gib, ulong gioff, __global const char* gob,

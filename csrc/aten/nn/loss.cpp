@@ -16,6 +16,7 @@
 #include "aten/structured.h"
 #include "aten/typed_program.h"
 #include "codegen/pointwise.h"
+#include "codegen/reduce.h"
 
 namespace torch_ocl::aten {
 namespace {
@@ -163,7 +164,9 @@ void backwardImpl(const at::Tensor& grad_input, const at::Tensor& grad_output,
     cl_program prog = nllProgram(idx, self.scalar_type());
     const rt::BufferRef any = bufferOf(gi);
     OCL_TRY
-    cl_kernel k = programs(idx).kernel(prog, "nll_bwd_dense");
+    // CPU drivers, (N, C) inputs: a row per work item (nll_bwd_rows); else an item per element.
+    const bool rows = a.inner == 1 && codegen::preferItemReductions(device(idx).info());
+    cl_kernel k = programs(idx).kernel(prog, rows ? "nll_bwd_rows" : "nll_bwd_dense");
     cl_uint i = 0;
     setArg(k, i, bufferOf(gi));
     setArg(k, i, go.numel() > 0 ? bufferOf(go) : any);
@@ -176,7 +179,11 @@ void backwardImpl(const at::Tensor& grad_input, const at::Tensor& grad_output,
     setArg(k, i, static_cast<cl_long>(ignore_index));
     const int r = reduction == at::Reduction::None ? 0 : reduction == at::Reduction::Mean ? 1 : 2;
     setArg(k, i, static_cast<cl_int>(r));
-    launch1D(device(idx), currentQueue(idx), k, a.n * a.c * a.inner);
+    if (rows) {
+      launchND(device(idx), currentQueue(idx), k, static_cast<size_t>(a.n), 1);
+    } else {
+      launch1D(device(idx), currentQueue(idx), k, a.n * a.c * a.inner);
+    }
     OCL_CATCH
   }
   if (!gi.is_same(grad_input)) grad_input.copy_(gi);
