@@ -55,33 +55,35 @@ __kernel void nll_fwd_reduce(__global char* ob, ulong ooff, __global char* twb, 
   STORE(twp, 0, tw);
 }
 
+// The backward kernels' arguments, and the gradient of the entry of target t at sample
+// position ti; reduction: 0 none, 1 mean, 2 sum.
+#define NLL_BWD_PARAMS                                                                          \
+  __global char *gib, ulong gioff, __global const char *gob, ulong gooff,                       \
+      __global const char *tb, ulong toff, __global const char *wb, ulong woff, int has_w,      \
+      __global const char *twb, ulong twoff, long N, long C, long inner, long ignore,           \
+      int reduction
+#define NLL_BWD_VALUE(ti, t)                                                                     \
+  (-(has_w ? LD((__global const ST*)(wb + woff), t) : (ACC)1) *                                 \
+   (reduction == 0   ? LD((__global const ST*)(gob + gooff), ti)                                \
+    : reduction == 1 ? LD((__global const ST*)(gob + gooff), 0) /                               \
+                           LD((__global const ST*)(twb + twoff), 0)                             \
+                     : LD((__global const ST*)(gob + gooff), 0)))
+
 // nll_bwd_dense for inner == 1 on CPU drivers: a row per work item (its C zeros, then the
 // target's entry; per element the dense kernel divided its index by C in 64 bits).
-__kernel void nll_bwd_rows(__global char* gib, ulong gioff, __global const char* gob,
-                           ulong gooff, __global const char* tb, ulong toff,
-                           __global const char* wb, ulong woff, int has_w,
-                           __global const char* twb, ulong twoff, long N, long C, long inner,
-                           long ignore, int reduction) {
+__kernel void nll_bwd_rows(NLL_BWD_PARAMS) {
   const long n = get_global_id(0);
   if (n >= N) return;
   __global ST* gi = (__global ST*)(gib + gioff) + n * C;
   for (long c = 0; c < C; ++c) STORE(gi, c, (ACC)0);
   const long t = ((__global const long*)(tb + toff))[n];
   if (t == ignore || t < 0 || t >= C) return;  // (the forward reported a target out of range)
-  __global const ST* go = (__global const ST*)(gob + gooff);
-  __global const ST* w = (__global const ST*)(wb + woff);
-  ACC g = reduction == 0 ? LD(go, n) : LD(go, 0);
-  if (reduction == 1) g = g / LD((__global const ST*)(twb + twoff), 0);
-  STORE(gi, t, -(has_w ? LD(w, t) : (ACC)1) * g);
+  STORE(gi, t, NLL_BWD_VALUE(n, t));
 }
 
 // grad_input: every element written, one work item each (the target's entry gets its gradient,
-// the others zero), so the host needs no zero fill before it; reduction: 0 none, 1 mean, 2 sum.
-__kernel void nll_bwd_dense(__global char* gib, ulong gioff, __global const char* gob,
-                            ulong gooff, __global const char* tb, ulong toff,
-                            __global const char* wb, ulong woff, int has_w,
-                            __global const char* twb, ulong twoff, long N, long C, long inner,
-                            long ignore, int reduction) {
+// the others zero), so the host needs no zero fill before it.
+__kernel void nll_bwd_dense(NLL_BWD_PARAMS) {
   const long gid = get_global_id(0);
   if (gid >= N * C * inner) return;
   const long s = inner == 1 ? 0 : gid % inner;
@@ -89,14 +91,7 @@ __kernel void nll_bwd_dense(__global char* gib, ulong gioff, __global const char
   const long n = nc / C, c = nc - n * C;
   const long ti = n * inner + s;
   const long t = ((__global const long*)(tb + toff))[ti];
-  ACC v = (ACC)0;
-  if (c == t && t != ignore) {
-    __global const ST* go = (__global const ST*)(gob + gooff);
-    __global const ST* w = (__global const ST*)(wb + woff);
-    ACC g = reduction == 0 ? LD(go, ti) : LD(go, 0);
-    if (reduction == 1) g = g / LD((__global const ST*)(twb + twoff), 0);
-    v = -(has_w ? LD(w, t) : (ACC)1) * g;
-  }
+  const ACC v = c == t && t != ignore ? NLL_BWD_VALUE(ti, t) : (ACC)0;
   __global ST* gi = (__global ST*)(gib + gioff);
   STORE(gi, gid, v);
 }

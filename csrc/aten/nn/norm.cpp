@@ -148,29 +148,24 @@ at::Tensor gradSums(const at::Tensor& go, const at::Tensor& x, const at::Tensor&
   if (g.rows == 0) return out;
   const c10::DeviceIndex idx = x.device().index();
   OCL_TRY
-  if (!w.defined() && codegen::preferItemReductions(device(idx).info())) {
-    // CPU drivers: a row per work item in vectors (the work-group tree strides its row for
-    // PoCL to vectorise across items: batch norm's 64 channels of 32 x 56 x 56 took 7.7 ms)
-    cl_kernel k = normKernel(x, "row_grad_sums_v");
-    cl_uint i = 0;
-    setArg(k, i, bufferOrAny(go, out));
-    setArg(k, i, bufferOrAny(x, out));
-    setArg(k, i, bufferOf(mean));
-    setArg(k, i, bufferOf(rstd));
-    setArg(k, i, bufferOf(out));
-    for (int64_t v : {g.rows, g.A, g.SA, g.B}) setArg(k, i, static_cast<cl_long>(v));
-    launchND(device(idx), currentQueue(idx), k, static_cast<size_t>(g.rows), 1);
-    return out;
-  }
-  cl_kernel k = normKernel(x, "row_grad_sums");
+  // CPU drivers, no weight: a row per work item in vectors (row_grad_sums_v; the work-group tree
+  // strides its row for PoCL to vectorise across items: batch norm's 64 channels of 32 x 56 x
+  // 56 took 7.7 ms)
+  const bool vec = !w.defined() && codegen::preferItemReductions(device(idx).info());
+  cl_kernel k = normKernel(x, vec ? "row_grad_sums_v" : "row_grad_sums");
   cl_uint i = 0;
   setArg(k, i, bufferOrAny(go, out));
   setArg(k, i, bufferOrAny(x, out));
   setArg(k, i, bufferOf(mean));
   setArg(k, i, bufferOf(rstd));
-  setArg(k, i, bufferOrAny(w, out));
+  if (!vec) setArg(k, i, bufferOrAny(w, out));
   setArg(k, i, bufferOf(out));
-  for (int64_t v : {g.rows, g.A, g.SA, g.B, c.div, c.mod}) setArg(k, i, static_cast<cl_long>(v));
+  for (int64_t v : {g.rows, g.A, g.SA, g.B}) setArg(k, i, static_cast<cl_long>(v));
+  if (vec) {
+    launchND(device(idx), currentQueue(idx), k, static_cast<size_t>(g.rows), 1);
+    return out;
+  }
+  for (int64_t v : {c.div, c.mod}) setArg(k, i, static_cast<cl_long>(v));
   setArg(k, i, static_cast<cl_int>(w.defined()));
   launchRowGroups(idx, k, g.rows);
   OCL_CATCH
