@@ -37,7 +37,10 @@ def run(x, dtype, prep=lambda t: t, tol=TOL, **kw):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("shape", [(2, 3, 9, 11), (1, 1, 2, 2), (3, 16, 17), (2, 5, 32, 33)])
+# (float32 on CPU drivers: rows of 16 outputs and more in vectors, the last vector overlapping the
+# one before: 23 and 16 outputs a row; fewer one by one)
+@pytest.mark.parametrize("shape", [(2, 3, 9, 11), (1, 1, 2, 2), (3, 16, 17), (2, 5, 32, 33),
+                                   (2, 3, 10, 47), (1, 2, 11, 40)])
 def test_window2(dtype, shape):
     run(torch.randn(shape, generator=torch.Generator().manual_seed(0)), dtype, kernel_size=2)
 
@@ -48,6 +51,13 @@ def test_window2_ties_nan_inf():
     x[0, 0, 2, 2] = float("nan")
     x[0, 0, 3, 3] = float("nan")  # two NaNs in one window: the later one wins, as on CPU
     x[1, 2] = float("-inf")
+    run(x, torch.float32, kernel_size=2)
+    # the same in rows of 20 outputs (vectors): in the first vector, in the overlapped part, last
+    x = torch.zeros(2, 3, 6, 40)
+    for h, w in ((0, 1), (2, 10), (3, 11), (2, 25), (3, 25), (4, 39), (5, 38)):
+        x[0, 1, h, w] = float("nan")
+    x[1, 0, :, 20:] = float("-inf")
+    x[1, 1, 1, 33] = 5.0
     run(x, torch.float32, kernel_size=2)
 
 

@@ -162,6 +162,66 @@ __kernel void max_pool2_fwd(__global char* yb, ulong yoff, __global char* ib, ul
   ((__global long*)(ib + ioff))[o] = bi;
 }
 
+// max_pool2_fwd for float32 on CPU drivers: a work item per output row (p, oh), 16 outputs at a
+// time, each window's four values deinterleaved from two 16-float loads of each input row (PoCL
+// did not vectorise max_pool2_fwd's stride-2 loads across work items). The same order and rule.
+__kernel void max_pool2_fwd_v(__global char* yb, ulong yoff, __global char* ib, ulong ioff,
+                              __global const char* xb, ulong xoff, PoolGeom g) {
+  const int OW = (int)g.OW, OH = (int)g.OH, W = (int)g.W, H = (int)g.H;
+  const int r = get_global_id(0);
+  if (r >= (int)g.P * OH) return;
+  const int oh = r % OH, p = r / OH;
+  __global const float* x = (__global const float*)(xb + xoff) + p * H * W;
+  __global const float* x0 = x + (2 * oh) * W;
+  __global const float* x1 = x0 + W;
+  __global float* y = (__global float*)(yb + yoff) + r * OW;
+  __global long* ind = (__global long*)(ib + ioff) + r * OW;
+  const int16 lanes = (int16)(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  // whole vectors, the last one overlapping the one before where OW is not a multiple of 16
+  // (its outputs written twice, alike); rows narrower than a vector one by one
+  for (int o = 0; OW >= 16 && o < OW; o += 16) {
+    const int ow = min(o, OW - 16);
+    const float16 a0 = vload16(0, x0 + 2 * ow), a1 = vload16(0, x0 + 2 * ow + 16);
+    const float16 b0 = vload16(0, x1 + 2 * ow), b1 = vload16(0, x1 + 2 * ow + 16);
+    const float16 v1 = (float16)(a0.odd, a1.odd), v2 = (float16)(b0.even, b1.even);
+    const float16 v3 = (float16)(b0.odd, b1.odd);
+    const int16 i0 = (2 * oh) * W + 2 * ow + lanes;
+    float16 best = (float16)(a0.even, a1.even);
+    int16 bi = i0;
+    int16 m = isgreater(v1, best) | isnan(v1);
+    best = select(best, v1, m);
+    bi = select(bi, i0 + 1, m);
+    m = isgreater(v2, best) | isnan(v2);
+    best = select(best, v2, m);
+    bi = select(bi, i0 + W, m);
+    m = isgreater(v3, best) | isnan(v3);
+    best = select(best, v3, m);
+    bi = select(bi, i0 + W + 1, m);
+    vstore16(best, 0, y + ow);
+    vstore16(convert_long16(bi), 0, ind + ow);
+  }
+  for (int ow = 0; OW < 16 && ow < OW; ++ow) {
+    const int i0 = (2 * oh) * W + 2 * ow;
+    float best = x[i0];
+    int bi = i0;
+    const float v1 = x[i0 + 1], v2 = x[i0 + W], v3 = x[i0 + W + 1];
+    if (v1 > best || isnan(v1)) {
+      best = v1;
+      bi = i0 + 1;
+    }
+    if (v2 > best || isnan(v2)) {
+      best = v2;
+      bi = i0 + W;
+    }
+    if (v3 > best || isnan(v3)) {
+      best = v3;
+      bi = i0 + W + 1;
+    }
+    y[ow] = best;
+    ind[ow] = bi;
+  }
+}
+
 // Its backward: each input element lies in at most one window. dim 0: the input column, dim 1:
 // the input row (p, h). 32-bit index math as above.
 __kernel void max_pool2_bwd(__global char* gib, ulong gioff, __global const char* gob,
@@ -178,6 +238,37 @@ __kernel void max_pool2_bwd(__global char* gib, ulong gioff, __global const char
       s = LD((__global const T*)(gob + gooff), o);
   }
   ST((__global T*)(gib + gioff), r * W + w, s);
+}
+
+// max_pool2_bwd for float32 on CPU drivers: a work item per input row (p, h), 16 columns at a
+// time; each of the 8 outputs above them (their gradient and argmax) feeds two lanes, kept where
+// the argmax is that lane's element. Columns past the last window and rows below it get zeros.
+__kernel void max_pool2_bwd_v(__global char* gib, ulong gioff, __global const char* gob,
+                              ulong gooff, __global const char* ib, ulong ioff, PoolGeom g) {
+  const int OW = (int)g.OW, OH = (int)g.OH, W = (int)g.W, H = (int)g.H;
+  const int r = get_global_id(0);
+  if (r >= (int)g.P * H) return;
+  const int h = r % H, p = r / H, oh = h >> 1;
+  __global float* gi = (__global float*)(gib + gioff) + r * W;
+  int covered = 0;  // columns inside windows (2 * OW), where the row has windows
+  if (oh < OH) {
+    covered = 2 * OW;
+    __global const float* go = (__global const float*)(gob + gooff) + (p * OH + oh) * OW;
+    __global const long* ind = (__global const long*)(ib + ioff) + (p * OH + oh) * OW;
+    const uint16 pairs = (uint16)(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    const long16 lanes = (long16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    // whole vectors of 16 columns (8 outputs), the last one overlapping the one before
+    for (int c = 0; covered >= 16 && c < covered; c += 16) {
+      const int w0 = min(c, covered - 16);
+      const float16 g16 = shuffle(vload8(0, go + w0 / 2), pairs);
+      const long16 i16 = shuffle(vload8(0, ind + w0 / 2), convert_ulong16(pairs));
+      const long16 here = (long)(h * W + w0) + lanes;
+      vstore16(select((float16)0, g16, convert_int16(i16 == here)), 0, gi + w0);
+    }
+    for (int w = 0; covered < 16 && w < covered; ++w)
+      gi[w] = ind[w >> 1] == h * W + w ? go[w >> 1] : 0.0f;
+  }
+  for (int w = covered; w < W; ++w) gi[w] = 0.0f;
 }
 
 // Backward on CPU drivers: row (p, d, h) of the input. For each output row whose windows cover

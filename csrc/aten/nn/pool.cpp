@@ -92,10 +92,13 @@ bool window2(const PoolGeom& g) {
          g.P * g.H * g.W < std::numeric_limits<int32_t>::max();
 }
 
-// Launches a pool.cl kernel over (cols, rows) work items in 16 x 16 work-groups.
+// Launches a pool.cl kernel over (cols, rows) work items in 16 x 16 work-groups; with
+// `vector_rows`, over rows work items in work-groups of one (kernels that walk their row in
+// explicit vectors: max_pool2_fwd_v, max_pool2_bwd_v).
 void launchPool2D(const at::Tensor& anchor, const char* name, int64_t cols, int64_t rows,
-                  std::initializer_list<at::Tensor> tensors, const PoolGeom& g) {
-  if (cols <= 0 || rows <= 0) return;
+                  std::initializer_list<at::Tensor> tensors, const PoolGeom& g,
+                  bool vector_rows = false) {
+  if (rows <= 0 || (cols <= 0 && !vector_rows)) return;
   const c10::DeviceIndex idx = anchor.device().index();
   cl_program prog = nnProgram(idx, &kPoolFamily, "pool.cl", anchor.scalar_type());
   OCL_TRY
@@ -103,10 +106,14 @@ void launchPool2D(const at::Tensor& anchor, const char* name, int64_t cols, int6
   cl_uint i = 0;
   for (const at::Tensor& t : tensors) setArg(k, i, bufferOf(t));
   setArg(k, i, g);
-  const size_t local[2] = {16, 16};
-  const size_t global[2] = {(static_cast<size_t>(cols) + 15) / 16 * 16,
-                            (static_cast<size_t>(rows) + 15) / 16 * 16};
-  launch2D(currentQueue(idx), k, global, local);
+  if (vector_rows) {
+    launchND(device(idx), currentQueue(idx), k, static_cast<size_t>(rows), 1);
+  } else {
+    const size_t local[2] = {16, 16};
+    const size_t global[2] = {(static_cast<size_t>(cols) + 15) / 16 * 16,
+                              (static_cast<size_t>(rows) + 15) / 16 * 16};
+    launch2D(currentQueue(idx), k, global, local);
+  }
   OCL_CATCH
 }
 
@@ -124,7 +131,10 @@ std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArra
   const at::Tensor x = self.contiguous();
   const at::Tensor y = contiguousLike(s.output(0)), ind = contiguousLike(s.output(1));
   const PoolGeom g = poolGeom(x, y, 2, kernel_size, stride, padding, dilation);
-  if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W)
+  if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W && x.scalar_type() == at::kFloat &&
+      rowKernels(x))
+    launchPool2D(x, "max_pool2_fwd_v", 0, g.P * g.OH, {y, ind, x}, g, true);
+  else if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W)
     launchPool2D(x, "max_pool2_fwd", g.OW, g.P * g.OH, {y, ind, x}, g);
   else if (rowKernels(x))
     launchPoolKernel(x, "max_pool_fwd_rows", g.P * g.OD * g.OH, {y, ind, x}, g, {}, {});
@@ -151,7 +161,9 @@ at::Tensor maxPool2dBackward(const at::Tensor& grad_output, const at::Tensor& se
   const at::Tensor gi = contiguousLike(s.output(0));
   const PoolGeom g = poolGeom(gi, go, 2, kernel_size, stride, padding, dilation);
   const at::ScalarType t = go.scalar_type();
-  if (window2(g))
+  if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W && t == at::kFloat && rowKernels(go))
+    launchPool2D(go, "max_pool2_bwd_v", 0, g.P * g.H, {gi, go, ind}, g, true);
+  else if (window2(g))
     launchPool2D(go, "max_pool2_bwd", g.W, g.P * g.H, {gi, go, ind}, g);
   else if (rowKernels(go) && (t == at::kFloat || t == at::kDouble))
     launchPoolKernel(go, "max_pool_bwd_rows", g.P * g.D * g.H, {gi, go, ind}, g, {}, {});
