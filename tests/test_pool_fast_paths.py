@@ -38,7 +38,7 @@ def run(x, dtype, prep=lambda t: t, tol=TOL, **kw):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
 # (float32 on CPU drivers: rows of 16 outputs and more in vectors, the last vector overlapping the
-# one before: 23 and 16 outputs a row; fewer one by one)
+# one before: 23 and 16 outputs a row; narrower rows take the 2-D kernels)
 @pytest.mark.parametrize("shape", [(2, 3, 9, 11), (1, 1, 2, 2), (3, 16, 17), (2, 5, 32, 33),
                                    (2, 3, 10, 47), (1, 2, 11, 40)])
 def test_window2(dtype, shape):

@@ -66,6 +66,10 @@ void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2
 // Enqueues an N-D kernel (dims 1..3; local may be null: the driver picks) on queue.
 void launchKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
                   const size_t* local);
+// launchKernel for a kernel that does a copy or fill: the profiler shows it as a `kind` row named
+// `name` (e.g. "Memcpy DtoD") instead of a kernel row.
+void launchKernelAs(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
+                    const size_t* local, CommandKind kind, const char* name);
 // A buffer copy / fill on queue, recorded while it captures a graph (event may be null).
 void enqueueCopyBuffer(cl_command_queue queue, const rt::BufferRef& src, const rt::BufferRef& dst,
                        size_t bytes, cl_event* event = nullptr);

@@ -178,8 +178,8 @@ __kernel void max_pool2_fwd_v(__global char* yb, ulong yoff, __global char* ib, 
   __global long* ind = (__global long*)(ib + ioff) + r * OW;
   const int16 lanes = (int16)(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   // whole vectors, the last one overlapping the one before where OW is not a multiple of 16
-  // (its outputs written twice, alike); rows narrower than a vector one by one
-  for (int o = 0; OW >= 16 && o < OW; o += 16) {
+  // (its outputs written twice, alike); the host sends rows of 16 outputs or more (OW >= 16)
+  for (int o = 0; o < OW; o += 16) {
     const int ow = min(o, OW - 16);
     const float16 a0 = vload16(0, x0 + 2 * ow), a1 = vload16(0, x0 + 2 * ow + 16);
     const float16 b0 = vload16(0, x1 + 2 * ow), b1 = vload16(0, x1 + 2 * ow + 16);
@@ -199,26 +199,6 @@ __kernel void max_pool2_fwd_v(__global char* yb, ulong yoff, __global char* ib, 
     bi = select(bi, i0 + W + 1, m);
     vstore16(best, 0, y + ow);
     vstore16(convert_long16(bi), 0, ind + ow);
-  }
-  for (int ow = 0; OW < 16 && ow < OW; ++ow) {
-    const int i0 = (2 * oh) * W + 2 * ow;
-    float best = x[i0];
-    int bi = i0;
-    const float v1 = x[i0 + 1], v2 = x[i0 + W], v3 = x[i0 + W + 1];
-    if (v1 > best || isnan(v1)) {
-      best = v1;
-      bi = i0 + 1;
-    }
-    if (v2 > best || isnan(v2)) {
-      best = v2;
-      bi = i0 + W;
-    }
-    if (v3 > best || isnan(v3)) {
-      best = v3;
-      bi = i0 + W + 1;
-    }
-    y[ow] = best;
-    ind[ow] = bi;
   }
 }
 
@@ -257,16 +237,15 @@ __kernel void max_pool2_bwd_v(__global char* gib, ulong gioff, __global const ch
     __global const long* ind = (__global const long*)(ib + ioff) + (p * OH + oh) * OW;
     const uint16 pairs = (uint16)(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
     const long16 lanes = (long16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    // whole vectors of 16 columns (8 outputs), the last one overlapping the one before
-    for (int c = 0; covered >= 16 && c < covered; c += 16) {
+    // whole vectors of 16 columns (8 outputs), the last one overlapping the one before (the host
+    // sends rows of 8 outputs or more: covered >= 16)
+    for (int c = 0; c < covered; c += 16) {
       const int w0 = min(c, covered - 16);
       const float16 g16 = shuffle(vload8(0, go + w0 / 2), pairs);
       const long16 i16 = shuffle(vload8(0, ind + w0 / 2), convert_ulong16(pairs));
       const long16 here = (long)(h * W + w0) + lanes;
       vstore16(select((float16)0, g16, convert_int16(i16 == here)), 0, gi + w0);
     }
-    for (int w = 0; covered < 16 && w < covered; ++w)
-      gi[w] = ind[w >> 1] == h * W + w ? go[w >> 1] : 0.0f;
   }
   for (int w = covered; w < W; ++w) gi[w] = 0.0f;
 }

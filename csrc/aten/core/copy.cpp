@@ -157,12 +157,7 @@ void enqueueWordCopy(c10::DeviceIndex idx, cl_command_queue q, const rt::BufferR
   setArg(k, a, static_cast<cl_long>(n));
   setArg(k, a, static_cast<cl_long>(blk));
   const size_t global = static_cast<size_t>((n + blk - 1) / blk), local = 1;
-  rt::CommandGraph* graph = rt::capture::graphOf(q);
-  ProfiledCommand pc(CommandKind::kMemcpy, command_names::kMemcpyDtoD, k);
-  OCL_CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, pc.event()));
-  if (graph) graph->addKernel(k, 1, nullptr, &global, &local);
-  countLaunches(1);
-  afterLaunch(q);
+  launchKernelAs(q, k, 1, &global, &local, CommandKind::kMemcpy, command_names::kMemcpyDtoD);
 }
 
 bool isPinned(const at::Tensor& t) {

@@ -39,8 +39,13 @@ void launch2D(cl_command_queue queue, cl_kernel kernel, const size_t (&global)[2
 
 void launchKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
                   const size_t* local) {
+  launchKernelAs(queue, kernel, dims, global, local, CommandKind::kKernel, nullptr);
+}
+
+void launchKernelAs(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
+                    const size_t* local, CommandKind kind, const char* name) {
   rt::CommandGraph* graph = rt::capture::graphOf(queue);
-  ProfiledCommand pc(CommandKind::kKernel, nullptr, kernel);
+  ProfiledCommand pc(kind, name, kernel);
   OCL_CHECK(
       clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, 0, nullptr, pc.event()));
   if (graph) graph->addKernel(kernel, dims, nullptr, global, local);

@@ -111,17 +111,23 @@ at::Tensor moments(const at::Tensor& x, const Rows& g, double eps, const at::Ten
   return st;
 }
 
+// Whether the *_runv kernels apply (CPU drivers): the statistics s, and the per-channel
+// parameters c where there are any, are constant along whole runs of s.div >= 64 elements (batch
+// norm's H * W), one run per work item in vectors with no division per element.
+bool vectorRuns(const at::Tensor& x, Index s, Index c, bool has_params) {
+  return codegen::preferItemReductions(device(x.device().index()).info()) && s.div >= 64 &&
+         x.numel() % s.div == 0 && (!has_params || (c.div == s.div && c.mod == s.mod));
+}
+
 void apply(const at::Tensor& y, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
            const at::Tensor& w, const at::Tensor& b, Index s, Index c) {
   if (x.numel() == 0) return;
   const c10::DeviceIndex idx = x.device().index();
   OCL_TRY
-  // CPU drivers: a run of s.div elements per item in vectors where the statistics, weight and
-  // bias are constant along it (norm_apply_runv: batch norm's H * W), else 64 elements per item
+  // CPU drivers: a run per item in vectors (vectorRuns), else 64 elements per item
   // (norm_apply_runs); GPUs: one item per element.
   const bool runs = codegen::preferItemReductions(device(idx).info());
-  const bool runv = runs && s.div >= 64 && x.numel() % s.div == 0 &&
-                    (!(w.defined() || b.defined()) || (c.div == s.div && c.mod == s.mod));
+  const bool runv = vectorRuns(x, s, c, w.defined() || b.defined());
   cl_kernel k = normKernel(x, runv ? "norm_apply_runv" : runs ? "norm_apply_runs" : "norm_apply");
   cl_uint i = 0;
   setArg(k, i, bufferOf(y));
@@ -178,10 +184,8 @@ void backwardApply(const at::Tensor& gi, const at::Tensor& go, const at::Tensor&
   if (x.numel() == 0) return;
   const c10::DeviceIndex idx = x.device().index();
   OCL_TRY
-  // CPU drivers, statistics and weight constant along runs of s.div elements (batch norm's
-  // H * W): a run per work item in vectors, with no division per element (norm_backward_runv).
-  const bool runv = codegen::preferItemReductions(device(idx).info()) && s.div >= 64 &&
-                    x.numel() % s.div == 0 && (!w.defined() || (c.div == s.div && c.mod == s.mod));
+  // CPU drivers: a run per item in vectors (vectorRuns: norm_backward_runv).
+  const bool runv = vectorRuns(x, s, c, w.defined());
   cl_kernel k = normKernel(x, runv ? "norm_backward_runv" : "norm_backward");
   cl_uint i = 0;
   setArg(k, i, bufferOf(gi));

@@ -131,8 +131,8 @@ std::tuple<at::Tensor, at::Tensor> maxPool2d(const at::Tensor& self, at::IntArra
   const at::Tensor x = self.contiguous();
   const at::Tensor y = contiguousLike(s.output(0)), ind = contiguousLike(s.output(1));
   const PoolGeom g = poolGeom(x, y, 2, kernel_size, stride, padding, dilation);
-  if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W && x.scalar_type() == at::kFloat &&
-      rowKernels(x))
+  if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W && g.OW >= 16 &&
+      x.scalar_type() == at::kFloat && rowKernels(x))
     launchPool2D(x, "max_pool2_fwd_v", 0, g.P * g.OH, {y, ind, x}, g, true);
   else if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W)
     launchPool2D(x, "max_pool2_fwd", g.OW, g.P * g.OH, {y, ind, x}, g);
@@ -161,7 +161,8 @@ at::Tensor maxPool2dBackward(const at::Tensor& grad_output, const at::Tensor& se
   const at::Tensor gi = contiguousLike(s.output(0));
   const PoolGeom g = poolGeom(gi, go, 2, kernel_size, stride, padding, dilation);
   const at::ScalarType t = go.scalar_type();
-  if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W && t == at::kFloat && rowKernels(go))
+  if (window2(g) && 2 * g.OH <= g.H && 2 * g.OW <= g.W && g.OW >= 8 && t == at::kFloat &&
+      rowKernels(go))
     launchPool2D(go, "max_pool2_bwd_v", 0, g.P * g.H, {gi, go, ind}, g, true);
   else if (window2(g))
     launchPool2D(go, "max_pool2_bwd", g.W, g.P * g.H, {gi, go, ind}, g);
